@@ -146,8 +146,19 @@ func readDocx(r io.ReaderAt, size int64, lim docxLimits) ([]Paragraph, error) {
 	var blocks []docxBlock
 	err = a.parse(mainPart, true, func(d *xml.Decoder) error {
 		p.d = d
-		blocks, err = p.parseBlocks(nil)
-		return err
+		for {
+			tok, err := d.Token()
+			if err == io.EOF {
+				return errors.New("no w:body element")
+			}
+			if err != nil {
+				return err
+			}
+			if se, ok := tok.(xml.StartElement); ok && docxW(se.Name, "body") {
+				blocks, err = p.parseBlocks(nil)
+				return err
+			}
+		}
 	})
 	if err != nil {
 		return nil, err
