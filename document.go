@@ -113,24 +113,39 @@ func ExtractParagraphs(path string) ([]Paragraph, error) {
 // Invalid UTF-8 bytes are kept as they are. When s needs no change, s itself
 // is returned without allocating.
 func NormalizeSpaces(s string) string {
+	s, _ = normalizeSpacesASCII(s)
+	return s
+}
+
+// normalizeSpacesASCII is NormalizeSpaces that also reports whether the
+// result is pure ASCII (so its length in bytes is its length in runes).
+func normalizeSpacesASCII(s string) (string, bool) {
 	prevSpace := true // at the start, a space would be leading
+	ascii := true
 	for i := 0; i < len(s); {
+		// Fast loop over printable ASCII other than space.
+		for i < len(s) && s[i] > ' ' && s[i] < utf8.RuneSelf {
+			i++
+			prevSpace = false
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == ' ':
-				if prevSpace {
-					return normalizeSpacesFrom(s, i)
+			if c != ' ' || prevSpace {
+				if c < ' ' && !asciiSpaceNorm[c] {
+					prevSpace = false // a control character, kept
+					i++
+					continue
 				}
-				prevSpace = true
-			case c <= ' ' && asciiSpaceNorm[c]:
 				return normalizeSpacesFrom(s, i)
-			default:
-				prevSpace = false
 			}
+			prevSpace = true
 			i++
 			continue
 		}
+		ascii = false
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if unicode.IsSpace(r) || zeroWidthNorm(r) {
 			return normalizeSpacesFrom(s, i)
@@ -139,9 +154,9 @@ func NormalizeSpaces(s string) string {
 		i += n
 	}
 	if prevSpace && len(s) > 0 {
-		return s[:len(s)-1] // exactly one trailing ASCII space
+		return s[:len(s)-1], ascii // exactly one trailing ASCII space
 	}
-	return s
+	return s, ascii
 }
 
 // asciiSpaceNorm marks the ASCII bytes unicode.IsSpace reports as spaces.
@@ -154,7 +169,14 @@ func zeroWidthNorm(r rune) bool {
 
 // normalizeSpacesFrom is the slow path of NormalizeSpaces: s[:i] is already
 // normalised (it may end in one space).
-func normalizeSpacesFrom(s string, i int) string {
+func normalizeSpacesFrom(s string, i int) (string, bool) {
+	ascii := true
+	for k := 0; k < i; k++ {
+		if s[k] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	b.WriteString(s[:i])
@@ -184,6 +206,7 @@ func normalizeSpacesFrom(s string, i int) string {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case n == 1: // invalid UTF-8: keep the byte
+			ascii = false
 		case unicode.IsSpace(r):
 			pending = b.Len() > 0
 			i += n
@@ -196,10 +219,11 @@ func normalizeSpacesFrom(s string, i int) string {
 			b.WriteByte(' ')
 			pending = false
 		}
+		ascii = false
 		b.WriteString(s[i : i+n])
 		i += n
 	}
-	return b.String()
+	return b.String(), ascii
 }
 
 // BuildChunks groups paras into chunks of at most maxSize characters
@@ -236,26 +260,28 @@ func BuildChunks(paras []Paragraph, maxSize, overlapSize int) []Chunk {
 	var (
 		sec      []Paragraph // the current section
 		texts    []string    // normalised texts of sec
+		ascii    []bool      // whether each text is pure ASCII
 		sawBody  bool        // sec has a non-heading paragraph
 		bodyPath string      // Breadcrumb of sec's first non-heading paragraph
 	)
 	for _, p := range paras {
-		t := NormalizeSpaces(p.Text)
+		t, isASCII := normalizeSpacesASCII(p.Text)
 		if t == "" {
 			continue
 		}
 		if len(sec) > 0 && sawBody && (p.Heading || p.Breadcrumb != bodyPath) {
-			cb.section(sec, texts)
-			sec, texts, sawBody = sec[:0], texts[:0], false
+			cb.section(sec, texts, ascii)
+			sec, texts, ascii, sawBody = sec[:0], texts[:0], ascii[:0], false
 		}
 		if !p.Heading && !sawBody {
 			sawBody, bodyPath = true, p.Breadcrumb
 		}
 		sec = append(sec, p)
 		texts = append(texts, t)
+		ascii = append(ascii, isASCII)
 	}
 	if len(sec) > 0 {
-		cb.section(sec, texts)
+		cb.section(sec, texts, ascii)
 	}
 	return cb.chunks
 }
@@ -283,9 +309,9 @@ const (
 	chunkWordPieces                   // continues the previous piece (no separator before)
 )
 
-// section appends the chunks of one section: its paragraphs and their
-// normalised, non-empty texts.
-func (cb *chunkBuilder) section(sec []Paragraph, texts []string) {
+// section appends the chunks of one section: its paragraphs, their
+// normalised, non-empty texts and whether each text is pure ASCII.
+func (cb *chunkBuilder) section(sec []Paragraph, texts []string, isASCII []bool) {
 	// Section text: paragraphs joined by "\n"; texts are normalised, so
 	// words are separated by single spaces.
 	n := len(texts) - 1
@@ -304,7 +330,7 @@ func (cb *chunkBuilder) section(sec []Paragraph, texts []string) {
 			roff++
 		}
 		sb.WriteString(t)
-		ascii := utf8.RuneCountInString(t) == len(t)
+		ascii := isASCII[pi]
 		flags := chunkParaStart
 		if pi > 0 && sec[pi-1].Heading {
 			flags |= chunkAfterHead

@@ -3,10 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"go/build"
+	"html"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -397,5 +400,66 @@ func TestBuildChunksProperties(t *testing.T) {
 		if end != len(input) {
 			t.Fatalf("iter %d: chunks cover %d of %d words", iter, end, len(input))
 		}
+	}
+}
+
+// chunkBenchCorpus returns about size bytes of real prose as paragraphs:
+// the Go specification and memory model from the Go installation running
+// the benchmark (doc/*.html in GOROOT), tags stripped, h2/h3 as headings,
+// repeated with running page numbers until size is reached.
+func chunkBenchCorpus(b *testing.B, size int) []Paragraph {
+	b.Helper()
+	var base []Paragraph
+	tag := regexp.MustCompile(`<[^>]*>`)
+	for _, name := range []string{"go_spec.html", "go_mem.html"} {
+		data, err := os.ReadFile(filepath.Join(build.Default.GOROOT, "doc", name))
+		if err != nil {
+			b.Skipf("benchmark corpus: %v (needs GOROOT/doc from the Go installation)", err)
+		}
+		top, sub := strings.TrimSuffix(name, ".html"), ""
+		for _, block := range regexp.MustCompile(`\n\s*\n|<p>|</p>|<pre>|</pre>`).Split(string(data), -1) {
+			heading := strings.Contains(block, "<h2") || strings.Contains(block, "<h3")
+			text := NormalizeSpaces(html.UnescapeString(tag.ReplaceAllString(block, " ")))
+			if text == "" {
+				continue
+			}
+			crumb := top
+			if heading {
+				sub = text
+			}
+			if sub != "" {
+				crumb += " > " + sub
+			}
+			base = append(base, Paragraph{Text: text, Heading: heading, Breadcrumb: crumb})
+		}
+	}
+	var paras []Paragraph
+	n := 0
+	for n < size {
+		for _, p := range base {
+			p.PageNum = len(paras)/25 + 1
+			paras = append(paras, p)
+			n += len(p.Text)
+		}
+	}
+	return paras
+}
+
+func BenchmarkBuildChunks(b *testing.B) {
+	paras := chunkBenchCorpus(b, 4<<20)
+	var bytes int64
+	for _, p := range paras {
+		bytes += int64(len(p.Text))
+	}
+	for _, sz := range []struct{ max, overlap int }{{300, 50}, {1000, 150}, {4000, 400}} {
+		b.Run(fmt.Sprintf("max=%d", sz.max), func(b *testing.B) {
+			b.SetBytes(bytes)
+			b.ReportAllocs()
+			var chunks int
+			for b.Loop() {
+				chunks = len(BuildChunks(paras, sz.max, sz.overlap))
+			}
+			b.ReportMetric(float64(chunks), "chunks/op")
+		})
 	}
 }
