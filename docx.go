@@ -84,6 +84,10 @@ func extractDocxReader(r io.ReaderAt, size int64) ([]Paragraph, error) {
 func readDocx(r io.ReaderAt, size int64, lim docxLimits) ([]Paragraph, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
+		var magic [8]byte
+		if n, _ := r.ReadAt(magic[:], 0); n == 8 && string(magic[:]) == "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" {
+			return nil, fmt.Errorf("%w: an OLE compound file (a password-protected document or a legacy .doc), not an OOXML zip", ErrInvalidDocx)
+		}
 		return nil, fmt.Errorf("%w: not a zip archive: %w", ErrInvalidDocx, err)
 	}
 	if len(zr.File) > lim.maxEntries {
@@ -267,6 +271,7 @@ const (
 	docxNS       = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 	docxNSStrict = "http://purl.oclc.org/ooxml/wordprocessingml/main"
 	docxNSMC     = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+	docxNSMath   = "http://schemas.openxmlformats.org/officeDocument/2006/math"
 )
 
 // docxW reports whether n is the WordprocessingML element local.
@@ -612,8 +617,14 @@ func (p *docxParser) parseParagraph() (docxBlock, error) {
 			} else if skipped {
 				continue
 			}
+			if t.Name.Space == docxNSMath && t.Name.Local == "t" {
+				if err := p.charData(txt); err != nil { // equation text
+					return blk, err
+				}
+				continue
+			}
 			if t.Name.Space != docxNS && t.Name.Space != docxNSStrict {
-				nest++ // drawing, VML and compatibility wrappers: look inside
+				nest++ // drawing, VML, math and compatibility wrappers: look inside
 				continue
 			}
 			skip := true // the element's content is not needed (or was read)
@@ -975,6 +986,7 @@ func docxRowBlocks(rows []docxRow) []docxBlock {
 	}
 	var out []docxBlock
 	labels := map[int]string{}
+	var headNotes []string // notes referenced in header rows go with the first row
 	for _, r := range rows[:nHead] {
 		var filled []docxCell
 		for _, c := range r.cells {
@@ -985,6 +997,9 @@ func docxRowBlocks(rows []docxRow) []docxBlock {
 		if len(filled) == 1 && filled[0].span > 1 {
 			out = append(out, docxRowBlock(filled, filled[0].text))
 			continue
+		}
+		for _, c := range r.cells {
+			headNotes = append(headNotes, c.notes...)
 		}
 		col := 0
 		for _, c := range r.cells {
@@ -1016,7 +1031,10 @@ func docxRowBlocks(rows []docxRow) []docxBlock {
 			col += c.span
 		}
 		if b.Len() > 0 {
-			out = append(out, docxRowBlock(r.cells, b.String()))
+			blk := docxRowBlock(r.cells, b.String())
+			blk.notes = append(headNotes, blk.notes...)
+			headNotes = nil
+			out = append(out, blk)
 		}
 	}
 	return out

@@ -436,6 +436,54 @@ func TestDocxStrictNamespaceAndNoStyles(t *testing.T) {
 	}
 }
 
+// docxCheckFuzzResult checks the invariants of the reader's output.
+func docxCheckFuzzResult(t *testing.T, paras []Paragraph, err error) {
+	if err != nil {
+		if !errors.Is(err, ErrInvalidDocx) && !errors.Is(err, ErrDocxTooLarge) {
+			t.Fatalf("error wraps no sentinel: %v", err)
+		}
+		return
+	}
+	for _, p := range paras {
+		if p.Text == "" || p.Text != NormalizeSpaces(p.Text) {
+			t.Fatalf("paragraph text not normalised: %q", p.Text)
+		}
+		if p.PageNum < 1 {
+			t.Fatalf("page %d", p.PageNum)
+		}
+	}
+	BuildChunks(paras, 200, 40)
+}
+
+// FuzzDocxXML fuzzes the XML layer: data is word/document.xml of a package
+// with the localised fixture's styles, numbering and notes (mutating the
+// zip itself mostly breaks its checksums before the XML is reached).
+func FuzzDocxXML(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "docx", "*.docx"))
+	for _, name := range files {
+		zr, err := zip.OpenReader(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, zf := range zr.File {
+			if zf.Name == "word/document.xml" {
+				rc, _ := zf.Open()
+				data, _ := io.ReadAll(rc)
+				rc.Close()
+				f.Add(data)
+			}
+		}
+		zr.Close()
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		files := docxPackage("", docxLocalisedStyles, docxLocalisedNumbering, docxLocalisedFootnotes, docxLocalisedEndnotes)
+		files["word/document.xml"] = string(doc)
+		data := docxZip(t, files)
+		paras, err := extractDocxReader(bytes.NewReader(data), int64(len(data)))
+		docxCheckFuzzResult(t, paras, err)
+	})
+}
+
 func FuzzDocxReader(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "docx", "*.docx"))
 	for _, name := range files {
@@ -448,20 +496,31 @@ func FuzzDocxReader(f *testing.F) {
 	f.Add(docxBytes(f, docxLocalisedBody()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		paras, err := extractDocxReader(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			if !errors.Is(err, ErrInvalidDocx) && !errors.Is(err, ErrDocxTooLarge) {
-				t.Fatalf("error wraps no sentinel: %v", err)
-			}
-			return
-		}
-		for _, p := range paras {
-			if p.Text == "" || p.Text != NormalizeSpaces(p.Text) {
-				t.Fatalf("paragraph text not normalised: %q", p.Text)
-			}
-			if p.PageNum < 1 {
-				t.Fatalf("page %d", p.PageNum)
-			}
-		}
-		BuildChunks(paras, 200, 40)
+		docxCheckFuzzResult(t, paras, err)
 	})
+}
+
+func TestDocxMathOLEAndHeaderNotes(t *testing.T) {
+	body := `<w:p>` + docxRun("Energy is ") + `<m:oMath xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"><m:r><m:t>E=m</m:t></m:r><m:sSup><m:e><m:r><m:t>c</m:t></m:r></m:e><m:sup><m:r><m:t>2</m:t></m:r></m:sup></m:sSup></m:oMath>` + docxRun(".") + `</w:p>` +
+		`<w:tbl><w:tr><w:trPr><w:tblHeader/></w:trPr><w:tc>` + docxPara("", docxRun("Unit")+`<w:r><w:footnoteReference w:id="2"/></w:r>`) + `</w:tc></w:tr>` +
+		`<w:tr><w:tc>` + docxPara("", docxRun("kg")) + `</w:tc></w:tr></w:tbl>`
+	data := docxZip(t, docxPackage(body, docxLocalisedStyles, "", docxLocalisedFootnotes, ""))
+	paras, err := extractDocxReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range paras {
+		got = append(got, p.Text)
+	}
+	want := []string{"Energy is E=mc2.", "Unit [1]: kg", "[1] Chiffres provisoires."}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+
+	ole := append([]byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"), make([]byte, 600)...)
+	_, err = extractDocxReader(bytes.NewReader(ole), int64(len(ole)))
+	if !errors.Is(err, ErrInvalidDocx) || !strings.Contains(err.Error(), "password-protected") {
+		t.Errorf("OLE file: %v", err)
+	}
 }
