@@ -320,13 +320,15 @@ var (
 )
 
 // parseRerankScores extracts n scores from a model reply. The result has
-// length n; entries without a score are -1, the others are clamped to
-// 0-10. It tries, in order: a JSON value anywhere in the reply (an array of
-// numbers, an array of objects with a score and optional index field, an
-// object with a "scores" array, or an object keyed by passage number);
-// lines of the form "<passage number>: <score>"; and finally all numbers in
-// the text, in order (taking every second one when they alternate with the
-// passage numbers 1..n).
+// length n; entries without a score are -1, the others are rounded and
+// clamped to 0-10. It reads the reply three ways and keeps the reading
+// that yields the most scores (on a tie the earlier one): a JSON value in
+// the reply (an array of numbers, an array of objects with a score and
+// optional index field, an object with a "scores" array, or an object
+// keyed by passage number); lines of the form "<passage number>: <score>";
+// and all numbers in the text, in order (every second one when they
+// alternate with the passage numbers 1..n). "/10" and "out of 10" after a
+// score are ignored.
 func parseRerankScores(reply string, n int) []int {
 	out := make([]int, n)
 	for i := range out {
@@ -335,18 +337,29 @@ func parseRerankScores(reply string, n int) []int {
 	if n == 0 {
 		return out
 	}
-	for i := 0; i < len(reply); i++ {
+	// The JSON value holding the most scores wins (the first 32 candidate
+	// starts are tried: "[1] 7" also starts with a JSON array).
+	var fromJSON []int
+	for i, tries := 0, 0; i < len(reply) && tries < 32; i++ {
 		if reply[i] != '[' && reply[i] != '{' {
 			continue
 		}
+		tries++
 		var v any
 		dec := json.NewDecoder(strings.NewReader(reply[i:]))
 		dec.UseNumber()
 		if dec.Decode(&v) != nil {
 			continue
 		}
-		if rerankFromJSON(v, out, 0) {
-			return out
+		cand := make([]int, n)
+		for j := range cand {
+			cand[j] = -1
+		}
+		if rerankFromJSON(v, cand, 0) && rerankCount(cand) > rerankCount(fromJSON) {
+			fromJSON = cand
+			if rerankCount(cand) == n {
+				return cand
+			}
 		}
 	}
 	text := rerankOutOf.ReplaceAllString(reply, "")
@@ -380,10 +393,14 @@ func parseRerankScores(reply string, n int) []int {
 			out[i] = clampScore(vals[i])
 		}
 	}
-	if rerankCount(indexed) >= rerankCount(out) {
-		return indexed
+	best := out
+	if rerankCount(indexed) >= rerankCount(best) {
+		best = indexed
 	}
-	return out
+	if fromJSON != nil && rerankCount(fromJSON) >= rerankCount(best) {
+		best = fromJSON
+	}
+	return best
 }
 
 // rerankCount counts the placed (non-negative) scores.
