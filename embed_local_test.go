@@ -75,7 +75,7 @@ func TestLocalEmbedderBasics(t *testing.T) {
 func TestLocalEmbedderLexicalSimilarity(t *testing.T) {
 	e := NewLocalEmbedder(512)
 	v := localEmbedTexts(t, e,
-		"Wie lange ist die Kündigungsfrist für Mietverträge?",     // 0 query
+		"Wie lange ist die Kündigungsfrist für Mietverträge?",       // 0 query
 		"Die Kündigungsfrist für Mietverträge beträgt drei Monate.", // 1 relevant
 		"Das Schwimmbad öffnet im Sommer um neun Uhr.",              // 2 unrelated
 		"Kündigungsfristen von Mietvertrags-Kündigungen",            // 3 inflected forms
