@@ -124,7 +124,10 @@ func FormatHistory(history []QATurn, opts ...LabelOption) string {
 
 // CondenseFollowUp rewrites a follow-up question into a standalone one by
 // executing condensePrompt with the input {"history": FormatHistory(history),
-// "question": question}. It returns question unchanged when history is
+// "question": question}; the formatted history is also passed as
+// "conversation". In a dotprompt template write {{this.history}} or
+// {{conversation}}: a bare {{history}} is dotprompt's built-in message
+// history helper and renders nothing here. It returns question unchanged when history is
 // empty (no model call). When the call fails, the reply is empty, or
 // IsReliableCondense rejects it, it returns FallbackStandaloneQuestion and
 // logs a warning. It never fails; labels are German unless an option
@@ -134,7 +137,8 @@ func CondenseFollowUp(ctx context.Context, condensePrompt ai.Prompt, model ai.Mo
 		return question
 	}
 	log := logger.FromContext(ctx)
-	input := map[string]any{"history": FormatHistory(history, opts...), "question": question}
+	formatted := FormatHistory(history, opts...)
+	input := map[string]any{"history": formatted, "conversation": formatted, "question": question}
 	resp, err := condensePrompt.Execute(ctx, PromptOptions(model, config, input)...)
 	if err != nil {
 		log.Warn("condensing the follow-up failed, using a fallback question", "err", err)

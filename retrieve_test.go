@@ -438,3 +438,88 @@ func BenchmarkRerankScoresOverhead(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/candidate")
 }
+
+// pipelineSearch ranks corpus by cosine similarity to query under emb and
+// returns the k best: a brute-force vector retriever for the pipeline test.
+func pipelineSearch(t *testing.T, emb ai.Embedder, corpus []*ai.Document, query *ai.Document, k int) []*ai.Document {
+	t.Helper()
+	resp, err := emb.Embed(context.Background(), &ai.EmbedRequest{Input: append([]*ai.Document{query}, corpus...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := resp.Embeddings[0].Embedding
+	type hit struct {
+		doc *ai.Document
+		sim float64
+	}
+	hits := make([]hit, len(corpus))
+	for i, d := range corpus {
+		hits[i] = hit{d, localCosine(q, resp.Embeddings[i+1].Embedding)}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].sim > hits[j].sim })
+	out := make([]*ai.Document, 0, k)
+	for _, h := range hits[:k] {
+		out = append(out, h.doc)
+	}
+	return out
+}
+
+// TestRetrievalPipelineWithFakes runs question -> HyDE -> two retrievals
+// -> RRF -> rerank -> top-k against fakes and checks the order the fake
+// rerank scores imply.
+func TestRetrievalPipelineWithFakes(t *testing.T) {
+	f := &rerankFake{}
+	g, rerankModel, rerankPrompt := rerankSetup(t, f)
+	var hydeCalls atomic.Int64
+	hydeModel := genkit.DefineModel(g, "test/hyde-pipeline", &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true}},
+		func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+			hydeCalls.Add(1)
+			return &ai.ModelResponse{Message: ai.NewModelTextMessage("Der Vermieter muss die Kaution nach Ende des Mietvertrags zurückzahlen, meist innerhalb von sechs Monaten.")}, nil
+		})
+	hydePrompt := genkit.DefinePrompt(g, "hyde-pipeline", ai.WithPrompt("Passage zu: {{question}}"))
+
+	// Relevant chunks carry middling fake scores; off-topic chunks carry
+	// the top score 10, so they would win if retrieval let them through.
+	corpus := rrfDocs(
+		"Die Kaution für den Mietvertrag beträgt höchstens drei Monatsmieten. s=6",              // A
+		"Nach dem Ende des Mietvertrags muss der Vermieter die Kaution zurückzahlen. s=9",        // B
+		"Die Kaution darf der Vermieter sechs Monate nach Ende des Mietvertrags behalten. s=8", // C
+		"Kaution und Mietvertrag: der Mieter zahlt die Kaution in drei Raten. s=3",              // D
+		"Das Schwimmbad öffnet im Sommer um neun Uhr. s=10",                                     // off-topic
+		"Fahrräder sind im Hof abzustellen. s=10",                                                // off-topic
+		"Die Bibliothek verleiht Bücher für vier Wochen. s=10",                                   // off-topic
+	)
+	emb := NewLocalEmbedder(512)
+	question := "Wann bekomme ich die Kaution für meinen Mietvertrag zurück?"
+
+	hyde := GenerateHyDEText(context.Background(), hydePrompt, hydeModel, nil, question)
+	byQuestion := pipelineSearch(t, emb, corpus, QueryDocument(question), 3)
+	byHyDE := pipelineSearch(t, emb, corpus, ai.DocumentFromText(hyde, nil), 3)
+	fused := ReciprocalRankFusion([]RankedList{{Docs: byQuestion, Weight: 1}, {Docs: byHyDE, Weight: 0.8}}, 60, 6)
+	texts := make([]string, len(fused))
+	for i, fd := range fused {
+		texts[i] = fd.Text
+		if strings.Contains(fd.Text, "s=10") {
+			t.Errorf("off-topic chunk retrieved: %q", fd.Text)
+		}
+	}
+	scores := RerankScores(context.Background(), rerankPrompt, rerankModel, nil, question, texts, RerankOptions{BatchSize: 2, Parallel: 2})
+	order := make([]int, len(fused))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+	var top []string
+	for _, i := range order[:3] {
+		top = append(top, strings.Fields(fused[i].Text)[len(strings.Fields(fused[i].Text))-1])
+	}
+	if got := strings.Join(top, " "); got != "s=9 s=8 s=6" {
+		t.Errorf("top-3 by rerank = %s, want s=9 s=8 s=6 (B, C, A)", got)
+	}
+	if hydeCalls.Load() != 1 {
+		t.Errorf("%d HyDE calls", hydeCalls.Load())
+	}
+	if want := int64((len(texts) + 1) / 2); f.calls.Load() != want {
+		t.Errorf("%d rerank calls for %d candidates in batches of 2, want %d", f.calls.Load(), len(texts), want)
+	}
+}
