@@ -83,11 +83,11 @@ func TestIsReliableCondense(t *testing.T) {
 		want      bool
 	}{
 		{"Kann ich die Kaution von 2.400 Euro für die Wohnung in der Lindenstraße 12 auch in 4 Raten zahlen?", true},
-		{"Kann ich die Kaution (2400 Euro) auch in 4 Raten zahlen?", true},             // same number, other format
-		{"Kann ich die Kaution auch in 4 Raten statt 3 Raten zahlen?", true},           // 3 is in the history
-		{"Kann ich die Kaution für Lindenstraße 14 in 4 Raten zahlen?", false},         // invented 14
-		{"Kann ich die Kaution von 2.500 Euro in 4 Raten zahlen?", false},              // invented 2.500
-		{"Kann ich die Kaution für die Wohnung auch in Raten zahlen?", false},          // dropped 4
+		{"Kann ich die Kaution (2400 Euro) auch in 4 Raten zahlen?", true},     // same number, other format
+		{"Kann ich die Kaution auch in 4 Raten statt 3 Raten zahlen?", true},   // 3 is in the history
+		{"Kann ich die Kaution für Lindenstraße 14 in 4 Raten zahlen?", false}, // invented 14
+		{"Kann ich die Kaution von 2.500 Euro in 4 Raten zahlen?", false},      // invented 2.500
+		{"Kann ich die Kaution für die Wohnung auch in Raten zahlen?", false},  // dropped 4
 		{"", false},
 		{strings.Repeat("Kaution 4 ", 200), false}, // runaway reply
 	} {

@@ -481,13 +481,13 @@ func TestRetrievalPipelineWithFakes(t *testing.T) {
 	// Relevant chunks carry middling fake scores; off-topic chunks carry
 	// the top score 10, so they would win if retrieval let them through.
 	corpus := rrfDocs(
-		"Die Kaution für den Mietvertrag beträgt höchstens drei Monatsmieten. s=6",              // A
-		"Nach dem Ende des Mietvertrags muss der Vermieter die Kaution zurückzahlen. s=9",        // B
+		"Die Kaution für den Mietvertrag beträgt höchstens drei Monatsmieten. s=6",             // A
+		"Nach dem Ende des Mietvertrags muss der Vermieter die Kaution zurückzahlen. s=9",      // B
 		"Die Kaution darf der Vermieter sechs Monate nach Ende des Mietvertrags behalten. s=8", // C
-		"Kaution und Mietvertrag: der Mieter zahlt die Kaution in drei Raten. s=3",              // D
-		"Das Schwimmbad öffnet im Sommer um neun Uhr. s=10",                                     // off-topic
-		"Fahrräder sind im Hof abzustellen. s=10",                                                // off-topic
-		"Die Bibliothek verleiht Bücher für vier Wochen. s=10",                                   // off-topic
+		"Kaution und Mietvertrag: der Mieter zahlt die Kaution in drei Raten. s=3",             // D
+		"Das Schwimmbad öffnet im Sommer um neun Uhr. s=10",                                    // off-topic
+		"Fahrräder sind im Hof abzustellen. s=10",                                              // off-topic
+		"Die Bibliothek verleiht Bücher für vier Wochen. s=10",                                 // off-topic
 	)
 	emb := NewLocalEmbedder(512)
 	question := "Wann bekomme ich die Kaution für meinen Mietvertrag zurück?"
