@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -95,6 +94,8 @@ type localHashScratch struct {
 	words  []byte
 	hashes []uint64
 	runes  []rune
+	keys   []uint64
+	counts []uint32
 }
 
 var localHashPool = sync.Pool{New: func() any { return new(localHashScratch) }}
@@ -131,24 +132,45 @@ func localHashVector(text string, dim int) []float32 {
 		v[0] = 1
 		return v
 	}
-	slices.Sort(s.hashes)
+	// Count equal features in an open-addressing table (much faster than
+	// sorting); the table size is a power of two at least twice the count.
+	size := 16
+	for size < 2*len(s.hashes) {
+		size <<= 1
+	}
+	if cap(s.keys) < size {
+		s.keys = make([]uint64, size)
+		s.counts = make([]uint32, size)
+	}
+	keys, counts := s.keys[:size], s.counts[:size]
+	clear(keys)
+	mask := uint64(size - 1)
+	for _, h := range s.hashes {
+		h |= 2 // never 0, the empty marker; bit 1 is not used below
+		i := (h ^ h>>29) & mask
+		for keys[i] != 0 && keys[i] != h {
+			i = (i + 1) & mask
+		}
+		if keys[i] == 0 {
+			keys[i] = h
+			counts[i] = 0
+		}
+		counts[i]++
+	}
 	var sum float64
 	acc := make([]float64, dim)
-	for i := 0; i < len(s.hashes); {
-		j := i + 1
-		for j < len(s.hashes) && s.hashes[j] == s.hashes[i] {
-			j++
+	for i, h := range keys {
+		if h == 0 {
+			continue
 		}
-		h := s.hashes[i]
-		w := 1 + math.Log(float64(j-i))
+		w := 1 + math.Log(float64(counts[i]))
 		if h&1 == 1 { // word features have the low bit set
 			w *= 2
 		}
 		if h>>63 == 1 {
 			w = -w
 		}
-		acc[(h>>1)%uint64(dim)] += w
-		i = j
+		acc[(h>>2)%uint64(dim)] += w
 	}
 	for _, x := range acc {
 		sum += x * x

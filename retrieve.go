@@ -22,6 +22,21 @@ func DocText(doc *ai.Document) string {
 	if doc == nil {
 		return ""
 	}
+	// The common case, one text part, needs no copy.
+	var only *ai.Part
+	n := 0
+	for _, p := range doc.Content {
+		if p != nil && p.IsText() {
+			only = p
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return only.Text
+	}
 	var b strings.Builder
 	for _, p := range doc.Content {
 		if p != nil && p.IsText() {
