@@ -617,3 +617,20 @@ func TestGenerateConfigShapes(t *testing.T) {
 		t.Errorf("gpustack config = %+v", gc)
 	}
 }
+
+func TestOllamaModelWithDocs(t *testing.T) {
+	rec := newProviderRecorder(t, ollamaFakeReply)
+	p, g := providerGenkit(t, ProviderConfig{OllamaHost: rec.srv.URL}, "llama3")
+	m, _ := p.Model(g, "llama3")
+	_, err := genkit.Generate(context.Background(), g, ai.WithModel(m),
+		ai.WithDocs(ai.DocumentFromText("Die Kaution beträgt drei Monatsmieten.", nil)),
+		ai.WithPrompt("Wie hoch ist die Kaution?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := rec.last(t).Body["messages"].([]any)
+	last, _ := msgs[len(msgs)-1].(map[string]any)["content"].(string)
+	if !strings.Contains(last, "drei Monatsmieten") || !strings.Contains(last, "Wie hoch ist die Kaution?") {
+		t.Errorf("documents not in the prompt: %q", last)
+	}
+}
