@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -99,8 +100,9 @@ func (e *ProviderError) Unwrap() error { return e.Err }
 // ProviderConfig holds the connection settings of every provider. Only the
 // settings of providers that a spec names are checked.
 type ProviderConfig struct {
-	// OllamaHost is the Ollama base URL; "" means DefaultOllamaHost. A
-	// bare "host:port" gets "http://" prepended.
+	// OllamaHost is the Ollama base URL; "" means DefaultOllamaHost. As
+	// with Ollama's own client, a value without scheme gets "http://" and,
+	// without port, ":11434" ("ollama" means http://ollama:11434).
 	OllamaHost string
 	// GPUStackURL is the GPUStack server's base URL, required for a
 	// gpustack/ spec.
@@ -270,8 +272,18 @@ func newProviderPlugin(cfg ProviderConfig, prov string) (api.Plugin, error) {
 		if host == "" {
 			host = DefaultOllamaHost
 		}
-		if !strings.Contains(host, "://") {
+		bare := !strings.Contains(host, "://")
+		if bare {
 			host = "http://" + host
+		}
+		u, err := url.Parse(host)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("%w: OLLAMA_HOST %q is not an http(s) address", ErrProviderConfig, cfg.OllamaHost)
+		}
+		if bare && u.Port() == "" {
+			// As Ollama's own client does: "ollama" means ollama:11434.
+			u.Host += ":11434"
+			host = u.String()
 		}
 		return &ollamaPlugin{base: strings.TrimRight(host, "/"), client: client, timeout: cfg.Timeout}, nil
 	case ProviderGPUStack:
@@ -283,8 +295,8 @@ func newProviderPlugin(cfg ProviderConfig, prov string) (api.Plugin, error) {
 			path = DefaultGPUStackAPIPath
 		}
 		base := strings.TrimRight(strings.TrimSpace(cfg.GPUStackURL), "/") + "/" + strings.Trim(path, "/")
-		if !strings.Contains(base, "://") {
-			return nil, fmt.Errorf("%w: GPUSTACK_URL %q needs a scheme (http:// or https://)", ErrProviderConfig, cfg.GPUStackURL)
+		if u, err := url.Parse(base); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("%w: GPUSTACK_URL %q is not an http(s) address", ErrProviderConfig, cfg.GPUStackURL)
 		}
 		return &openAIPlugin{name: ProviderGPUStack, base: base, apiKey: cfg.GPUStackAPIKey, client: client, timeout: cfg.Timeout}, nil
 	case ProviderGoogleAI:

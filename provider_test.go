@@ -212,6 +212,7 @@ func TestNewProvidersErrors(t *testing.T) {
 		{"unknown allowed entry", ProviderConfig{}, []string{"openai"}, []string{"ollama/a"}, ErrUnknownProvider},
 		{"gpustack without URL", ProviderConfig{}, nil, []string{"gpustack/qwen3-8b"}, ErrProviderConfig},
 		{"gpustack URL without scheme", ProviderConfig{GPUStackURL: "gpu.local"}, nil, []string{"gpustack/qwen3-8b"}, ErrProviderConfig},
+		{"ollama host not a URL", ProviderConfig{OllamaHost: "ftp://x"}, nil, []string{"a"}, ErrProviderConfig},
 		{"googleai without key", ProviderConfig{}, nil, []string{"googleai/gemini-2.5-flash"}, ErrProviderConfig},
 		{"empty model name", ProviderConfig{}, nil, []string{"ollama/"}, ErrProviderConfig},
 	} {
@@ -632,5 +633,24 @@ func TestOllamaModelWithDocs(t *testing.T) {
 	last, _ := msgs[len(msgs)-1].(map[string]any)["content"].(string)
 	if !strings.Contains(last, "drei Monatsmieten") || !strings.Contains(last, "Wie hoch ist die Kaution?") {
 		t.Errorf("documents not in the prompt: %q", last)
+	}
+}
+
+func TestOllamaHostForms(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                       "http://localhost:11434",
+		"ollama":                 "http://ollama:11434",
+		"127.0.0.1:8080":         "http://127.0.0.1:8080",
+		"https://llm.example/":   "https://llm.example",
+		"http://gpu-box:11434/ ": "http://gpu-box:11434",
+	} {
+		p, err := NewProviders(ProviderConfig{OllamaHost: in}, nil, "m")
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		if got := p.Plugins()[0].(*ollamaPlugin).base; got != want {
+			t.Errorf("OllamaHost %q -> %q, want %q", in, got, want)
+		}
 	}
 }

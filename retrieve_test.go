@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"regexp"
@@ -422,21 +423,49 @@ func BenchmarkReciprocalRankFusion(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/input-doc")
 }
 
-// BenchmarkRerankScoresOverhead measures what RerankScores adds per
-// candidate (dedup, batching, prompt rendering, Genkit dispatch, reply
-// parsing) with a model that answers instantly.
+// rerankStaticPrompt is an ai.Prompt that answers every call with the same
+// reply without going through Genkit, to measure RerankScores' own cost.
+type rerankStaticPrompt struct{ reply string }
+
+func (p rerankStaticPrompt) Name() string { return "static" }
+func (p rerankStaticPrompt) Execute(ctx context.Context, opts ...ai.PromptExecuteOption) (*ai.ModelResponse, error) {
+	return &ai.ModelResponse{Message: ai.NewModelTextMessage(p.reply)}, nil
+}
+func (p rerankStaticPrompt) ExecuteStream(ctx context.Context, opts ...ai.PromptExecuteOption) iter.Seq2[*ai.ModelStreamValue, error] {
+	return nil
+}
+func (p rerankStaticPrompt) Render(ctx context.Context, input any) (*ai.GenerateActionOptions, error) {
+	return nil, nil
+}
+
+// BenchmarkRerankScoresOverhead measures what RerankScores costs per
+// candidate with a model that answers instantly: "own" calls an ai.Prompt
+// directly (dedup, batching, goroutines, input assembly, reply parsing);
+// "genkit" goes through a Genkit prompt and DefineModel fake (adds prompt
+// rendering and Genkit's per-call schema validation).
 func BenchmarkRerankScoresOverhead(b *testing.B) {
-	f := &rerankFake{}
-	_, m, p := rerankSetup(b, f)
 	texts := make([]string, 100)
 	for i := range texts {
 		texts[i] = fmt.Sprintf("candidate passage number %d with some words s=%d", i, i%11)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		RerankScores(context.Background(), p, m, nil, "question", texts, RerankOptions{BatchSize: 10, Parallel: 2})
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/candidate")
+	texts = append(texts, texts[:20]...) // 120 candidates, 100 distinct
+	b.Run("own", func(b *testing.B) {
+		p := rerankStaticPrompt{reply: "[3, 9, 4, 7, 1, 0, 10, 5, 6, 2]"}
+		b.ReportAllocs()
+		for b.Loop() {
+			RerankScores(context.Background(), p, nil, nil, "question", texts, RerankOptions{BatchSize: 10, Parallel: 2})
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/candidate")
+	})
+	b.Run("genkit", func(b *testing.B) {
+		f := &rerankFake{}
+		_, m, p := rerankSetup(b, f)
+		b.ReportAllocs()
+		for b.Loop() {
+			RerankScores(context.Background(), p, m, nil, "question", texts, RerankOptions{BatchSize: 10, Parallel: 2})
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/candidate")
+	})
 }
 
 // pipelineSearch ranks corpus by cosine similarity to query under emb and
