@@ -21,6 +21,7 @@ import (
 	"github.com/firebase/genkit/go/core/api"
 	"github.com/firebase/genkit/go/genkit"
 	"github.com/firebase/genkit/go/plugins/googlegenai"
+	"google.golang.org/genai"
 )
 
 // Provider names: the part of a model spec before the first "/".
@@ -369,7 +370,8 @@ func (p *Providers) Model(g *genkit.Genkit, spec string) (ai.Model, error) {
 // Embedder returns the embedder for spec, wrapped with NewPrefixEmbedder
 // (so queries built with QueryDocument get the model's query prefix).
 // dim > 0 is the dimension the caller's store expects: a response vector of
-// another length is an error rather than an index of mismatched vectors.
+// another length is an error rather than an index of mismatched vectors
+// (for Google AI, dim is also requested as outputDimensionality).
 // dim <= 0 skips that check.
 func (p *Providers) Embedder(g *genkit.Genkit, spec string, dim int) (ai.Embedder, error) {
 	prov, name, err := p.checkSpec(g, spec)
@@ -381,9 +383,29 @@ func (p *Providers) Embedder(g *genkit.Genkit, spec string, dim int) (ai.Embedde
 		return nil, fmt.Errorf("embedding spec %q: %w: %s did not resolve embedder %q", spec, ErrProviderNotSetUp, prov, name)
 	}
 	if dim > 0 {
+		if prov == ProviderGoogleAI {
+			// Gemini embedding models can shorten their vectors
+			// (outputDimensionality); ask for dim unless the caller
+			// passes options of their own.
+			emb = &geminiDimEmbedder{Embedder: emb, dim: int32(dim)}
+		}
 		emb = &dimCheckEmbedder{Embedder: emb, dim: dim}
 	}
 	return NewPrefixEmbedder(emb, name), nil
+}
+
+// geminiDimEmbedder requests dim-long vectors from a Gemini embedder.
+type geminiDimEmbedder struct {
+	ai.Embedder
+	dim int32
+}
+
+func (e *geminiDimEmbedder) Embed(ctx context.Context, req *ai.EmbedRequest) (*ai.EmbedResponse, error) {
+	if req != nil && req.Options == nil {
+		d := e.dim
+		req = &ai.EmbedRequest{Input: req.Input, Options: &genai.EmbedContentConfig{OutputDimensionality: &d}}
+	}
+	return e.Embedder.Embed(ctx, req)
 }
 
 // dimCheckEmbedder rejects embeddings whose length is not dim.

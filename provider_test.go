@@ -654,3 +654,31 @@ func TestOllamaHostForms(t *testing.T) {
 		}
 	}
 }
+
+func TestGoogleAIEmbedderRequestsDimension(t *testing.T) {
+	rec := newProviderRecorder(t, func(w http.ResponseWriter, path string, body map[string]any) {
+		reqs, _ := body["requests"].([]any)
+		var embs []any
+		for _, r := range reqs {
+			d, _ := r.(map[string]any)["outputDimensionality"].(float64)
+			embs = append(embs, map[string]any{"values": make([]float32, int(d))})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"embeddings": embs})
+	})
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", rec.srv.URL)
+	p, g := providerGenkit(t, ProviderConfig{GeminiAPIKey: "k"}, "googleai/gemini-embedding-001")
+	emb, err := p.Embedder(g, "googleai/gemini-embedding-001", 768)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := emb.Embed(context.Background(), &ai.EmbedRequest{Input: []*ai.Document{QueryDocument("q"), ai.DocumentFromText("p", nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Embeddings) != 2 || len(resp.Embeddings[0].Embedding) != 768 {
+		t.Fatalf("embeddings: %d", len(resp.Embeddings))
+	}
+	if r := rec.last(t); !strings.Contains(r.Path, "gemini-embedding-001:batchEmbedContents") {
+		t.Errorf("path = %s", r.Path)
+	}
+}
