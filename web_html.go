@@ -112,6 +112,7 @@ const (
 	htmlInBoiler
 	htmlInSectioning
 	htmlInLink
+	htmlInForeign // inside <svg> or <math>
 )
 
 // Indexes into htmlOpen.scope: the stack index of the nearest open element
@@ -315,8 +316,8 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 		}
 		return
 	}
-	if selfClosing && a == 0 {
-		return // <foo/> of foreign content
+	if selfClosing && (a == 0 || a == atom.Svg || a == atom.Math || b.topFlags()&htmlInForeign != 0) {
+		return // <x/> is closed at once in SVG and MathML (and unknown elements)
 	}
 	var name string
 	if a != 0 {
@@ -340,6 +341,9 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	b.inherit(&e)
 	if drop {
 		e.flags |= htmlDropped
+	}
+	if a == atom.Svg || a == atom.Math {
+		e.flags |= htmlInForeign
 	}
 	switch {
 	case a == atom.Main || at.role == "main":
