@@ -190,11 +190,11 @@ func (b *htmlBuilder) dropping() bool {
 func (b *htmlBuilder) sink() *[]htmlRawPara {
 	if n := len(b.tables); n > 0 {
 		t := b.tables[n-1]
-		switch {
-		case t.inCaption:
+		if t.inCaption {
 			return &t.caption
-		case t.cellOpen:
-			return &t.cell().paras
+		}
+		if c := t.openCell(); c != nil {
+			return &c.paras
 		}
 		return t.out
 	}
@@ -261,8 +261,7 @@ func (b *htmlBuilder) appendText(s []byte) {
 	}
 	b.brRun = 0
 	if n := len(b.tables); n > 0 {
-		if t := b.tables[n-1]; t.cellOpen && !t.inCaption {
-			c := t.cell()
+		if c := b.tables[n-1].openCell(); c != nil {
 			if b.topFlags()&htmlInLink != 0 {
 				c.linkChars += words
 			} else {
@@ -287,8 +286,10 @@ func (b *htmlBuilder) flush() {
 	s := b.sink()
 	*s = append(*s, htmlRawPara{text: string(b.text), level: level, zone: zone})
 	if level > 0 {
-		if n := len(b.tables); n > 0 && b.tables[n-1].cellOpen && !b.tables[n-1].inCaption {
-			b.tables[n-1].cell().heading = true
+		if n := len(b.tables); n > 0 {
+			if c := b.tables[n-1].openCell(); c != nil {
+				c.heading = true
+			}
 		}
 	}
 	b.text = b.text[:0]
@@ -431,16 +432,18 @@ func (b *htmlBuilder) closeImplied(a atom.Atom, kind htmlKind) {
 		if i := t.scope[htmlScopeCell]; i >= 0 {
 			b.popTo(int(i))
 		}
-	case atom.Tr:
-		if i := t.scope[htmlScopeRow]; i >= 0 {
-			b.popTo(int(i))
+	case atom.Tr, atom.Thead, atom.Tbody, atom.Tfoot, atom.Caption:
+		// A row, row group or caption ends the open cell and row; a row
+		// group also ends the open row group.
+		for _, k := range []int{htmlScopeCell, htmlScopeRow} {
+			if t := b.top(); t != nil && t.scope[k] >= 0 {
+				b.popTo(int(t.scope[k]))
+			}
 		}
-	case atom.Thead, atom.Tbody, atom.Tfoot:
-		if i := t.scope[htmlScopeRow]; i >= 0 {
-			b.popTo(int(i))
-		}
-		if t := b.top(); t != nil && t.scope[htmlScopeTSect] >= 0 {
-			b.popTo(int(t.scope[htmlScopeTSect]))
+		if a != atom.Tr {
+			if t := b.top(); t != nil && t.scope[htmlScopeTSect] >= 0 {
+				b.popTo(int(t.scope[htmlScopeTSect]))
+			}
 		}
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 		switch t.a {

@@ -37,8 +37,15 @@ type htmlTable struct {
 	thCount   int
 }
 
-func (t *htmlTable) cell() *htmlCell {
+// openCell returns the cell being filled, or nil.
+func (t *htmlTable) openCell() *htmlCell {
+	if !t.cellOpen || t.inCaption || len(t.rows) == 0 {
+		return nil
+	}
 	r := &t.rows[len(t.rows)-1]
+	if len(r.cells) == 0 {
+		return nil
+	}
 	return &r.cells[len(r.cells)-1]
 }
 
@@ -232,8 +239,8 @@ func (b *htmlBuilder) openStructure(a atom.Atom, at htmlTagAttrs) {
 	case atom.Table:
 		if t != nil {
 			t.layout = true
-			if t.cellOpen && !t.inCaption {
-				t.cell().nested = true
+			if c := t.openCell(); c != nil {
+				c.nested = true
 			}
 		}
 		nt := &htmlTable{out: b.sink(), zone: e.flags, layout: at.role == "presentation" || at.role == "none"}
@@ -251,7 +258,7 @@ func (b *htmlBuilder) openStructure(a atom.Atom, at htmlTagAttrs) {
 				head = true
 			}
 			t.rows = append(t.rows, htmlRow{head: head})
-			t.rowOpen = true
+			t.rowOpen, t.cellOpen = true, false
 			e.table = true
 		}
 	case atom.Td, atom.Th:
