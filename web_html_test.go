@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/net/html"
 )
 
 // webUpdateFlag is the -update flag that rewrites golden files. Another
@@ -367,7 +369,9 @@ func FuzzHTMLToStructuredText(f *testing.F) {
 
 // BenchmarkHTMLToStructuredText converts a real 260 KB documentation page
 // (the rustc book's warn-by-default lint listing: sidebar, code blocks,
-// 1,400 paragraphs).
+// 1,400 paragraphs) and a small hand-written one. As a reference, the
+// html.Parse runs build x/net/html's parse tree of the same page, without
+// extracting any text.
 func BenchmarkHTMLToStructuredText(b *testing.B) {
 	for _, name := range []string{"rustc-warn-by-default.html", "docs.html"} {
 		src, err := os.ReadFile(filepath.Join("testdata", "html", name))
@@ -375,17 +379,28 @@ func BenchmarkHTMLToStructuredText(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(src)))
-			b.ReportAllocs()
-			var n int
-			for b.Loop() {
-				paras, err := HTMLToStructuredText(bytes.NewReader(src))
-				if err != nil {
-					b.Fatal(err)
+			b.Run("HTMLToStructuredText", func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				b.ReportAllocs()
+				var n int
+				for b.Loop() {
+					paras, err := HTMLToStructuredText(bytes.NewReader(src))
+					if err != nil {
+						b.Fatal(err)
+					}
+					n = len(paras)
 				}
-				n = len(paras)
-			}
-			b.ReportMetric(float64(n), "paragraphs")
+				b.ReportMetric(float64(n), "paragraphs")
+			})
+			b.Run("html.Parse", func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := html.Parse(bytes.NewReader(src)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		})
 	}
 }
