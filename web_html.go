@@ -69,7 +69,12 @@ const (
 // error is returned only when r fails; a page without text gives no
 // paragraphs.
 func HTMLToStructuredText(r io.Reader) ([]Paragraph, error) {
-	raw, err := io.ReadAll(r)
+	var buf bytes.Buffer
+	if l, ok := r.(interface{ Len() int }); ok {
+		buf.Grow(l.Len() + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(r)
+	raw := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("read HTML: %w", err)
 	}
@@ -299,11 +304,13 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	rawName, hasAttr := z.TagName()
 	a := atom.Lookup(rawName)
 	kind := htmlKinds[a]
-	var at htmlTagAttrs
+	at := htmlTagAttrs{start: 1, colspan: 1, rowspan: 1}
 	if hasAttr && !b.dropping() {
-		at = b.readAttrs(z)
-	} else {
-		at = htmlTagAttrs{start: 1, colspan: 1, rowspan: 1}
+		if matter, href := b.attrsMatter(a, z.Raw()); matter {
+			at = b.readAttrs(z)
+		} else {
+			at.href = href
+		}
 	}
 	if a == atom.Br {
 		if !b.dropping() {

@@ -66,6 +66,34 @@ type htmlTagAttrs struct {
 	rowspan int
 }
 
+// htmlAttrHints are lower-case substrings of a tag without which none of
+// its attributes can change the result (hidden, aria-hidden, display:none,
+// visibility:hidden, role, the screen-reader-only classes).
+var htmlAttrHints = [][]byte{[]byte("hidden"), []byte("display"), []byte("role"), []byte("sr-only"), []byte("screen-reader")}
+
+// attrsMatter reports whether the attributes of a tag with raw source raw
+// need reading (the tokenizer copies every attribute it returns), and
+// whether raw mentions href, which is all an <a> without hints needs.
+func (b *htmlBuilder) attrsMatter(a atom.Atom, raw []byte) (matter, href bool) {
+	b.scratch = append(b.scratch[:0], raw...)
+	for i, c := range b.scratch {
+		if 'A' <= c && c <= 'Z' {
+			b.scratch[i] = c + 'a' - 'A'
+		}
+	}
+	href = a == atom.A && bytes.Contains(b.scratch, []byte("href"))
+	switch a {
+	case atom.Ol, atom.Td, atom.Th, atom.Table:
+		return true, href
+	}
+	for _, h := range htmlAttrHints {
+		if bytes.Contains(b.scratch, h) {
+			return true, href
+		}
+	}
+	return false, href
+}
+
 func (b *htmlBuilder) readAttrs(z *html.Tokenizer) htmlTagAttrs {
 	at := htmlTagAttrs{start: 1, colspan: 1, rowspan: 1}
 	for more := true; more; {
@@ -85,15 +113,17 @@ func (b *htmlBuilder) readAttrs(z *html.Tokenizer) htmlTagAttrs {
 				at.hidden = true
 			}
 		case "class":
-			for _, c := range bytes.Fields(v) {
+			for rest := v; len(rest) > 0; {
+				var c []byte
+				c, rest = htmlNextToken(rest)
 				switch string(c) {
 				case "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text":
 					at.hidden = true
 				}
 			}
 		case "role":
-			if f := bytes.Fields(v); len(f) > 0 {
-				at.role = strings.ToLower(string(f[0]))
+			if c, _ := htmlNextToken(v); len(c) > 0 {
+				at.role = strings.ToLower(string(c))
 			}
 		case "href":
 			at.href = true
@@ -106,6 +136,23 @@ func (b *htmlBuilder) readAttrs(z *html.Tokenizer) htmlTagAttrs {
 		}
 	}
 	return at
+}
+
+// htmlNextToken returns the first space-separated token of v and the rest.
+func htmlNextToken(v []byte) (tok, rest []byte) {
+	i := 0
+	for i < len(v) && htmlIsSpace(v[i]) {
+		i++
+	}
+	j := i
+	for j < len(v) && !htmlIsSpace(v[j]) {
+		j++
+	}
+	return v[i:j], v[j:]
+}
+
+func htmlIsSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
 }
 
 // htmlAtoi parses an integer attribute, clamped to [lo, hi]; def when it
