@@ -331,3 +331,25 @@ func TestWebGuardIgnoresProxy(t *testing.T) {
 		t.Errorf("private targets allowed: body %q, proxy served %d, want the proxy", p.Body, proxied.Load())
 	}
 }
+
+// TestWebGuardTriesEachAddress: a name with several public addresses is
+// dialled address by address until one connects.
+func TestWebGuardTriesEachAddress(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "second address")
+	}))
+	defer srv.Close()
+	n := newWebFakeNet()
+	n.hosts["multi.example"] = []netip.Addr{netip.MustParseAddr("2606:4700::1111"), netip.MustParseAddr(webTestPublicIP)}
+	n.route(srv)
+	p, err := n.guardedFetcher(nil).fetch(context.Background(), "http://multi.example/", fetchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(p.Body) != "second address" {
+		t.Errorf("body %q", p.Body)
+	}
+	if d := n.dials(); len(d) != 2 || d[0] != "[2606:4700::1111]:80" || d[1] != webTestPublicIP+":80" {
+		t.Errorf("dials = %v", d)
+	}
+}
