@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/firebase/genkit/go/genkit"
@@ -63,4 +65,45 @@ func ExampleJobStore() {
 	fmt.Println(job.Kind, job.Status, job.Result, job.Progress)
 	// Output:
 	// reindex done 2 documents [reindexing 2 documents]
+}
+
+// An app logs every answered question with its own entry type and lets users
+// rate answers later; the file doubles as an eval dataset source.
+func ExampleFeedbackStore() {
+	type entry struct {
+		ID       string `json:"id"`
+		Question string `json:"question"`
+		Answer   string `json:"answer"`
+		Thumbs   string `json:"thumbs,omitempty"`
+	}
+	dir, err := os.MkdirTemp("", "feedback")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+
+	log, err := askyourdocs.NewFeedbackStore(filepath.Join(dir, "feedback.json"),
+		func(e entry) string { return e.ID },
+		func(e *entry, rating int) {
+			e.Thumbs = map[int]string{askyourdocs.RatingUp: "up", askyourdocs.RatingDown: "down"}[rating]
+		})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	id := askyourdocs.NewRandomHexID()
+	if err := log.Append(entry{ID: id, Question: "Who signs the form?", Answer: "The dean."}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := log.Rate(id, askyourdocs.RatingUp); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, e := range log.Entries() {
+		fmt.Println(e.Question, e.Thumbs)
+	}
+	// Output:
+	// Who signs the form? up
 }
