@@ -575,6 +575,17 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 		}
 	}
 	links := crawlExtractLinks(page.URL, text)
+	// rel=canonical naming another page in scope: that page is indexed
+	// instead of this one. It is queued before this page's links, as the
+	// same page at the same depth.
+	var canonical *url.URL
+	if links.canonical != nil {
+		cn, ckey := crawlNormalize(links.canonical)
+		if ckey != key && c.inScope(cn) {
+			canonical = cn
+			c.enqueue(cn, ckey, t.depth, false)
+		}
+	}
 	if !links.nofollow && t.depth < c.cfg.MaxDepth {
 		for _, l := range links.links {
 			ln, lkey := crawlNormalize(l)
@@ -584,13 +595,9 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 			c.enqueue(ln, lkey, t.depth+1, false)
 		}
 	}
-	if links.canonical != nil {
-		cn, ckey := crawlNormalize(links.canonical)
-		if ckey != key && c.inScope(cn) {
-			c.enqueue(cn, ckey, t.depth, false)
-			c.progress(fmt.Sprintf("%s: canonical URL is %s, indexed under that", n, cn))
-			return
-		}
+	if canonical != nil {
+		c.progress(fmt.Sprintf("%s: canonical URL is %s, indexed under that", n, canonical))
+		return
 	}
 	if links.noindex {
 		c.progress(fmt.Sprintf("%s: noindex, not indexed", n))

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -239,8 +237,552 @@ func TestRunCrawlSmokeOrder(t *testing.T) {
 	if !slices.Equal(col.urls, want) {
 		t.Fatalf("indexed %v, want BFS order %v (result %+v)", col.urls, want, res)
 	}
-	_ = url.Parse
-	_ = errors.New
-	_ = os.Getenv
-	_ = filepath.Join
+}
+
+// Every spelling of a page is fetched once: fragments, default ports, dot
+// segments, trailing slashes, index.html and query order.
+func TestRunCrawlNormalisesURLs(t *testing.T) {
+	site := newCrawlTestSite(t)
+	u, _ := url.Parse(site.srv.URL)
+	site.html("/docs/", `<p>start</p>
+<a href="/docs/a">1</a><a href="/docs/a/">2</a><a href="/docs/a/index.html">3</a>
+<a href="/docs/./a">4</a><a href="/docs/x/../a#frag">5</a><a href="http://`+strings.ToUpper(u.Hostname())+`:`+u.Port()+`/docs/a">6</a>
+<a href="/docs/q?b=2&a=1">7</a><a href="/docs/q?a=1&b=2">8</a><a href="/docs/q?a=1&&b=2#x">9</a>
+<a href="/docs/%61">10</a><a href="/docs/index.html">11</a><a href="#top">12</a><a href="mailto:x@example.com">13</a>
+<a href="javascript:void(0)">14</a><a href="/docs/logo.png">15</a>`)
+	site.html("/docs/a", `<p>page a</p>`)
+	site.html("/docs/a/", `<p>page a</p>`)
+	site.html("/docs/q", `<p>page q</p>`)
+	col := newCrawlCollector()
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/docs/")}}, "", col.index, nil, testCrawlOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := site.requests()
+	slices.Sort(reqs)
+	if want := []string{"/docs/", "/docs/a", "/docs/q?a=1&b=2"}; !slices.Equal(reqs, want) {
+		t.Fatalf("requests = %q, want each page once: %q (result %+v)", reqs, want, res)
+	}
+}
+
+func TestCrawlNormalize(t *testing.T) {
+	tests := []struct{ in, url, key string }{
+		{"HTTP://Example.COM:80/a/b/../c/./d?z=1&a=2#frag", "http://example.com/a/c/d?a=2&z=1", "//example.com/a/c/d?a=2&z=1"},
+		{"https://example.com:443", "https://example.com/", "//example.com"},
+		{"https://example.com:8443/x/", "https://example.com:8443/x/", "//example.com:8443/x"},
+		{"https://user:pw@example.com./docs/index.html", "https://example.com/docs/index.html", "//example.com/docs"},
+		{"https://example.com/docs/INDEX.HTM", "https://example.com/docs/INDEX.HTM", "//example.com/docs"},
+		{"https://example.com/%7euser/%2fx%2Fy/%41", "https://example.com/~user/%2Fx%2Fy/A", "//example.com/~user/%2Fx%2Fy/A"},
+		{"https://example.com//a//b/..", "https://example.com/a/", "//example.com/a"},
+		{"https://example.com/../../etc/passwd", "https://example.com/etc/passwd", "//example.com/etc/passwd"},
+		{"https://example.com/a?b=1&a=2&b=0", "https://example.com/a?a=2&b=1&b=0", "//example.com/a?a=2&b=1&b=0"},
+		{"http://[::1]:80/a", "http://[::1]/a", "//[::1]/a"},
+		{"http://[::1]:8080/a", "http://[::1]:8080/a", "//[::1]:8080/a"},
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, key := crawlNormalize(u)
+		if n.String() != tt.url || key != tt.key {
+			t.Errorf("crawlNormalize(%q) = %q, %q; want %q, %q", tt.in, n, key, tt.url, tt.key)
+		}
+		// Normalising is idempotent.
+		n2, key2 := crawlNormalize(n)
+		if n2.String() != n.String() || key2 != key {
+			t.Errorf("crawlNormalize not idempotent on %q: %q, %q", n, n2, key2)
+		}
+	}
+}
+
+// Pages come out in BFS order whatever the fetch timing, and MaxDepth and
+// MaxPages cut the crawl where a sequential BFS would.
+func TestRunCrawlBFSOrderWithWorkers(t *testing.T) {
+	site := newCrawlTestSite(t)
+	// A tree: node n links to 3n+1..3n+3; later pages answer faster.
+	site.handle = func(w http.ResponseWriter, r *http.Request) bool {
+		var n int
+		if _, err := fmt.Sscanf(r.URL.Path, "/n/%d.html", &n); err != nil {
+			return false
+		}
+		time.Sleep(time.Duration(max(0, 12-n)) * time.Millisecond)
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<p>node %d</p><a href="/n/%d.html">x</a><a href="/n/%d.html">y</a><a href="/n/%d.html">z</a>`, n, 3*n+1, 3*n+2, 3*n+3)
+		return true
+	}
+	run := func(workers, maxPages, maxDepth int) []string {
+		col := newCrawlCollector()
+		o := testCrawlOptions()
+		o.workers = workers
+		_, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/n/0.html")}, MaxPages: maxPages, MaxDepth: maxDepth}, "", col.index, nil, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, u := range col.urls {
+			ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(u, site.url("/n/")), ".html"))
+		}
+		return ids
+	}
+	seq := run(1, 20, 0)
+	want := []string{"0"}
+	for i := 1; i < 20; i++ {
+		want = append(want, fmt.Sprint(i))
+	}
+	if !slices.Equal(seq, want) {
+		t.Fatalf("sequential crawl = %v, want %v", seq, want)
+	}
+	if par := run(4, 20, 0); !slices.Equal(par, seq) {
+		t.Fatalf("crawl with 4 workers = %v, want the sequential BFS order %v", par, seq)
+	}
+	if d1 := run(4, 100, 1); !slices.Equal(d1, []string{"0", "1", "2", "3"}) {
+		t.Fatalf("MaxDepth 1 = %v", d1)
+	}
+	if d0 := run(4, 100, -1); !slices.Equal(d0, []string{"0"}) {
+		t.Fatalf("MaxDepth -1 (seeds only) = %v", d0)
+	}
+}
+
+func TestRunCrawlRobots(t *testing.T) {
+	site := newCrawlTestSite(t)
+	site.set("/robots.txt", crawlTestPage{contentType: "text/plain", body: `
+User-agent: *
+Disallow: /
+
+User-agent: AskYourDocs/2.0
+Disallow: /docs/private
+Disallow: /*.php$
+Allow: /docs/private/public-part
+`})
+	site.html("/docs/", `<p>start</p><a href="/docs/private/secret">s</a><a href="/docs/private/public-part">p</a>
+<a href="/docs/page.php">php</a><a href="/docs/page.php?x=1">php2</a><a href="/docs/open">o</a>`)
+	for _, p := range []string{"/docs/private/secret", "/docs/private/public-part", "/docs/page.php", "/docs/open"} {
+		site.html(p, `<p>page `+p+`</p>`)
+	}
+	col := newCrawlCollector()
+	var msgs []string
+	_, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/docs/"), site.url("/docs/private/x")}}, "", col.index, func(m string) { msgs = append(msgs, m) }, testCrawlOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := site.requests()
+	slices.Sort(reqs)
+	if want := []string{"/docs/", "/docs/open", "/docs/page.php?x=1", "/docs/private/public-part"}; !slices.Equal(reqs, want) {
+		t.Fatalf("requests = %q, want %q", reqs, want)
+	}
+	if !slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, "disallowed by robots.txt") }) {
+		t.Errorf("no progress message about robots.txt: %q", msgs)
+	}
+}
+
+func TestCrawlRobotsRules(t *testing.T) {
+	robots := parseCrawlRobots(`# comment
+User-agent: googlebot
+Disallow: /
+
+user-agent: other
+USER-AGENT: askyourdocs
+disallow: /private # trailing comment
+allow: /private/ok
+Disallow: /*/tmp/
+Disallow: /exact$
+Disallow:
+
+User-agent: *
+Disallow: /everything-for-others
+`, crawlRobotsToken)
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"/", true},
+		{"/robots.txt", true},
+		{"/private", false},
+		{"/private/x", false},
+		{"/private/ok", true},
+		{"/private/ok/deeper", true},
+		{"/a/tmp/x", false},
+		{"/tmp/x", true},
+		{"/exact", false},
+		{"/exact/more", true},
+		{"/everything-for-others", true},
+	}
+	for _, tt := range tests {
+		if got := robots.allowed(tt.path); got != tt.want {
+			t.Errorf("allowed(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+	star := parseCrawlRobots("User-agent: *\nDisallow: /x\nAllow: /x/y\n", crawlRobotsToken)
+	if star.allowed("/x/z") || !star.allowed("/x/y/z") || !star.allowed("/y") {
+		t.Error("* group not applied")
+	}
+	if !parseCrawlRobots("garbage\x00\nDisallow: /a\n", crawlRobotsToken).allowed("/a") {
+		t.Error("a rule outside any group was applied")
+	}
+	if (&crawlRobots{disallowAll: true}).allowed("/a") {
+		t.Error("disallowAll allowed a page")
+	}
+	matches := []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"/a*b", "/axxb", true},
+		{"/a*b$", "/axxbc", false},
+		{"/a*b$", "/axxb", true},
+		{"*.php", "/x/y.php", true},
+		{"/*a*a*a$", "/aa", false},
+		{"/a**", "/a", true},
+		{"$", "", true},
+	}
+	for _, m := range matches {
+		if got := crawlRobotsMatch(m.pattern, m.path); got != m.want {
+			t.Errorf("crawlRobotsMatch(%q, %q) = %v, want %v", m.pattern, m.path, got, m.want)
+		}
+	}
+}
+
+// A robots.txt answering 5xx stops the crawl of the host (RFC 9309); a 404
+// allows everything.
+func TestRunCrawlRobotsUnavailable(t *testing.T) {
+	site := newCrawlTestSite(t)
+	site.set("/robots.txt", crawlTestPage{status: http.StatusServiceUnavailable, body: "down"})
+	site.html("/", `<p>home</p>`)
+	col := newCrawlCollector()
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/")}}, "", col.index, nil, testCrawlOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(site.requests()) != 0 || res.PagesVisited != 0 || !slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, "503") }) {
+		t.Fatalf("with robots.txt 503: requests %q, result %+v", site.requests(), res)
+	}
+}
+
+func TestRunCrawlMetaRefreshAndCanonical(t *testing.T) {
+	site := newCrawlTestSite(t)
+	site.html("/docs/", `<p>start</p><a href="/docs/old">old</a><a href="/docs/print?id=1">print</a><a href="/docs/offsite">off</a>`)
+	site.html("/docs/old", `<html><head><meta http-equiv="refresh" content="0; url=/docs/new"></head><body>Moved.</body></html>`)
+	site.html("/docs/new", `<p>the new page</p>`)
+	site.html("/docs/print", `<html><head><link rel="canonical" href="/docs/article"></head><body><p>article text, print view</p><a href="/docs/linked-from-print">l</a></body></html>`)
+	site.html("/docs/article", `<html><head><link rel="canonical" href="/docs/article"></head><body><p>article text</p></body></html>`)
+	site.html("/docs/linked-from-print", `<p>linked</p>`)
+	site.html("/docs/offsite", `<html><head><meta http-equiv="refresh" content="0; url=https://elsewhere.example/"></head></html>`)
+	col := newCrawlCollector()
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/docs/")}}, "", col.index, nil, testCrawlOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{site.url("/docs/"), site.url("/docs/new"), site.url("/docs/article"), site.url("/docs/linked-from-print")}
+	if !slices.Equal(col.urls, want) {
+		t.Fatalf("indexed %q, want %q", col.urls, want)
+	}
+	if !slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, "elsewhere.example") }) {
+		t.Fatalf("off-host meta refresh not reported: %q", res.Errors)
+	}
+	for _, r := range site.requests() {
+		if r == "/docs/article" {
+			return
+		}
+	}
+	t.Fatal("canonical URL not fetched")
+}
+
+// Redirects off the host, out of the scope, in a loop: refused or failed,
+// reported, and the crawl goes on.
+func TestRunCrawlRedirects(t *testing.T) {
+	other := newCrawlTestSite(t)
+	other.html("/landing", `<p>other host</p>`)
+	site := newCrawlTestSite(t)
+	site.html("/docs/", `<p>start</p><a href="/docs/away">a</a><a href="/docs/loop">l</a><a href="/docs/moved">m</a><a href="/docs/outside">o</a>`)
+	site.set("/docs/away", crawlTestPage{status: http.StatusFound, location: other.url("/landing")})
+	site.set("/docs/loop", crawlTestPage{status: http.StatusFound, location: "/docs/loop2"})
+	site.set("/docs/loop2", crawlTestPage{status: http.StatusFound, location: "/docs/loop"})
+	site.set("/docs/moved", crawlTestPage{status: http.StatusMovedPermanently, location: "/docs/target"})
+	site.set("/docs/outside", crawlTestPage{status: http.StatusFound, location: "/admin/"})
+	site.html("/docs/target", `<p>target page</p>`)
+	site.html("/admin/", `<p>admin</p>`)
+	col := newCrawlCollector()
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/docs/")}}, "", col.index, nil, testCrawlOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(other.requests()) != 0 {
+		t.Fatalf("redirect to another host was followed: %q", other.requests())
+	}
+	if slices.Contains(site.requests(), "/admin/") {
+		t.Fatal("redirect out of the crawl scope was followed")
+	}
+	for _, want := range []string{"/docs/away", "/docs/loop", "/docs/outside"} {
+		if !slices.ContainsFunc(res.Errors, func(e string) bool { return strings.HasPrefix(e, site.url(want)+":") }) {
+			t.Errorf("no error for %s: %q", want, res.Errors)
+		}
+	}
+	if !slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, errCrawlOffHost.Error()) }) {
+		t.Errorf("off-host redirect error does not say so: %q", res.Errors)
+	}
+	if !slices.Equal(col.urls, []string{site.url("/docs/"), site.url("/docs/target")}) {
+		t.Fatalf("indexed %q", col.urls)
+	}
+}
+
+// Failing pages (404, 500, non-HTML, oversize, timeout, an indexPage error)
+// are reported one by one and the crawl goes on.
+func TestRunCrawlPageErrors(t *testing.T) {
+	site := newCrawlTestSite(t)
+	site.html("/", `<p>home</p><a href="/missing">1</a><a href="/broken">2</a><a href="/file.pdf">3</a><a href="/huge">4</a>
+<a href="/slow">5</a><a href="/unindexable">6</a><a href="/good">7</a>`)
+	site.set("/broken", crawlTestPage{status: http.StatusInternalServerError, body: "oops"})
+	site.set("/file.pdf", crawlTestPage{contentType: "application/pdf", body: "%PDF-1.4"})
+	site.html("/good", `<p>good page</p>`)
+	site.html("/unindexable", `<p>this one fails to index</p>`)
+	release := make(chan struct{})
+	defer close(release)
+	site.handle = func(w http.ResponseWriter, r *http.Request) bool {
+		switch r.URL.Path {
+		case "/huge": // 50 MiB, streamed
+			w.Header().Set("Content-Type", "text/html")
+			chunk := []byte(strings.Repeat("<p>big page text</p>", 1<<12))
+			for written := 0; written < 50<<20; written += len(chunk) {
+				if _, err := w.Write(chunk); err != nil {
+					return true
+				}
+			}
+			return true
+		case "/slow":
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return true
+		}
+		return false
+	}
+	col := newCrawlCollector()
+	col.fail[site.url("/unindexable")] = errors.New("embedder down")
+	o := testCrawlOptions()
+	o.pageTimeout = 300 * time.Millisecond
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/")}}, "", col.index, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PagesVisited != 8 || res.PagesIndexed != 2 {
+		t.Fatalf("result = %+v", res)
+	}
+	wantErr := map[string]string{
+		"/missing":     "404",
+		"/broken":      "500",
+		"/file.pdf":    "not an HTML page",
+		"/huge":        ErrPageTooLarge.Error(),
+		"/slow":        "timed out",
+		"/unindexable": "embedder down",
+	}
+	for p, frag := range wantErr {
+		if !slices.ContainsFunc(res.Errors, func(e string) bool { return strings.HasPrefix(e, site.url(p)+":") && strings.Contains(e, frag) }) {
+			t.Errorf("no error for %s containing %q in %q", p, frag, res.Errors)
+		}
+	}
+	if len(res.Errors) != len(wantErr) {
+		t.Errorf("errors = %q, want %d", res.Errors, len(wantErr))
+	}
+}
+
+// A site linking 10,000 generated pages stops at MaxPages.
+func TestRunCrawlMaxPages(t *testing.T) {
+	site := newCrawlTestSite(t)
+	var index strings.Builder
+	index.WriteString("<p>index</p>")
+	for i := range 10000 {
+		fmt.Fprintf(&index, `<a href="/gen/%d">%d</a>`, i, i)
+	}
+	site.html("/", index.String())
+	site.handle = func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasPrefix(r.URL.Path, "/gen/") {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<p>generated page %s</p>", r.URL.Path)
+		return true
+	}
+	col := newCrawlCollector()
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/")}, MaxPages: 50}, "", col.index, nil, testCrawlOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PagesVisited != 50 || res.PagesIndexed != 50 || len(site.requests()) != 50 {
+		t.Fatalf("result %+v after %d requests, want exactly 50 pages", res, len(site.requests()))
+	}
+	if col.urls[49] != site.url("/gen/48") {
+		t.Fatalf("50th page = %s, want the 49th link", col.urls[49])
+	}
+}
+
+func TestRunCrawlNonUTF8(t *testing.T) {
+	site := newCrawlTestSite(t)
+	// ISO-8859-1 declared in the header, and windows-1252 declared only in
+	// a <meta> element.
+	site.set("/", crawlTestPage{contentType: "text/html; charset=iso-8859-1",
+		body: "<p>Gr\xf6\xdfe der R\xe4ume: \xfcber 40 m\xb2</p><a href=\"/meta\">m</a>"})
+	site.set("/meta", crawlTestPage{contentType: "text/html",
+		body: "<html><head><meta charset=\"windows-1252\"></head><body><p>Preis: 5 \x80 \x96 inkl. MwSt.</p></body></html>"})
+	col := newCrawlCollector()
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/")}}, "", col.index, nil, testCrawlOptions())
+	if err != nil || res.PagesIndexed != 2 {
+		t.Fatalf("result %+v, err %v", res, err)
+	}
+	if got := col.text(site.url("/")); !strings.Contains(got, "Größe der Räume: über 40 m²") {
+		t.Errorf("ISO-8859-1 page decoded as %q", got)
+	}
+	if got := col.text(site.url("/meta")); !strings.Contains(got, "Preis: 5 € – inkl. MwSt.") {
+		t.Errorf("windows-1252 page decoded as %q", got)
+	}
+}
+
+func TestRunCrawlBadInput(t *testing.T) {
+	site := newCrawlTestSite(t)
+	site.html("/", `<p>home</p>`)
+	other := newCrawlTestSite(t)
+	other.html("/", `<p>other</p>`)
+	col := newCrawlCollector()
+	o := testCrawlOptions()
+
+	if _, err := runCrawl(t.Context(), CrawlInput{}, "", col.index, nil, o); !errors.Is(err, ErrInvalidCrawlInput) {
+		t.Errorf("no seeds: %v", err)
+	}
+	if _, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/")}}, "", nil, nil, o); !errors.Is(err, ErrInvalidCrawlInput) {
+		t.Errorf("nil indexPage: %v", err)
+	}
+	bad := []string{"::not a url", "ftp://example.com/x", "file:///etc/passwd", "/relative/path", "http://", "javascript:alert(1)"}
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: bad}, "", col.index, nil, o)
+	if !errors.Is(err, ErrInvalidCrawlInput) || len(res.Errors) != len(bad) {
+		t.Errorf("only invalid seeds: err %v, errors %q", err, res.Errors)
+	}
+	// Valid seeds are crawled; invalid and other-host ones reported.
+	res, err = runCrawl(t.Context(), CrawlInput{SeedURLs: append([]string{site.url("/"), other.url("/")}, bad...)}, "", col.index, nil, o)
+	if err != nil || res.PagesIndexed != 1 || len(res.Errors) != len(bad)+1 || len(other.requests()) != 0 {
+		t.Errorf("mixed seeds: err %v, result %+v, other host requests %q", err, res, other.requests())
+	}
+	if !slices.ContainsFunc(res.Errors, func(e string) bool { return strings.Contains(e, "differs from the crawl's host") }) {
+		t.Errorf("other-host seed not reported: %q", res.Errors)
+	}
+	// SAVE_CRAWL_DATA without an output directory.
+	o.getenv = func(k string) string { return map[string]string{crawlSaveEnv: "1"}[k] }
+	if _, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/")}}, "", col.index, nil, o); !errors.Is(err, ErrInvalidCrawlInput) {
+		t.Errorf("SAVE_CRAWL_DATA=1 without outputDir: %v", err)
+	}
+}
+
+// Without the private-target opt-in, a loopback seed is refused by the
+// fetcher's address guard: nothing is fetched and the error says why.
+func TestRunCrawlPrivateSeedRefused(t *testing.T) {
+	site := newCrawlTestSite(t)
+	site.html("/", `<p>internal admin page</p>`)
+	guardOn := true
+	o := testCrawlOptions()
+	o.fetch = newWebFetcher(webFetcherDeps{guard: &guardOn}).fetch
+	col := newCrawlCollector()
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/")}}, "", col.index, nil, o)
+	if !errors.Is(err, ErrPrivateTarget) {
+		t.Fatalf("err = %v, want ErrPrivateTarget", err)
+	}
+	if len(site.srv.URL) == 0 || len(site.reqs) != 0 || res.PagesIndexed != 0 || len(res.Errors) == 0 {
+		t.Fatalf("private seed crawled: requests %q, result %+v", site.reqs, res)
+	}
+}
+
+// Cancelling the context stops the crawl promptly with what was done.
+func TestRunCrawlCancel(t *testing.T) {
+	site := newCrawlTestSite(t)
+	site.html("/", `<p>home</p><a href="/stuck1">1</a><a href="/stuck2">2</a>`)
+	site.handle = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/robots.txt" {
+			return false
+		}
+		<-r.Context().Done() // never answers
+		return true
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	col := newCrawlCollector()
+	progress := func(m string) {
+		if strings.HasPrefix(m, "page 1/") {
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				cancel()
+			}()
+		}
+	}
+	done := make(chan struct{})
+	var res CrawlResult
+	var err error
+	go func() {
+		defer close(done)
+		res, err = runCrawl(ctx, CrawlInput{SeedURLs: []string{site.url("/")}}, "", col.index, progress, testCrawlOptions())
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("RunCrawl did not stop after cancellation")
+	}
+	if !errors.Is(err, context.Canceled) || res.PagesVisited != 1 || len(res.Errors) != 0 {
+		t.Fatalf("after cancel: err %v, result %+v", err, res)
+	}
+}
+
+// Request starts to the host are DelayMs apart even with four workers.
+func TestRunCrawlPoliteness(t *testing.T) {
+	site := newCrawlTestSite(t)
+	var links strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&links, `<a href="/p%d">%d</a>`, i, i)
+		site.html(fmt.Sprintf("/p%d", i), fmt.Sprintf("<p>page %d</p>", i))
+	}
+	site.html("/", "<p>home</p>"+links.String())
+	var mu sync.Mutex
+	var starts []time.Time
+	o := testCrawlOptions()
+	o.fetch = func(ctx context.Context, rawURL string, opts fetchOptions) (*fetchedPage, error) {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		return fetchPage(ctx, rawURL, opts)
+	}
+	const delay = 40 * time.Millisecond
+	col := newCrawlCollector()
+	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/")}, DelayMs: int(delay / time.Millisecond)}, "", col.index, nil, o)
+	if err != nil || res.PagesIndexed != 7 {
+		t.Fatalf("result %+v, err %v", res, err)
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	// 8 requests (robots.txt + 7 pages) take at least 7 delays; the slack
+	// allows for the first start being a late timer wake-up.
+	if span := starts[len(starts)-1].Sub(starts[0]); span < 7*delay-5*time.Millisecond {
+		t.Fatalf("8 requests within %v, want at least %v between first and last", span, 7*delay)
+	}
+}
+
+func TestCrawlPolitenessReservations(t *testing.T) {
+	p := &crawlPoliteness{delay: 20 * time.Millisecond, next: make(map[string]time.Time)}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var got []time.Time
+	for range 5 {
+		wg.Go(func() {
+			if err := p.wait(t.Context(), "h"); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			got = append(got, time.Now())
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(got, func(a, b time.Time) int { return a.Compare(b) })
+	if span := got[4].Sub(got[0]); span < 4*20*time.Millisecond-5*time.Millisecond {
+		t.Fatalf("5 waits of one host within %v", span)
+	}
+	// Another host is not delayed by the first one's reservations.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+	defer cancel()
+	if err := p.wait(ctx, "other"); err != nil {
+		t.Fatalf("first request to another host waited: %v", err)
+	}
 }
