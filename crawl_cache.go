@@ -174,6 +174,18 @@ func crawlMDBlock(hs *crawlMDHeadings, paras []Paragraph) ([]string, int) {
 	level := crawlMDHeadingLevel(p.Breadcrumb)
 	var plain string
 	if p.Heading {
+		// The level of the breadcrumb's depth usually rebuilds it; a heading
+		// text containing " > " may need another one.
+		for l := range 7 {
+			if l == 0 {
+				l = level
+			}
+			h := hs.clone()
+			if h.heading(l, p.Text) == p.Breadcrumb {
+				level = l
+				break
+			}
+		}
 		plain = strings.Repeat("#", level) + " " + p.Text
 	} else {
 		plain = p.Text
@@ -352,6 +364,10 @@ func crawlMDHeadingLine(line string) (int, string, bool) {
 		return 0, "", false
 	}
 	text := strings.TrimSpace(line[level:])
+	// An optional closing sequence of '#'s after a space (CommonMark).
+	if t := strings.TrimRight(text, "#"); t != text && (t == "" || t[len(t)-1] == ' ' || t[len(t)-1] == '\t') {
+		text = strings.TrimSpace(t)
+	}
 	if text == "" {
 		return 0, "", false
 	}
@@ -432,7 +448,9 @@ func crawlMDParseBlock(hs *crawlMDHeadings, block []string) ([]Paragraph, error)
 						cells[j] = h + ": " + cells[j]
 					}
 				}
-				add(Paragraph{Text: strings.Join(cells, " | "), Breadcrumb: hs.breadcrumb()})
+				if text := strings.Join(cells, " | "); strings.TrimSpace(text) != "" {
+					add(Paragraph{Text: text, Breadcrumb: hs.breadcrumb()})
+				}
 			}
 			continue
 		}
