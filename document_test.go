@@ -1,0 +1,465 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"go/build"
+	"html"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestSupportedDocumentExt(t *testing.T) {
+	for ext, want := range map[string]bool{
+		".pdf": true, ".PDF": true, ".Pdf": true, ".docx": true, ".DOCX": true, ".DocX": true,
+		"": false, "pdf": false, "docx": false, ".doc": false, ".txt": false, ".html": false,
+		".pdf.gz": false, ".docm": false, ".odt": false,
+	} {
+		if got := SupportedDocumentExt(ext); got != want {
+			t.Errorf("SupportedDocumentExt(%q) = %v, want %v", ext, got, want)
+		}
+	}
+}
+
+func TestExtractParagraphsDispatch(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "docx", "birds.docx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := docxFixture(t, "birds.docx")
+	dir := t.TempDir()
+	for _, name := range []string{"upper.DOCX", "mixed.DocX"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ExtractParagraphs(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: paragraphs differ from birds.docx", name)
+		}
+	}
+	for _, name := range []string{"notes.txt", "old.doc", "noext", "page.html", "x.docx.bak", "book.odt"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ExtractParagraphs(path); !errors.Is(err, ErrUnsupportedFormat) {
+			t.Errorf("%s: got %v, want ErrUnsupportedFormat", name, err)
+		}
+	}
+	// A .docx extension on something else is an invalid .docx, not a panic.
+	bad := filepath.Join(dir, "fake.docx")
+	if err := os.WriteFile(bad, []byte("plain text"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ExtractParagraphs(bad); !errors.Is(err, ErrInvalidDocx) || !strings.Contains(err.Error(), bad) {
+		t.Errorf("fake .docx: %v", err)
+	}
+}
+
+func TestNormalizeSpaces(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                            "",
+		"   ":                         "",
+		"a":                           "a",
+		"already normal":              "already normal",
+		" lead":                       "lead",
+		"trail ":                      "trail",
+		"a  b":                        "a b",
+		"a\tb\nc\r\nd":                "a b c d",
+		"\n\n para \n":                "para",
+		"no\u00a0break":               "no break",
+		"ideo\u3000graphic":           "ideo graphic",
+		"thin\u2009space\u202fnarrow": "thin space narrow",
+		"line\u2028sep\u0085nel":      "line sep nel",
+		"zero\u200bwidth":             "zerowidth",
+		"soft\u00adhyphen":            "softhyphen",
+		"\ufeffbom start":             "bom start",
+		"word\u2060joiner":            "wordjoiner",
+		"a \u200b b":                  "a b",
+		"keep\u200djoiner":            "keep\u200djoiner",
+		"émigré  café":                "émigré café",
+		"bad\xffutf8  x":              "bad\xffutf8 x",
+		"a \u00a0\t b":                "a b",
+	} {
+		if got := NormalizeSpaces(in); got != want {
+			t.Errorf("NormalizeSpaces(%q) = %q, want %q", in, got, want)
+		}
+	}
+	s := "nothing to do here, café"
+	if n := testing.AllocsPerRun(100, func() { NormalizeSpaces(s) }); n != 0 {
+		t.Errorf("normalised input allocates %v times", n)
+	}
+}
+
+// chunkPara builds a paragraph for the BuildChunks tests.
+func chunkPara(text string, page int, heading bool, crumb string) Paragraph {
+	return Paragraph{Text: text, PageNum: page, Heading: heading, Breadcrumb: crumb}
+}
+
+func TestBuildChunksSectionsAndMetadata(t *testing.T) {
+	paras := []Paragraph{
+		chunkPara("Preface text before any heading.", 1, false, ""),
+		chunkPara("Guide", 1, true, "Guide"),
+		chunkPara("Install", 2, true, "Guide > Install"),
+		chunkPara("Run the installer.", 2, false, "Guide > Install"),
+		chunkPara("Then reboot.", 3, false, "Guide > Install"),
+		chunkPara("  ", 3, false, "Guide > Install"), // ignored
+		chunkPara("Use", 4, true, "Guide > Use"),
+		chunkPara("Open the app.", 4, false, "Guide > Use"),
+	}
+	got := BuildChunks(paras, 100, 20)
+	want := []Chunk{
+		{Text: "Preface text before any heading.", ParentText: "Preface text before any heading.", Pages: "1"},
+		{ // a heading with no text of its own stays with the next one
+			Text:       "Guide\nInstall\nRun the installer.\nThen reboot.",
+			ParentText: "Guide\nInstall\nRun the installer.\nThen reboot.",
+			Pages:      "1-3", Section: "Install", Top: "Guide", Breadcrumb: "Guide > Install",
+		},
+		{Text: "Use\nOpen the app.", ParentText: "Use\nOpen the app.", Pages: "4", Section: "Use", Top: "Guide", Breadcrumb: "Guide > Use"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%#v\nwant\n%#v", got, want)
+	}
+}
+
+func TestBuildChunksWithoutHeadingParagraphs(t *testing.T) {
+	// Sources that only set Breadcrumb: a change of breadcrumb is a new
+	// section; Section is its last element.
+	paras := []Paragraph{
+		chunkPara("Alpha text.", 0, false, "Docs > Alpha"),
+		chunkPara("More alpha.", 0, false, "Docs > Alpha"),
+		chunkPara("Beta text.", 0, false, "Docs > Beta"),
+	}
+	got := BuildChunks(paras, 1000, 0)
+	if len(got) != 2 || got[0].Text != "Alpha text.\nMore alpha." || got[1].Section != "Beta" || got[1].Top != "Docs" || got[0].Pages != "" {
+		t.Errorf("got %#v", got)
+	}
+}
+
+func TestBuildChunksSplitsAtBoundaries(t *testing.T) {
+	// Paragraph ends are preferred, then sentence ends, then any word.
+	paras := []Paragraph{
+		chunkPara("Title", 1, true, "Title"),
+		chunkPara("One two three four five six. Seven eight nine ten.", 1, false, "Title"),
+		chunkPara("Eleven twelve thirteen fourteen fifteen sixteen seventeen.", 2, false, "Title"),
+	}
+	got := BuildChunks(paras, 60, 0)
+	var texts []string
+	for _, c := range got {
+		texts = append(texts, c.Text)
+	}
+	want := []string{
+		"Title\nOne two three four five six. Seven eight nine ten.",
+		"Eleven twelve thirteen fourteen fifteen sixteen seventeen.",
+	}
+	if !reflect.DeepEqual(texts, want) {
+		t.Errorf("got %q\nwant %q", texts, want)
+	}
+	if got[0].Pages != "1" || got[1].Pages != "2" {
+		t.Errorf("pages %q %q", got[0].Pages, got[1].Pages)
+	}
+	// Sentence end inside a long paragraph.
+	got = BuildChunks([]Paragraph{chunkPara("Aaa bbb ccc ddd. Eee fff ggg hhh iii jjj kkk lll mmm.", 0, false, "")}, 30, 0)
+	if got[0].Text != "Aaa bbb ccc ddd." {
+		t.Errorf("sentence boundary: %q", got[0].Text)
+	}
+}
+
+func TestBuildChunksHeadingStaysWithText(t *testing.T) {
+	// The heading plus the first paragraph do not fit, but the chunk must
+	// not end right after the heading.
+	body := strings.Repeat("word ", 30) // 150 runes
+	got := BuildChunks([]Paragraph{
+		chunkPara("A fairly long heading line", 1, true, "A fairly long heading line"),
+		chunkPara(body, 1, false, "A fairly long heading line"),
+	}, 60, 10)
+	if !strings.HasPrefix(got[0].Text, "A fairly long heading line\nword") {
+		t.Errorf("first chunk %q", got[0].Text)
+	}
+	for _, c := range got {
+		if strings.HasSuffix(c.Text, "heading line") {
+			t.Errorf("chunk ends with the heading: %q", c.Text)
+		}
+	}
+}
+
+func TestBuildChunksOverlap(t *testing.T) {
+	var words []string
+	for i := range 200 {
+		words = append(words, fmt.Sprintf("w%03d", i))
+	}
+	got := BuildChunks([]Paragraph{chunkPara(strings.Join(words, " "), 0, false, "")}, 50, 15)
+	for i := 1; i < len(got); i++ {
+		prev, cur := strings.Fields(got[i-1].Text), strings.Fields(got[i].Text)
+		// The first words of cur are the last words of prev, at most 15 runes.
+		overlap := ""
+		for n := min(len(cur), len(prev)); n > 0; n-- {
+			if strings.Join(prev[len(prev)-n:], " ") == strings.Join(cur[:n], " ") {
+				overlap = strings.Join(cur[:n], " ")
+				break
+			}
+		}
+		if overlap == "" || utf8.RuneCountInString(overlap) > 15 {
+			t.Fatalf("chunk %d overlap %q (prev %q, cur %q)", i, overlap, got[i-1].Text, got[i].Text)
+		}
+	}
+}
+
+func TestBuildChunksParentText(t *testing.T) {
+	// A section much longer than the window: ParentText is up to
+	// max(2*maxSize, 3000) runes around the chunk, inside the section.
+	var sb strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&sb, "s%04d ", i)
+	}
+	long := sb.String() // 12,000 runes
+	paras := []Paragraph{
+		chunkPara("First", 1, true, "First"),
+		chunkPara(long, 1, false, "First"),
+		chunkPara("Second", 2, true, "Second"),
+		chunkPara("short body", 2, false, "Second"),
+	}
+	for _, maxSize := range []int{200, 2000} {
+		window := max(2*maxSize, 3000)
+		chunks := BuildChunks(paras, maxSize, maxSize/10)
+		for i, c := range chunks {
+			if !strings.Contains(c.ParentText, c.Text) {
+				t.Fatalf("max %d chunk %d: ParentText does not contain Text", maxSize, i)
+			}
+			n := utf8.RuneCountInString(c.ParentText)
+			if c.Section == "First" {
+				if n > window || n < window-20 {
+					t.Errorf("max %d chunk %d: ParentText of %d runes, want about %d", maxSize, i, n, window)
+				}
+				if strings.Contains(c.ParentText, "Second") {
+					t.Errorf("ParentText crosses into the next section")
+				}
+			} else if c.ParentText != "Second\nshort body" {
+				t.Errorf("short section ParentText %q", c.ParentText)
+			}
+		}
+		// A chunk in the middle is centred: room on both sides.
+		mid := chunks[len(chunks)/2]
+		at := strings.Index(mid.ParentText, mid.Text)
+		after := len(mid.ParentText) - at - len(mid.Text)
+		if room := (window-len(mid.Text))/2 - 20; at < room || after < room {
+			t.Errorf("max %d: middle chunk not centred (%d before, %d after)", maxSize, at, after)
+		}
+		// The first chunk starts the window at the section start, heading
+		// included, and uses the room after it.
+		if first := chunks[0]; !strings.HasPrefix(first.ParentText, "First\ns0000") {
+			t.Errorf("first ParentText starts %q", first.ParentText[:20])
+		}
+	}
+}
+
+func TestBuildChunksDegenerate(t *testing.T) {
+	if got := BuildChunks(nil, 100, 10); got != nil {
+		t.Errorf("nil input: %v", got)
+	}
+	if got := BuildChunks([]Paragraph{{Text: " \n\t"}, {Text: ""}}, 100, 10); got != nil {
+		t.Errorf("blank input: %v", got)
+	}
+	paras := []Paragraph{chunkPara("H", 1, true, "H"), chunkPara(strings.Repeat("abc ", 1000), 1, false, "H")}
+	for _, maxSize := range []int{0, -5} {
+		got := BuildChunks(paras, maxSize, 10)
+		if len(got) != 1 || utf8.RuneCountInString(got[0].Text) != 4001 {
+			t.Errorf("maxSize %d: want one chunk per section, got %d", maxSize, len(got))
+		}
+	}
+	// overlap >= maxSize, negative overlap: clamped, terminates.
+	for _, overlap := range []int{-1, 10, 11, 1000} {
+		got := BuildChunks(paras, 10, overlap)
+		if len(got) == 0 || len(got) > 1000 {
+			t.Errorf("overlap %d: %d chunks", overlap, len(got))
+		}
+	}
+	// maxSize 1: every rune its own chunk for a long word.
+	got := BuildChunks([]Paragraph{{Text: "héllo"}}, 1, 0)
+	if len(got) != 5 || got[1].Text != "é" {
+		t.Errorf("maxSize 1: %q", got)
+	}
+	// A word longer than maxSize is cut into maxSize pieces; short words
+	// around it stay whole.
+	got = BuildChunks([]Paragraph{{Text: "ab " + strings.Repeat("x", 25) + " cd"}}, 10, 3)
+	var texts []string
+	for _, c := range got {
+		texts = append(texts, c.Text)
+	}
+	want := []string{"ab", "xxxxxxxxxx", "xxxxxxxxxx", "xxxxx cd"}
+	if !reflect.DeepEqual(texts, want) {
+		t.Errorf("long word: got %q, want %q", texts, want)
+	}
+}
+
+func TestBuildChunksDeterministic(t *testing.T) {
+	paras := chunkRandomParas(rand.New(rand.NewPCG(7, 7)), 300)
+	a, b := BuildChunks(paras, 300, 60), BuildChunks(paras, 300, 60)
+	if !reflect.DeepEqual(a, b) {
+		t.Error("same input, different chunks")
+	}
+}
+
+// chunkRandomParas returns n random paragraphs (words of 1-14 letters, now
+// and then a word longer than any chunk, non-ASCII letters, headings).
+func chunkRandomParas(r *rand.Rand, n int) []Paragraph {
+	letters := []rune("abcdefghijklmnopqrstuvwxyzéßжλ中")
+	var paras []Paragraph
+	crumb := ""
+	for i := range n {
+		if r.IntN(6) == 0 {
+			crumb = fmt.Sprintf("H%d", i)
+			paras = append(paras, Paragraph{Text: crumb, Heading: true, Breadcrumb: crumb, PageNum: i/10 + 1})
+			continue
+		}
+		var words []string
+		for range r.IntN(60) {
+			l := 1 + r.IntN(14)
+			if r.IntN(80) == 0 {
+				l = 50 + r.IntN(400)
+			}
+			w := make([]rune, l)
+			for k := range w {
+				w[k] = letters[r.IntN(len(letters))]
+			}
+			if r.IntN(8) == 0 {
+				w = append(w, '.')
+			}
+			words = append(words, string(w))
+		}
+		sep := " "
+		if r.IntN(4) == 0 {
+			sep = " \u00a0\t "
+		}
+		paras = append(paras, Paragraph{Text: strings.Join(words, sep), Breadcrumb: crumb, PageNum: i/10 + 1})
+	}
+	return paras
+}
+
+func TestBuildChunksProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for iter := range 200 {
+		paras := chunkRandomParas(r, 1+r.IntN(40))
+		maxSize := 1 + r.IntN(300)
+		overlap := r.IntN(maxSize + 50)
+		chunks := BuildChunks(paras, maxSize, overlap)
+
+		// The input's words, a word longer than maxSize as its pieces of
+		// maxSize runes.
+		var input []string
+		for _, p := range paras {
+			for _, w := range strings.Fields(NormalizeSpaces(p.Text)) {
+				rs := []rune(w)
+				for len(rs) > maxSize {
+					input = append(input, string(rs[:maxSize]))
+					rs = rs[maxSize:]
+				}
+				input = append(input, string(rs))
+			}
+		}
+		// Each chunk is a run of input words starting after the previous
+		// chunk's start and no later than its end: every word is covered,
+		// in order.
+		pos, end := 0, 0
+		for ci, c := range chunks {
+			if n := utf8.RuneCountInString(c.Text); n > maxSize || n == 0 {
+				t.Fatalf("iter %d chunk %d: %d runes, max %d", iter, ci, n, maxSize)
+			}
+			if !strings.Contains(c.ParentText, c.Text) {
+				t.Fatalf("iter %d chunk %d: ParentText misses Text", iter, ci)
+			}
+			words := strings.Fields(c.Text)
+			start := -1
+			for s := end; s >= pos && s >= 0; s-- {
+				if s+len(words) <= len(input) && reflect.DeepEqual(input[s:s+len(words)], words) && (ci == 0 || s > pos) {
+					start = s
+					break
+				}
+			}
+			if start < 0 || (ci == 0 && start != 0) {
+				t.Fatalf("iter %d chunk %d (max %d): %q is not the continuation of the input at %d..%d", iter, ci, maxSize, c.Text, pos, end)
+			}
+			if start < end {
+				ov := strings.Join(input[start:end], " ")
+				if utf8.RuneCountInString(ov) > overlap && overlap >= 0 {
+					t.Fatalf("iter %d chunk %d: overlap %q longer than %d", iter, ci, ov, overlap)
+				}
+			}
+			pos, end = start, start+len(words)
+		}
+		if end != len(input) {
+			t.Fatalf("iter %d: chunks cover %d of %d words", iter, end, len(input))
+		}
+	}
+}
+
+// chunkBenchCorpus returns about size bytes of real prose as paragraphs:
+// the Go specification and memory model from the Go installation running
+// the benchmark (doc/*.html in GOROOT), tags stripped, h2/h3 as headings,
+// repeated with running page numbers until size is reached.
+func chunkBenchCorpus(b *testing.B, size int) []Paragraph {
+	b.Helper()
+	var base []Paragraph
+	tag := regexp.MustCompile(`<[^>]*>`)
+	for _, name := range []string{"go_spec.html", "go_mem.html"} {
+		data, err := os.ReadFile(filepath.Join(build.Default.GOROOT, "doc", name))
+		if err != nil {
+			b.Skipf("benchmark corpus: %v (needs GOROOT/doc from the Go installation)", err)
+		}
+		top, sub := strings.TrimSuffix(name, ".html"), ""
+		for _, block := range regexp.MustCompile(`\n\s*\n|<p>|</p>|<pre>|</pre>`).Split(string(data), -1) {
+			heading := strings.Contains(block, "<h2") || strings.Contains(block, "<h3")
+			text := NormalizeSpaces(html.UnescapeString(tag.ReplaceAllString(block, " ")))
+			if text == "" {
+				continue
+			}
+			crumb := top
+			if heading {
+				sub = text
+			}
+			if sub != "" {
+				crumb += " > " + sub
+			}
+			base = append(base, Paragraph{Text: text, Heading: heading, Breadcrumb: crumb})
+		}
+	}
+	var paras []Paragraph
+	n := 0
+	for n < size {
+		for _, p := range base {
+			p.PageNum = len(paras)/25 + 1
+			paras = append(paras, p)
+			n += len(p.Text)
+		}
+	}
+	return paras
+}
+
+func BenchmarkBuildChunks(b *testing.B) {
+	paras := chunkBenchCorpus(b, 4<<20)
+	var bytes int64
+	for _, p := range paras {
+		bytes += int64(len(p.Text))
+	}
+	for _, sz := range []struct{ max, overlap int }{{300, 50}, {1000, 150}, {4000, 400}} {
+		b.Run(fmt.Sprintf("max=%d", sz.max), func(b *testing.B) {
+			b.SetBytes(bytes)
+			b.ReportAllocs()
+			var chunks int
+			for b.Loop() {
+				chunks = len(BuildChunks(paras, sz.max, sz.overlap))
+			}
+			b.ReportMetric(float64(chunks), "chunks/op")
+		})
+	}
+}
