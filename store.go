@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/firebase/genkit/go/ai"
 )
@@ -22,4 +25,86 @@ type VectorStore interface {
 type Source struct {
 	URL, Source string
 	Chunks      int
+}
+
+// ErrStoreClosed is returned (wrapped) by every method of a store after its
+// Close has been called.
+var ErrStoreClosed = errors.New("store is closed")
+
+// ErrDimensionMismatch is returned (wrapped) when an embedder's vectors do not
+// have the dimension of the vectors already in a store. Nothing is written
+// when it is returned.
+var ErrDimensionMismatch = errors.New("embedding dimension mismatch")
+
+// ErrEmptyDocument is returned (wrapped) by IndexInBatches and the stores'
+// Index methods for a nil document or one without text. Nothing is written
+// when it is returned.
+var ErrEmptyDocument = errors.New("document has no text")
+
+// indexBatchSize is the number of documents IndexInBatches passes to one
+// Index call (and so, for the ready-made stores, to one Embed call).
+const indexBatchSize = 100
+
+// deferredPersister is implemented by stores whose Index persists the whole
+// store (LocalvecStore rewrites its file). IndexInBatches brackets its
+// batches with begin/end so that such a store persists once per run instead
+// of once per batch: O(total) bytes written instead of O(batches x size).
+// Sessions nest and may overlap; the store persists when the last one ends.
+type deferredPersister interface {
+	// beginDeferredPersist makes Index keep its changes in memory until the
+	// matching endDeferredPersist.
+	beginDeferredPersist() error
+	// endDeferredPersist ends a session and, when it was the last one open,
+	// persists everything written since the first began.
+	endDeferredPersist() error
+}
+
+// IndexInBatches indexes docs into store in batches of 100 documents, one
+// Index call per batch, checking ctx between batches and calling progress
+// (which may be nil) with the number of documents done and the total after
+// each batch.
+//
+// Every document must have text: a nil document or one whose text is empty
+// or blank gives an error wrapping ErrEmptyDocument before anything is
+// written. An empty docs slice is not an error and writes nothing.
+//
+// On error the batches already indexed stay in the store; IndexSource is the
+// caller that removes them again. For stores that persist the whole store on
+// each Index call (LocalvecStore), IndexInBatches defers persisting until the
+// last batch is done, so a run writes the file once, not once per batch.
+func IndexInBatches(ctx context.Context, store VectorStore, docs []*ai.Document, progress func(done, total int)) (err error) {
+	if store == nil {
+		return errors.New("index in batches: store is nil")
+	}
+	for i, d := range docs {
+		if d == nil || strings.TrimSpace(DocText(d)) == "" {
+			return fmt.Errorf("index in batches: document %d: %w", i, ErrEmptyDocument)
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	if dp, ok := store.(deferredPersister); ok {
+		if err := dp.beginDeferredPersist(); err != nil {
+			return fmt.Errorf("index in batches: %w", err)
+		}
+		defer func() {
+			if perr := dp.endDeferredPersist(); perr != nil {
+				err = errors.Join(err, fmt.Errorf("index in batches: persist: %w", perr))
+			}
+		}()
+	}
+	for start := 0; start < len(docs); start += indexBatchSize {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("index in batches: stopped after %d of %d documents: %w", start, len(docs), err)
+		}
+		end := min(start+indexBatchSize, len(docs))
+		if err := store.Index(ctx, docs[start:end]); err != nil {
+			return fmt.Errorf("index in batches: documents %d-%d of %d: %w", start, end-1, len(docs), err)
+		}
+		if progress != nil {
+			progress(end, len(docs))
+		}
+	}
+	return nil
 }

@@ -1,0 +1,312 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// quotePairs maps each opening quotation mark ExtractQuotedPhrases knows to
+// the closing marks it accepts: ASCII "...", German „...“ (also closed by ”
+// or "), English “...”, and guillemets «...» and »...«.
+var quotePairs = map[rune]string{
+	'"': `"`,
+	'„': `“”"`,
+	'“': `”“`,
+	'«': `»`,
+	'»': `«`,
+}
+
+// ExtractQuotedPhrases returns the phrases enclosed in quotation marks in
+// text, in order of appearance: ASCII "...", German „...“, English “...”
+// and guillemets «...» or »...«. A phrase is the text between an opening mark
+// and the first closing mark that matches it, with runs of white space
+// collapsed to one space and trimmed. Empty phrases and an opening mark
+// without a closing one are ignored; a phrase quoted twice is returned once.
+// It returns nil when text contains no phrase.
+func ExtractQuotedPhrases(text string) []string {
+	phrases, _ := splitQuoted(text)
+	return phrases
+}
+
+// splitQuoted returns the quoted phrases of text (as ExtractQuotedPhrases)
+// and text with the quoted parts, marks included, replaced by a space.
+func splitQuoted(text string) (phrases []string, rest string) {
+	var b strings.Builder
+	seen := make(map[string]bool)
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		closers, isOpener := quotePairs[r]
+		if !isOpener {
+			b.WriteString(text[i : i+size])
+			i += size
+			continue
+		}
+		inner := text[i+size:]
+		end := strings.IndexFunc(inner, func(c rune) bool { return strings.ContainsRune(closers, c) })
+		if end < 0 {
+			// Unclosed: the mark is not a quote; keep the rest as words.
+			b.WriteByte(' ')
+			i += size
+			continue
+		}
+		if p := strings.Join(strings.Fields(inner[:end]), " "); p != "" && !seen[p] {
+			seen[p] = true
+			phrases = append(phrases, p)
+		}
+		_, csize := utf8.DecodeRuneInString(inner[end:])
+		b.WriteByte(' ')
+		i += size + end + csize
+	}
+	return phrases, b.String()
+}
+
+// keywordMinRunes is the shortest word ExtractKeywords keeps: single letters
+// and digits match almost every chunk as substrings.
+const keywordMinRunes = 2
+
+// ExtractKeywords returns the keywords of text: its words lower-cased, in
+// order of first appearance, each once, without the words in stopWords.
+//
+// A word is a maximal run of Unicode letters, digits and combining marks;
+// everything else (spaces, punctuation, hyphens, apostrophes, SQL or regular
+// expression metacharacters such as % _ ' \ * ?) separates words, so
+// "E-Mail-Adresse" gives "mail" and "adresse" and "100%" gives "100".
+// Words shorter than two runes are dropped. stopWords holds lower-case words
+// to drop (a nil map drops none); the caller chooses the language, for
+// example German articles plus its own meta-query words such as "finde".
+// It returns nil when no keyword is left.
+func ExtractKeywords(text string, stopWords map[string]bool) []string {
+	var out []string
+	seen := make(map[string]bool)
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r)
+	})
+	for _, w := range words {
+		if utf8.RuneCountInString(w) < keywordMinRunes || stopWords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// Long keywords are also searched by a prefix of keywordPrefixRunes runes so
+// that inflected forms match ("Rechnungen" finds "Rechnung", "Protokolls"
+// finds "Protokoll"): a bridge over inflections a stemmer would miss.
+const (
+	keywordPrefixMinRunes = 8
+	keywordPrefixRunes    = 7
+)
+
+// keywordPlan is the analysis of a keyword query shared by both backends'
+// three-stage search (LocalvecKeywordSearch and KeywordSearchSQL):
+//
+//  1. phrases: quoted phrases, matched exactly as case-insensitive
+//     substrings (ILIKE '%phrase%'); a match always ranks first;
+//  2. prefixes: truncated prefixes of the long keywords, matched as
+//     case-insensitive substrings (ILIKE '%prefix%');
+//  3. keywords: all keywords outside the quotes, for substring or
+//     full-text scoring of the rest.
+//
+// Words inside quotes are not keywords: quoting asks for that exact text.
+// All strings are lower-case. A plan with no phrases and no keywords (a
+// query of stop words or punctuation only) matches nothing.
+type keywordPlan struct {
+	phrases  []string
+	prefixes []string
+	keywords []string
+}
+
+// newKeywordPlan analyses query with the caller's stop words.
+func newKeywordPlan(query string, stopWords map[string]bool) keywordPlan {
+	phrases, rest := splitQuoted(query)
+	var p keywordPlan
+	for _, ph := range phrases {
+		if lp := strings.ToLower(ph); !slices.Contains(p.phrases, lp) {
+			p.phrases = append(p.phrases, lp)
+		}
+	}
+	p.keywords = ExtractKeywords(rest, stopWords)
+	for _, k := range p.keywords {
+		if utf8.RuneCountInString(k) < keywordPrefixMinRunes {
+			continue
+		}
+		pre := string([]rune(k)[:keywordPrefixRunes])
+		if !slices.Contains(p.prefixes, pre) {
+			p.prefixes = append(p.prefixes, pre)
+		}
+	}
+	return p
+}
+
+// empty reports whether the plan can match nothing.
+func (p keywordPlan) empty() bool { return len(p.phrases) == 0 && len(p.keywords) == 0 }
+
+// keywordLikePattern returns the ILIKE pattern matching s anywhere in a text,
+// with the LIKE metacharacters %, _ and the escape character \ in s escaped,
+// so that s matches literally (for the default escape character \).
+func keywordLikePattern(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+// keywordScore is how one document matched a plan; documents are ranked by
+// its fields in order, each descending: the three stages of the strategy.
+type keywordScore struct {
+	phrases, prefixes, keywords, occurrences int
+}
+
+// score returns how the lower-cased text matches the plan, and whether it
+// matches at all.
+func (p keywordPlan) score(lower string) (keywordScore, bool) {
+	var s keywordScore
+	for _, ph := range p.phrases {
+		if strings.Contains(lower, ph) {
+			s.phrases++
+		}
+	}
+	for _, pre := range p.prefixes {
+		if strings.Contains(lower, pre) {
+			s.prefixes++
+		}
+	}
+	for _, k := range p.keywords {
+		if n := strings.Count(lower, k); n > 0 {
+			s.keywords++
+			s.occurrences += n
+		}
+	}
+	return s, s.phrases+s.prefixes+s.keywords > 0
+}
+
+// keywordNormalize returns text lower-cased with runs of white space
+// collapsed to one space, the form phrases are matched against.
+func keywordNormalize(text string) string {
+	lower := strings.ToLower(text)
+	prevSpace := true // a leading space also needs normalising
+	for _, r := range lower {
+		if unicode.IsSpace(r) {
+			if r != ' ' || prevSpace {
+				return strings.Join(strings.Fields(lower), " ")
+			}
+			prevSpace = true
+		} else {
+			prevSpace = false
+		}
+	}
+	if prevSpace && lower != "" {
+		return strings.TrimRightFunc(lower, unicode.IsSpace)
+	}
+	return lower
+}
+
+func compareKeywordScores(a, b keywordScore) int {
+	return cmp.Or(
+		cmp.Compare(b.phrases, a.phrases),
+		cmp.Compare(b.prefixes, a.prefixes),
+		cmp.Compare(b.keywords, a.keywords),
+		cmp.Compare(b.occurrences, a.occurrences),
+	)
+}
+
+// search ranks docs (in a deterministic order; ties keep it) by the plan:
+// phrase matches first, then prefix matches, then keyword matches, each
+// ordered by how many of its terms they contain; documents with the same
+// text are returned once; at most maxResults (all when maxResults <= 0).
+// filter, when non-nil, must accept a document's metadata for it to count.
+func (p keywordPlan) search(ctx context.Context, docs []*ai.Document, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+	if p.empty() {
+		return nil, nil
+	}
+	type hit struct {
+		doc   *ai.Document
+		text  string
+		score keywordScore
+	}
+	var hits []hit
+	for i, d := range docs {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if d == nil || (filter != nil && !filter(d.Metadata)) {
+			continue
+		}
+		text := DocText(d)
+		if s, ok := p.score(keywordNormalize(text)); ok {
+			hits = append(hits, hit{d, text, s})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return compareKeywordScores(a.score, b.score) })
+	var out []*ai.Document
+	seen := make(map[string]bool)
+	for _, h := range hits {
+		if seen[h.text] {
+			continue
+		}
+		seen[h.text] = true
+		out = append(out, h.doc)
+		if maxResults > 0 && len(out) == maxResults {
+			break
+		}
+	}
+	return out, nil
+}
+
+// LocalvecKeywordSearch searches the documents of the localvec database file
+// at dbPath (the __db_<name>.json file written by LocalvecStore or by
+// Genkit's localvec plugin) for query, with the three-stage strategy:
+// documents containing a quoted phrase of the query (exact, case-insensitive
+// substring) rank first, then documents containing the 7-rune prefix of a
+// long keyword (8 runes or more, bridging inflections), then documents
+// containing the other keywords as substrings; within a stage, documents
+// matching more terms rank higher. Results are deduplicated by text and
+// capped at maxResults (no cap when maxResults <= 0).
+//
+// Keywords come from ExtractKeywords(query, stopWords) outside the quotes.
+// filter, when non-nil, keeps only documents whose metadata it accepts. A
+// query without keywords or phrases (only stop words or punctuation) returns
+// no documents and no error; metacharacters such as % _ ' \ match literally.
+//
+// It reads and parses the whole file on every call (embeddings are skipped,
+// not decoded); an app holding a LocalvecStore should call its KeywordSearch
+// method instead, which searches in memory. A missing file is an error
+// wrapping fs.ErrNotExist.
+func LocalvecKeywordSearch(dbPath string, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+	plan := newKeywordPlan(query, stopWords)
+	f, err := os.Open(dbPath)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
+	defer f.Close()
+	var data map[string]struct {
+		Doc *ai.Document `json:"doc"`
+	}
+	if err := json.NewDecoder(f).Decode(&data); err != nil {
+		return nil, fmt.Errorf("keyword search: parse %s: %w", dbPath, err)
+	}
+	if plan.empty() {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(data))
+	for id := range data {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	docs := make([]*ai.Document, len(ids))
+	for i, id := range ids {
+		docs[i] = data[id].Doc
+	}
+	return plan.search(context.Background(), docs, maxResults, filter)
+}
