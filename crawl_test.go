@@ -786,3 +786,39 @@ func TestCrawlPolitenessReservations(t *testing.T) {
 		t.Fatalf("first request to another host waited: %v", err)
 	}
 }
+
+// FuzzCrawlRobots: any robots.txt parses without panicking, and a path is
+// judged the same way twice.
+func FuzzCrawlRobots(f *testing.F) {
+	f.Add("User-agent: *\nDisallow: /private\nAllow: /private/ok$\n", "/private/x")
+	f.Add("user-agent: askyourdocs\ndisallow: /*.php$\n\nUser-agent: *\nDisallow: /\n", "/a.php")
+	f.Add("Disallow: /\n***\n$$$\nUser-agent:\n", "")
+	f.Fuzz(func(t *testing.T, body, p string) {
+		r := parseCrawlRobots(body, crawlRobotsToken)
+		a := r.allowed(p)
+		if b := r.allowed(p); a != b {
+			t.Fatal("allowed is not deterministic")
+		}
+		if !r.allowed("/robots.txt") {
+			t.Fatal("/robots.txt disallowed")
+		}
+	})
+}
+
+// FuzzCrawlNormalize: normalising is idempotent and keeps the host.
+func FuzzCrawlNormalize(f *testing.F) {
+	for _, s := range []string{"http://Example.com:80/a/./b/../c?z=1&a=2#f", "https://[::1]:443/%7e/%2F/", "http://x/a//b/index.html", "http://x/%zz", "http://x/?&&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return
+		}
+		n, key := crawlNormalize(u)
+		n2, key2 := crawlNormalize(n)
+		if n2.String() != n.String() || key2 != key {
+			t.Fatalf("not idempotent: %q -> %q (%q) -> %q (%q)", raw, n, key, n2, key2)
+		}
+	})
+}

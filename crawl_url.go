@@ -22,7 +22,7 @@ import (
 // index.html or index.htm segment.
 func crawlNormalize(u *url.URL) (*url.URL, string) {
 	scheme := strings.ToLower(u.Scheme)
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host := strings.TrimRight(strings.ToLower(u.Hostname()), ".")
 	port := u.Port()
 	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
 		port = ""
