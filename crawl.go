@@ -306,6 +306,10 @@ func runCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage I
 	// Seeds robots.txt disallows are reported, not fetched.
 	kept := c.frontier[:0]
 	for _, t := range c.frontier {
+		if c.robots.disallowAll {
+			c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: seed not crawled: robots.txt unavailable", t.url))
+			continue
+		}
 		if !c.robots.allowed(crawlPathQuery(t.url)) {
 			c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: seed disallowed by robots.txt", t.url))
 			continue
