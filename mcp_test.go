@@ -100,7 +100,9 @@ func mcpTestTools(g *genkit.Genkit) {
 	genkit.DefineTool(g, "detect", "DetectInjection as JSON",
 		JSONToolHandler(func(ctx context.Context, in textIn) ([]string, error) { return DetectInjection(in.Text), nil }))
 	genkit.DefineTool(g, "raw_struct", "returns a struct without JSONToolHandler",
-		func(tc *ai.ToolContext, in textIn) (map[string]int, error) { return map[string]int{"len": len(in.Text)}, nil })
+		func(tc *ai.ToolContext, in textIn) (map[string]int, error) {
+			return map[string]int{"len": len(in.Text)}, nil
+		})
 	genkit.DefineTool(g, "fails", "always fails",
 		func(tc *ai.ToolContext, in textIn) (string, error) { return "", errors.New("tool failed on purpose") })
 	genkit.DefineTool(g, "wrap", "string input",
