@@ -60,12 +60,14 @@ var injectionRules = []injectionRule{
 	{ruleIgnoreInstructions, injectionPatterns(
 		`\b(?:ignore|disregard|forget|override|bypass|neglect)\s+(?:(?:all|any|every|of|the|your|my|these|those|its|prior|previous|above|earlier|preceding|former|original|initial|current|existing|system|developer|safety|other|previously|given|provided|received|instructions,)\s+){0,5}(?:(?:all|any|your|my|prior|previous|above|earlier|preceding|former|original|initial|system|developer|safety)\s+)(?:\w+\s+)?(?:instructions?|prompts?|directives?|directions|rules|guidelines|guardrails|programming|constraints|restrictions|commands|orders|context|messages?|policies|polic(?:y|ies))\b`,
 		`\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|all(?: of)? that|anything)\s+(?:(?:you\s+(?:were|have\s+been)\s+told)|above|before|previously|said|written|so far|up to now|earlier)`,
+		`\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:of\s+)?(?:the\s+|what\s+is\s+|what's\s+)?(?:above|previous|preceding|foregoing)\s*(?:$|[,.;:!]|and\b|then\b|instead\b)`,
 		`\b(?:do not|don't|stop|no longer)\s+(?:follow(?:ing)?|obey(?:ing)?|adher(?:e|ing) to)\s+(?:any\s+of\s+)?(?:your|the|any)\s+(?:previous|prior|original|initial|system|earlier|above)\s+(?:instructions|rules|guidelines|prompt)`,
 	)},
 	{ruleIgnoreInstructionsDE, injectionPatterns(
 		injGerL+`(?:ignorier(?:e|en|t)?|vergiss|vergessen|missachte(?:n|t)?|übergeh(?:e|en|t)?|verwirf|verwerfen|überschreib(?:e|en)?|umgeh(?:e|en)?)\s+(?:(?:sie|du|bitte|nun|jetzt|einfach|alle|sämtliche|jegliche|die|der|den|deine|ihre|eure|bisherigen|bisherige|vorherigen|vorherige|vorigen|obigen|obige|früheren|ursprünglichen|gegebenen|erhaltenen|bis)\s+){0,6}(?:\S+\s+)?(?:anweisung(?:en)?|instruktion(?:en)?|befehle|regeln|vorgaben|anordnungen|richtlinien|systemprompt|system-prompt|systemanweisung(?:en)?|prompts?|einschränkungen)(?:$|[^\p{L}])`,
 		injGerL+`(?:vergiss|vergessen sie|ignoriere|ignorieren sie)\s+(?:bitte\s+)?(?:alles|sämtliches)\s*(?:,|was|bisherige|vorherige|obige|$|[.!])`,
 		injGerL+`(?:alle|sämtliche|jegliche|deine|ihre|eure|bisherigen|vorherigen|vorigen|obigen|früheren|ursprünglichen)\s+(?:\S+\s+)?(?:anweisungen|instruktionen|regeln|vorgaben|befehle|richtlinien)\s+(?:\S+\s+)?(?:ignorieren|vergessen|missachten|verwerfen|übergehen|außer acht lassen)`,
+		injGerL+`(?:ignoriere|ignorieren sie|vergiss|vergessen sie|missachte|missachten sie)\s+(?:bitte\s+)?(?:das\s+)?(?:obige|oben\s+gesagte|oben\s+stehende|vorherige|bisherige|vorangegangene)(?:$|[^\p{L}])`,
 		injGerL+`(?:befolge|befolgen sie|beachte|beachten sie)\s+(?:\S+\s+)?(?:nicht mehr|keine)\s+(?:\S+\s+)?(?:anweisungen|regeln|vorgaben|instruktionen)`,
 	)},
 	{ruleRoleChange, injectionPatterns(
@@ -76,6 +78,7 @@ var injectionRules = []injectionRule{
 		`\b(?:act|behave|roleplay|role-play|respond)\s+as\s+(?:if\s+you\s+were\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|dan|different ai|new ai|ai without)\b`,
 		`\b(?:enable|enter|activate|switch\s+to|switch\s+into)\s+(?:the\s+)?(?:dan|jailbreak|jailbroken|god|unrestricted|unfiltered|uncensored|developer)\s+mode\b`,
 		`\byour\s+new\s+(?:role|persona|identity|name|character)\s+is\b`,
+		`\bdo\s+anything\s+now\b`,
 		`\b(?:du\s+bist|sie\s+sind)\s+(?:jetzt|nun|ab\s+jetzt|ab\s+sofort|von\s+nun\s+an)\s+(?:(?:ein|eine|der|die|das)\s+)?(?:\S+\s+){0,2}(?:ki|assistent|assistentin|bot|chatbot|hacker|pirat|modell|sprachmodell|dan|figur|rolle|frei|uneingeschränkt|ohne\s+(?:regeln|einschränkungen|filter))`,
 		`\b(?:du\s+bist|sie\s+sind)\s+(?:jetzt\s+|nun\s+)?kein(?:e)?\s+(?:ki|assistent|assistentin|chatbot|sprachmodell)\s+mehr\b`,
 		`\bab\s+(?:jetzt|sofort|nun)\s+(?:bist\s+du|sind\s+sie|verhältst\s+du\s+dich|verhalten\s+sie\s+sich|antwortest\s+du|spielst\s+du|agierst\s+du)\b`,

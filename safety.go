@@ -145,7 +145,10 @@ type delimEdit struct {
 // that a model could read as the delimiter rewritten: its '<' becomes '['
 // and the '>' closing it, if any, becomes ']'.
 func defuseDelimiter(s, tag string) string {
-	if !strings.ContainsAny(s, "<&") && !hasNonASCII(s) {
+	// Only these runes are '<' or '&' after NFKC (checked over all of
+	// Unicode), and a delimiter needs a '<', directly or from a character
+	// reference.
+	if !strings.ContainsAny(s, "<&\uFE60\uFE64\uFF06\uFF1C") {
 		return s
 	}
 	units := foldDelimUnits(s)
@@ -195,15 +198,6 @@ func defuseDelimiter(s, tag string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
-}
-
-func hasNonASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return true
-		}
-	}
-	return false
 }
 
 // delimNameEnds reports whether a tag name can end before units[j]: at the
