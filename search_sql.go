@@ -30,7 +30,8 @@ var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 // capped at maxResults (no cap when maxResults <= 0):
 //
 //  1. quoted phrases of the query, as case-insensitive substrings
-//     (content ILIKE '%phrase%'); documents matching more phrases first;
+//     (content ILIKE '%phrase%'); documents matching more phrases first,
+//     then (here and in every stage) those containing more keywords;
 //  2. the 7-rune prefixes of keywords of 8 runes or more, as substrings
 //     (bridging inflections a stemmer misses);
 //  3. full-text search on the keywords (any of them) with the text search
@@ -51,7 +52,8 @@ var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 // Every query binds the search term (a pattern array or the keywords) as $1
 // and the row limit as $2. extraWhere, when not "", is a SQL condition
 // ANDed to every stage (for example "metadata->>'tag' = $3"), with
-// placeholders from $3 bound to extraArgs; it can use the table's columns
+// placeholders from $3 bound to extraArgs (one more parameter, the keyword
+// patterns, follows them); it can use the table's columns
 // id, content, metadata, url and source. It must be the app's own fixed SQL,
 // never user input.
 func KeywordSearchSQL(ctx context.Context, pool *pgxpool.Pool, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
@@ -99,14 +101,20 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 		filter = " AND (" + extraWhere + ")"
 	}
 	t := pgvecIdent(table)
+	// Within a stage, documents containing more of the stage's terms come
+	// first, then those containing more keywords: the keyword patterns are
+	// bound after extraArgs.
+	kw := fmt.Sprintf("$%d::text[]", 3+len(extraArgs))
 	likeQuery := `SELECT content, metadata FROM ` + t +
 		` WHERE content ILIKE ANY($1::text[])` + filter +
-		` ORDER BY (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE content ILIKE ayd_p.pat) DESC, id LIMIT $2`
+		` ORDER BY (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE content ILIKE ayd_p.pat) DESC,
+			(SELECT count(*) FROM unnest(` + kw + `) AS ayd_k(pat) WHERE content ILIKE ayd_k.pat) DESC, id LIMIT $2`
 	tsvector := `to_tsvector(` + regconfig + `, content)`
 	ftsQuery := `WITH ayd_tsq AS (SELECT replace(plainto_tsquery(` + regconfig + `, $1::text)::text, '&', '|')::tsquery AS ayd_q)
 		SELECT content, metadata FROM ` + t + `, ayd_tsq
 		WHERE ` + tsvector + ` @@ ayd_tsq.ayd_q` + filter + `
-		ORDER BY ts_rank(` + tsvector + `, ayd_tsq.ayd_q) DESC, id LIMIT $2`
+		ORDER BY ts_rank(` + tsvector + `, ayd_tsq.ayd_q) DESC,
+			(SELECT count(*) FROM unnest(` + kw + `) AS ayd_k(pat) WHERE content ILIKE ayd_k.pat) DESC, id LIMIT $2`
 
 	patterns := func(terms []string) []string {
 		out := make([]string, len(terms))
@@ -121,11 +129,12 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 		term any
 		skip bool
 	}
+	keywordPatterns := patterns(plan.keywords)
 	stages := []stage{
 		{"phrase", likeQuery, patterns(plan.phrases), len(plan.phrases) == 0},
 		{"prefix", likeQuery, patterns(plan.prefixes), len(plan.prefixes) == 0},
 		{"full-text", ftsQuery, strings.Join(plan.keywords, " "), len(plan.keywords) == 0},
-		{"substring", likeQuery, patterns(plan.keywords), len(plan.keywords) == 0},
+		{"substring", likeQuery, keywordPatterns, len(plan.keywords) == 0},
 	}
 	var out []*ai.Document
 	seen := make(map[string]bool)
@@ -133,7 +142,7 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 		if st.skip {
 			continue
 		}
-		args := append([]any{st.term, limit}, extraArgs...)
+		args := append(append([]any{st.term, limit}, extraArgs...), keywordPatterns)
 		rows, err := pool.Query(ctx, st.sql, args...)
 		if err != nil {
 			return nil, fmt.Errorf("keyword search sql: %s stage: %w", st.name, err)
