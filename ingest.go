@@ -5,7 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/firebase/genkit/go/ai"
 )
@@ -105,4 +109,197 @@ func chunkID(source, url string, ordinal int, hash string) string {
 func metaString(meta map[string]any, key string) string {
 	s, _ := meta[key].(string)
 	return s
+}
+
+// ErrNoDocuments is returned (wrapped) by IndexSource when a source yields no
+// document with text; the store is left unchanged, so a page that failed to
+// render or a scanned PDF without a text layer never wipes an indexed source.
+// To remove a source, call the store's DeleteByURL or DeleteBySource.
+var ErrNoDocuments = errors.New("source produced no documents with text")
+
+// errRecorderWrite is returned by the VectorStore IndexSource passes to a
+// source's DeleteStale when the store diffs sources itself.
+var errRecorderWrite = errors.New("DeleteStale may only call DeleteByURL and DeleteBySource")
+
+// scopeCounter is implemented by sourceReplacer stores that can count the
+// documents in a scope; the scope recorder returns that count from its
+// delete methods, so a DeleteStale that reports it still sees the number of
+// chunks its deletion concerns.
+type scopeCounter interface {
+	countScope(ctx context.Context, scope replaceScope) (int, error)
+}
+
+// scopeRecorder is the VectorStore IndexSource hands to DeleteStale when the
+// real store is a sourceReplacer: its delete methods delete nothing but
+// record the URL or source name into scope and return the number of chunks
+// that currently match (when the store is a scopeCounter, else 0); Index and
+// Close fail.
+type scopeRecorder struct {
+	store VectorStore
+	scope replaceScope
+}
+
+func (r *scopeRecorder) Index(ctx context.Context, docs []*ai.Document) error {
+	return fmt.Errorf("index source: Index called during DeleteStale: %w", errRecorderWrite)
+}
+
+func (r *scopeRecorder) DeleteByURL(ctx context.Context, url string) (int, error) {
+	if !slices.Contains(r.scope.urls, url) {
+		r.scope.urls = append(r.scope.urls, url)
+	}
+	return r.count(ctx, replaceScope{urls: []string{url}})
+}
+
+func (r *scopeRecorder) DeleteBySource(ctx context.Context, sourceName string) (int, error) {
+	if !slices.Contains(r.scope.sources, sourceName) {
+		r.scope.sources = append(r.scope.sources, sourceName)
+	}
+	return r.count(ctx, replaceScope{sources: []string{sourceName}})
+}
+
+func (r *scopeRecorder) Close() error {
+	return fmt.Errorf("index source: Close called during DeleteStale: %w", errRecorderWrite)
+}
+
+func (r *scopeRecorder) count(ctx context.Context, sc replaceScope) (int, error) {
+	c, ok := r.store.(scopeCounter)
+	if !ok {
+		return 0, nil
+	}
+	return c.countScope(ctx, sc)
+}
+
+// IndexSource runs the ingest pipeline for one source: src.Fetch, then
+// BuildChunks(paragraphs, chunkSize, chunkOverlap), then src.Documents;
+// documents that are nil or have no text are dropped. Then it replaces the
+// source's old chunks in store with the new ones:
+//
+//   - If store diffs sources itself (LocalvecStore and PgvecStore do),
+//     src.DeleteStale is called with a recording VectorStore: its
+//     DeleteByURL and DeleteBySource delete nothing but record which chunks
+//     are the source's old version (and return how many chunks currently
+//     match); its Index and Close fail. The store then makes those chunks
+//     equal to the new documents: unchanged documents are neither embedded
+//     nor rewritten (re-indexing an unchanged source calls the embedder zero
+//     times), and nothing changes unless the whole run succeeds, so a failed
+//     run leaves the old version intact.
+//   - Otherwise src.DeleteStale is called with store, then IndexInBatches
+//     writes the documents; if that fails, the chunks this run wrote are
+//     deleted again by the MetaURL (else MetaSource) values of the
+//     documents, so the source is left without chunks, never half indexed.
+//     Documents with neither value cannot be removed that way; the error
+//     then says how many remain.
+//
+// Because of the recorder, a DeleteStale that type-asserts its store
+// argument to the app's own store type does not see that type when store
+// diffs sources; DeleteStale should use only the VectorStore methods.
+// An app's richer store type that embeds *LocalvecStore or *PgvecStore
+// passes straight in and is diffed the same way.
+//
+// indexed is the number of chunks the source has in store after the run
+// (the documents src.Documents returned that have text; LocalvecStore keeps
+// identical documents once); deleted is the number of old chunks removed
+// (for the plain path, what DeleteStale returned). A source that yields no
+// document with text gives an error wrapping ErrNoDocuments and changes
+// nothing. sendChunk, when non-nil, receives short human-readable progress
+// messages.
+func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunkSize, chunkOverlap int, sendChunk func(string)) (indexed, deleted int, err error) {
+	if store == nil || src == nil {
+		return 0, 0, errors.New("index source: store and source must not be nil")
+	}
+	name := src.Name()
+	say := func(format string, args ...any) {
+		if sendChunk != nil {
+			sendChunk(fmt.Sprintf(format, args...))
+		}
+	}
+	paras, err := src.Fetch(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("index source %q: fetch: %w", name, err)
+	}
+	chunks := BuildChunks(paras, chunkSize, chunkOverlap)
+	all := src.Documents(chunks)
+	docs := make([]*ai.Document, 0, len(all))
+	for _, d := range all {
+		if d != nil && strings.TrimSpace(DocText(d)) != "" {
+			docs = append(docs, d)
+		}
+	}
+	if skipped := len(all) - len(docs); skipped > 0 {
+		say("%s: %d paragraphs, %d chunks, %d documents (%d without text skipped)", name, len(paras), len(chunks), len(docs), skipped)
+	} else {
+		say("%s: %d paragraphs, %d chunks, %d documents", name, len(paras), len(chunks), len(docs))
+	}
+	if len(docs) == 0 {
+		return 0, 0, fmt.Errorf("index source %q: %w", name, ErrNoDocuments)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, fmt.Errorf("index source %q: %w", name, err)
+	}
+	progress := func(done, total int) { say("%s: embedded and written %d/%d chunks", name, done, total) }
+
+	if rep, ok := store.(sourceReplacer); ok {
+		rec := &scopeRecorder{store: store}
+		if _, err := src.DeleteStale(ctx, rec); err != nil {
+			return 0, 0, fmt.Errorf("index source %q: delete stale: %w", name, err)
+		}
+		written, deleted, err := rep.replaceSource(ctx, rec.scope, docs, progress)
+		if err != nil {
+			return 0, 0, fmt.Errorf("index source %q: %w (the previous version is unchanged)", name, err)
+		}
+		say("%s: %d chunks indexed (%d new or changed, %d unchanged), %d old chunks removed", name, len(docs), written, len(docs)-written, deleted)
+		slog.InfoContext(ctx, "indexed source", "source", name, "chunks", len(docs), "written", written, "deleted", deleted)
+		return len(docs), deleted, nil
+	}
+
+	deleted, err = src.DeleteStale(ctx, store)
+	if err != nil {
+		return 0, 0, fmt.Errorf("index source %q: delete stale: %w", name, err)
+	}
+	if err := IndexInBatches(ctx, store, docs, progress); err != nil {
+		err = fmt.Errorf("index source %q: %w", name, err)
+		if rerr := removeIndexedDocuments(context.WithoutCancel(ctx), store, docs); rerr != nil {
+			return 0, deleted, errors.Join(err, fmt.Errorf("index source %q: roll back: %w", name, rerr))
+		}
+		return 0, deleted, err
+	}
+	say("%s: %d chunks indexed, %d old chunks removed", name, len(docs), deleted)
+	slog.InfoContext(ctx, "indexed source", "source", name, "chunks", len(docs), "deleted", deleted)
+	return len(docs), deleted, nil
+}
+
+// removeIndexedDocuments deletes from store the chunks with the MetaURL
+// values of docs, and the MetaSource values of docs without a URL: the
+// rollback of a failed plain IndexSource run.
+func removeIndexedDocuments(ctx context.Context, store VectorStore, docs []*ai.Document) error {
+	var urls, sources []string
+	orphans := 0
+	for _, d := range docs {
+		if u := metaString(d.Metadata, MetaURL); u != "" {
+			if !slices.Contains(urls, u) {
+				urls = append(urls, u)
+			}
+		} else if s := metaString(d.Metadata, MetaSource); s != "" {
+			if !slices.Contains(sources, s) {
+				sources = append(sources, s)
+			}
+		} else {
+			orphans++
+		}
+	}
+	var errs []error
+	for _, u := range urls {
+		if _, err := store.DeleteByURL(ctx, u); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range sources {
+		if _, err := store.DeleteBySource(ctx, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if orphans > 0 {
+		errs = append(errs, fmt.Errorf("%d documents have neither %q nor %q metadata and may remain", orphans, MetaURL, MetaSource))
+	}
+	return errors.Join(errs...)
 }

@@ -1,0 +1,457 @@
+package engine
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/core"
+	"github.com/firebase/genkit/go/core/api"
+	"github.com/firebase/genkit/go/genkit"
+	"github.com/firebase/genkit/go/plugins/localvec"
+)
+
+// localvecProvider is the provider part of the retriever names Genkit's
+// localvec plugin registers; LocalvecStore registers under the same one.
+const localvecProvider = "devLocalVectorStore"
+
+// LocalvecStore is a file-based VectorStore that reads and writes the
+// database file of Genkit's localvec plugin: a JSON object mapping each
+// document ID to {"doc": <ai.Document>, "embedding": [...]}, stored as
+// __db_<name>.json in its directory. A database written by Genkit's localvec
+// opens in a LocalvecStore and the other way round, and document IDs follow
+// localvec's scheme (the hex MD5 of the document's JSON), so each side
+// recognises documents the other one stored. Like localvec, it stores
+// identical documents (same text and metadata) once.
+//
+// Unlike Genkit's localvec it
+//   - writes the file atomically (a temporary file in the same directory,
+//     fsync, rename, directory fsync): a process killed mid-write leaves the
+//     old or the new database, never a corrupt one;
+//   - persists once per IndexInBatches or IndexSource run rather than once
+//     per Index call: IndexInBatches opens a deferred-persist session on the
+//     store, Index calls inside it only change memory, and the file is
+//     written when the last session ends (or on Close). A run over n
+//     documents therefore writes O(n) bytes, not O(batches x n);
+//   - answers Retriever queries from an in-memory contiguous float32 matrix
+//     with each row's inverse norm precomputed, keeping the top k with a
+//     heap;
+//   - re-indexes a source as a diff (through IndexSource): unchanged
+//     documents are neither re-embedded nor rewritten, and a failed run
+//     leaves the previous version in place.
+//
+// Documents are matched and grouped by the metadata keys MetaURL ("url") and
+// MetaSource ("source"). All methods are safe for concurrent use: queries
+// run concurrently with each other and with a writer's embedding calls;
+// writers are serialised. One process at a time may write a database file;
+// several may read it. After Close every method returns an error wrapping
+// ErrStoreClosed.
+type LocalvecStore struct {
+	// Retriever retrieves the documents most similar to a query. Its request
+	// Options may be nil (3 documents), a *localvec.RetrieverOptions or
+	// localvec.RetrieverOptions, or any value whose JSON has a "k" field
+	// (such as map[string]any{"k": 5}); k <= 0 means 3.
+	Retriever ai.Retriever
+
+	name, path string
+	emb        ai.Embedder
+
+	// writeMu serialises writers (Index, deletes, replaceSource, sessions,
+	// Close) for the whole of their operation, embedding included, so a
+	// writer's view of the data cannot change under it.
+	writeMu sync.Mutex
+	// sessions counts open deferred-persist sessions; dirty reports
+	// changes in memory that are not in the file yet. Both under writeMu.
+	sessions int
+	dirty    bool
+	// fileWrites counts database file writes (for tests and diagnostics).
+	fileWrites atomic.Int64
+
+	// mu guards the fields below: readers (queries, listings) hold it
+	// shared, writers exclusively and only while applying a change.
+	mu     sync.RWMutex
+	closed bool
+	rows   localvecRows
+}
+
+// localvecRows is the in-memory database: row i is ids[i], docs[i] and the
+// vector vecs[i*dim:(i+1)*dim] with inverse norm inv[i].
+type localvecRows struct {
+	dim  int
+	ids  []string
+	docs []*ai.Document
+	vecs []float32
+	inv  []float32
+	byID map[string]int
+}
+
+// NewLocalvecStore opens (or creates) the localvec database
+// dir/__db_<name>.json, loads it into memory, and defines in g a retriever
+// named "devLocalVectorStore/<name>", as Genkit's localvec plugin does;
+// that retriever is also the store's Retriever field. An empty dir means
+// os.TempDir(), like localvec; dir is created if missing. name must be
+// non-empty and free of path separators, and no retriever of that name may
+// be defined in g yet. Leftover temporary files of an interrupted write
+// (__db_<name>.json.*.tmp) are removed. emb embeds both the documents
+// indexed and the queries.
+func NewLocalvecStore(g *genkit.Genkit, name string, emb ai.Embedder, dir string) (*LocalvecStore, error) {
+	switch {
+	case g == nil:
+		return nil, errors.New("new localvec store: genkit instance is nil")
+	case emb == nil:
+		return nil, errors.New("new localvec store: embedder is nil")
+	case name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == "..":
+		return nil, fmt.Errorf("new localvec store: invalid name %q (want a non-empty file-name part)", name)
+	}
+	retrieverName := api.NewName(localvecProvider, name)
+	if genkit.LookupRetriever(g, retrieverName) != nil {
+		return nil, fmt.Errorf("new localvec store: retriever %q is already defined", retrieverName)
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("new localvec store: %w", err)
+	}
+	path := filepath.Join(dir, "__db_"+name+".json")
+	removeLocalvecTemps(path)
+	rows, err := loadLocalvecFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("new localvec store %q: %w", name, err)
+	}
+	s := &LocalvecStore{name: name, path: path, emb: emb, rows: rows}
+	s.Retriever = genkit.DefineRetriever(g, retrieverName, &ai.RetrieverOptions{
+		Label:        "askyourdocs localvec " + name,
+		ConfigSchema: core.InferSchemaMap(localvec.RetrieverOptions{}),
+	}, s.retrieve)
+	return s, nil
+}
+
+// Path returns the path of the store's database file.
+func (s *LocalvecStore) Path() string { return s.path }
+
+// Len returns the number of documents in the store (0 after Close).
+func (s *LocalvecStore) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.rows.ids)
+}
+
+// localvecDocID returns Genkit localvec's ID for doc: the hex MD5 of its
+// JSON encoding.
+func localvecDocID(doc *ai.Document) (string, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("document is not JSON-encodable: %w", err)
+	}
+	sum := md5.Sum(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// localvecNewRow is a document ready to be added: ID, document, vector.
+type localvecNewRow struct {
+	id  string
+	doc *ai.Document
+	vec []float32
+}
+
+// Index embeds the documents that are not in the store yet (one Embed call)
+// and adds them. Documents already present (same ID, that is the same text
+// and metadata) are skipped without being embedded, as are repeats within
+// docs. Every document must have text (else an error wrapping
+// ErrEmptyDocument); vectors must all have the store's dimension (else an
+// error wrapping ErrDimensionMismatch). On any error, including a cancelled
+// ctx, nothing is added. Outside an IndexInBatches run the file is written
+// before Index returns.
+func (s *LocalvecStore) Index(ctx context.Context, docs []*ai.Document) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return fmt.Errorf("localvec index: %w", err)
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		if d == nil || strings.TrimSpace(DocText(d)) == "" {
+			return fmt.Errorf("localvec index: document %d: %w", i, ErrEmptyDocument)
+		}
+		id, err := localvecDocID(d)
+		if err != nil {
+			return fmt.Errorf("localvec index: document %d: %w", i, err)
+		}
+		ids[i] = id
+	}
+	var todo []*ai.Document
+	var todoIDs []string
+	seen := make(map[string]bool)
+	s.mu.RLock()
+	for i, id := range ids {
+		if _, ok := s.rows.byID[id]; ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		todo = append(todo, docs[i])
+		todoIDs = append(todoIDs, id)
+	}
+	s.mu.RUnlock()
+	if len(todo) == 0 {
+		return nil
+	}
+	vecs, err := s.embed(ctx, todo)
+	if err != nil {
+		return fmt.Errorf("localvec index: %w", err)
+	}
+	add := make([]localvecNewRow, len(todo))
+	for i := range todo {
+		add[i] = localvecNewRow{todoIDs[i], todo[i], vecs[i]}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("localvec index: %w", err)
+	}
+	if err := s.apply(add, nil); err != nil {
+		return fmt.Errorf("localvec index: %w", err)
+	}
+	return nil
+}
+
+// embed embeds docs with one Embed call and checks the vectors: one per
+// document, all of the store's dimension (or of one dimension when the store
+// is empty), finite and non-empty. Called with writeMu held.
+func (s *LocalvecStore) embed(ctx context.Context, docs []*ai.Document) ([][]float32, error) {
+	resp, err := s.emb.Embed(ctx, &ai.EmbedRequest{Input: docs})
+	if err != nil {
+		return nil, fmt.Errorf("embed %d documents: %w", len(docs), err)
+	}
+	if resp == nil || len(resp.Embeddings) != len(docs) {
+		n := 0
+		if resp != nil {
+			n = len(resp.Embeddings)
+		}
+		return nil, fmt.Errorf("embed %d documents: embedder returned %d vectors", len(docs), n)
+	}
+	s.mu.RLock()
+	dim := s.rows.dim
+	s.mu.RUnlock()
+	out := make([][]float32, len(docs))
+	for i, e := range resp.Embeddings {
+		if e == nil || len(e.Embedding) == 0 {
+			return nil, fmt.Errorf("embed: document %d: empty vector", i)
+		}
+		if dim == 0 {
+			dim = len(e.Embedding)
+		}
+		if len(e.Embedding) != dim {
+			return nil, fmt.Errorf("embed: document %d: %w: vector has %d dimensions, the store has %d", i, ErrDimensionMismatch, len(e.Embedding), dim)
+		}
+		for _, x := range e.Embedding {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, fmt.Errorf("embed: document %d: vector contains NaN or Inf", i)
+			}
+		}
+		out[i] = e.Embedding
+	}
+	return out, nil
+}
+
+// apply adds rows and deletes the rows with the IDs in del, in memory and
+// in the file: inside a deferred-persist session only in memory (the file
+// follows when the session ends); otherwise the file is written first and
+// memory changed only if that succeeded. Called with writeMu held.
+func (s *LocalvecStore) apply(add []localvecNewRow, del map[string]bool) error {
+	if len(add) == 0 && len(del) == 0 {
+		return nil
+	}
+	if s.sessions == 0 {
+		s.mu.RLock()
+		err := s.rows.writeFile(s.path, add, del)
+		s.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		s.fileWrites.Add(1)
+	} else {
+		s.dirty = true
+	}
+	s.mu.Lock()
+	s.rows.remove(del)
+	s.rows.append(add)
+	s.mu.Unlock()
+	return nil
+}
+
+// checkOpen returns ErrStoreClosed after Close.
+func (s *LocalvecStore) checkOpen() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrStoreClosed
+	}
+	return nil
+}
+
+// beginDeferredPersist implements deferredPersister.
+func (s *LocalvecStore) beginDeferredPersist() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	s.sessions++
+	return nil
+}
+
+// endDeferredPersist implements deferredPersister: the last session to end
+// writes the file if anything changed.
+func (s *LocalvecStore) endDeferredPersist() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.sessions > 0 {
+		s.sessions--
+	}
+	if s.sessions > 0 || !s.dirty {
+		return nil
+	}
+	return s.flushLocked()
+}
+
+// flushLocked writes the in-memory data to the file if it is dirty. Called
+// with writeMu held.
+func (s *LocalvecStore) flushLocked() error {
+	if !s.dirty {
+		return nil
+	}
+	s.mu.RLock()
+	err := s.rows.writeFile(s.path, nil, nil)
+	s.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	s.fileWrites.Add(1)
+	s.dirty = false
+	return nil
+}
+
+// localvecMetaIs reports whether meta[key] is the string want.
+func localvecMetaIs(meta map[string]any, key, want string) bool {
+	v, ok := meta[key].(string)
+	return ok && v == want
+}
+
+// deleteWhere removes the documents whose metadata match and returns how
+// many it removed. Called by the delete methods.
+func (s *LocalvecStore) deleteWhere(match func(meta map[string]any) bool) (int, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	del := make(map[string]bool)
+	s.mu.RLock()
+	for i, d := range s.rows.docs {
+		if match(d.Metadata) {
+			del[s.rows.ids[i]] = true
+		}
+	}
+	s.mu.RUnlock()
+	if err := s.apply(nil, del); err != nil {
+		return 0, err
+	}
+	return len(del), nil
+}
+
+// DeleteByURL removes the documents whose MetaURL ("url") metadata value is
+// url and returns how many it removed. Only string values equal to url
+// match: an empty url removes only documents whose url is "".
+func (s *LocalvecStore) DeleteByURL(ctx context.Context, url string) (int, error) {
+	n, err := s.deleteWhere(func(m map[string]any) bool { return localvecMetaIs(m, MetaURL, url) })
+	if err != nil {
+		return 0, fmt.Errorf("localvec delete url %q: %w", url, err)
+	}
+	return n, nil
+}
+
+// DeleteBySource removes the documents whose MetaSource ("source") metadata
+// value is sourceName and returns how many it removed.
+func (s *LocalvecStore) DeleteBySource(ctx context.Context, sourceName string) (int, error) {
+	n, err := s.deleteWhere(func(m map[string]any) bool { return localvecMetaIs(m, MetaSource, sourceName) })
+	if err != nil {
+		return 0, fmt.Errorf("localvec delete source %q: %w", sourceName, err)
+	}
+	return n, nil
+}
+
+// Sources returns the indexed documents grouped by their MetaURL and
+// MetaSource metadata values (missing or non-string values count as ""),
+// sorted by URL, then Source.
+func (s *LocalvecStore) Sources(ctx context.Context) ([]Source, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("localvec sources: %w", ErrStoreClosed)
+	}
+	counts := make(map[[2]string]int)
+	for _, d := range s.rows.docs {
+		counts[[2]string{metaString(d.Metadata, MetaURL), metaString(d.Metadata, MetaSource)}]++
+	}
+	out := make([]Source, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, Source{URL: k[0], Source: k[1], Chunks: n})
+	}
+	slices.SortFunc(out, func(a, b Source) int {
+		if c := strings.Compare(a.URL, b.URL); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Source, b.Source)
+	})
+	return out, nil
+}
+
+// KeywordSearch searches the store's documents in memory for query with the
+// three-stage strategy of LocalvecKeywordSearch (quoted phrases, then long
+// keyword prefixes, then keywords; deduplicated by text, at most maxResults,
+// filtered by filter when it is non-nil). A query without keywords returns
+// no documents and no error.
+func (s *LocalvecStore) KeywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+	plan := newKeywordPlan(query, stopWords)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("localvec keyword search: %w", ErrStoreClosed)
+	}
+	docs, err := plan.search(ctx, s.rows.docs, maxResults, filter)
+	if err != nil {
+		return nil, fmt.Errorf("localvec keyword search: %w", err)
+	}
+	return docs, nil
+}
+
+// Close writes pending changes (of a deferred-persist session still open)
+// to the file and releases the in-memory data. Later calls of any method,
+// the Retriever included, return errors wrapping ErrStoreClosed; closing
+// again returns nil. If the final write fails, the store stays open and
+// Close returns the error.
+func (s *LocalvecStore) Close() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.checkOpen() != nil {
+		return nil
+	}
+	if err := s.flushLocked(); err != nil {
+		return fmt.Errorf("localvec close: %w", err)
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.rows = localvecRows{}
+	s.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/plugins/localvec"
+)
+
+// localvecDefaultK is the number of documents the Retriever returns when
+// the request does not say (Genkit's localvec default).
+const localvecDefaultK = 3
+
+// localvecParallelMin is the matrix size (rows x dimensions) from which a
+// query scans in parallel, one part of the rows per CPU.
+const localvecParallelMin = 1 << 20
+
+// localvecRetrieverK returns the k a retriever request's Options ask for.
+func localvecRetrieverK(opts any) (int, error) {
+	k := 0
+	switch o := opts.(type) {
+	case nil:
+	case *localvec.RetrieverOptions:
+		if o != nil {
+			k = o.K
+		}
+	case localvec.RetrieverOptions:
+		k = o.K
+	default:
+		b, err := json.Marshal(opts)
+		if err != nil {
+			return 0, fmt.Errorf("retriever options %T: %w", opts, err)
+		}
+		var v struct {
+			K *float64 `json:"k"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			return 0, fmt.Errorf("retriever options %T: want an object with a numeric \"k\": %w", opts, err)
+		}
+		if v.K != nil {
+			k = int(*v.K)
+		}
+	}
+	if k <= 0 {
+		k = localvecDefaultK
+	}
+	return k, nil
+}
+
+// retrieve is the Retriever's function: it embeds the query and returns the
+// k stored documents with the highest cosine similarity, best first.
+func (s *LocalvecStore) retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai.RetrieverResponse, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, fmt.Errorf("localvec retrieve: %w", err)
+	}
+	if req == nil || req.Query == nil {
+		return nil, fmt.Errorf("localvec retrieve: request has no query document")
+	}
+	k, err := localvecRetrieverK(req.Options)
+	if err != nil {
+		return nil, fmt.Errorf("localvec retrieve: %w", err)
+	}
+	resp, err := s.emb.Embed(ctx, &ai.EmbedRequest{Input: []*ai.Document{req.Query}})
+	if err != nil {
+		return nil, fmt.Errorf("localvec retrieve: embed query: %w", err)
+	}
+	if resp == nil || len(resp.Embeddings) != 1 || resp.Embeddings[0] == nil {
+		return nil, fmt.Errorf("localvec retrieve: embed query: want 1 vector")
+	}
+	q := resp.Embeddings[0].Embedding
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("localvec retrieve: %w", ErrStoreClosed)
+	}
+	if len(s.rows.ids) == 0 {
+		return &ai.RetrieverResponse{}, nil
+	}
+	if len(q) != s.rows.dim {
+		return nil, fmt.Errorf("localvec retrieve: %w: query vector has %d dimensions, the store has %d", ErrDimensionMismatch, len(q), s.rows.dim)
+	}
+	top := s.rows.topK(q, k)
+	docs := make([]*ai.Document, len(top))
+	for i, h := range top {
+		docs[i] = s.rows.docs[h.row]
+	}
+	return &ai.RetrieverResponse{Documents: docs}, nil
+}
+
+// localvecHit is a scored row.
+type localvecHit struct {
+	score float32
+	row   int
+}
+
+// localvecHeap is a min-heap of the k best hits seen so far: the root is the
+// worst of them, the one a better hit replaces.
+type localvecHeap []localvecHit
+
+// worse reports whether a ranks below b (lower score; on equal scores the
+// later row, so results are deterministic).
+func localvecWorse(a, b localvecHit) bool {
+	return a.score < b.score || (a.score == b.score && a.row > b.row)
+}
+
+func (h localvecHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && localvecWorse(h[r], h[l]) {
+			m = r
+		}
+		if !localvecWorse(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h localvecHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !localvecWorse(h[i], h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+// offer adds x if the heap holds fewer than k hits or x beats the worst.
+func (h *localvecHeap) offer(x localvecHit, k int) {
+	if len(*h) < k {
+		*h = append(*h, x)
+		h.up(len(*h) - 1)
+		return
+	}
+	if localvecWorse((*h)[0], x) {
+		(*h)[0] = x
+		h.down(0)
+	}
+}
+
+// topK returns the k rows most similar to q (cosine), best first. Rows are
+// scored as dot(q/|q|, row) * inv[row]: one dot product and one multiply per
+// row. Large matrices are scanned in parallel. Called with mu held shared.
+func (r *localvecRows) topK(q []float32, k int) []localvecHit {
+	qn := slices.Clone(q)
+	if inv := localvecInvNorm(qn); inv != 0 {
+		for i := range qn {
+			qn[i] *= inv
+		}
+	}
+	n := len(r.ids)
+	k = min(k, n)
+	parts := 1
+	if n*r.dim >= localvecParallelMin {
+		parts = min(runtime.GOMAXPROCS(0), n/1024+1)
+	}
+	heaps := make([]localvecHeap, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*n/parts, (p+1)*n/parts
+		scan := func() {
+			h := make(localvecHeap, 0, k)
+			for i := lo; i < hi; i++ {
+				h.offer(localvecHit{localvecDot(qn, r.vec(i)) * r.inv[i], i}, k)
+			}
+			heaps[p] = h
+		}
+		if parts == 1 {
+			scan()
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); scan() }()
+	}
+	wg.Wait()
+	all := heaps[0]
+	for _, h := range heaps[1:] {
+		for _, x := range h {
+			all.offer(x, k)
+		}
+	}
+	slices.SortFunc(all, func(a, b localvecHit) int {
+		if localvecWorse(b, a) {
+			return -1
+		}
+		if localvecWorse(a, b) {
+			return 1
+		}
+		return 0
+	})
+	return all
+}
+
+// localvecDot returns the dot product of a and b (len(b) >= len(a)), with
+// four accumulators so the additions pipeline.
+func localvecDot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
