@@ -119,3 +119,24 @@ func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs
 	}
 	return written, int(tag.RowsAffected()), nil
 }
+
+// countScope implements scopeCounter (see ingest.go): the number of chunks
+// whose "url" is in scope.urls or whose "source" is in scope.sources, read
+// from the B-tree indexes.
+func (s *PgvecStore) countScope(ctx context.Context, scope replaceScope) (int, error) {
+	if err := s.checkOpen("count scope"); err != nil {
+		return 0, err
+	}
+	urls, sources := scope.urls, scope.sources
+	if urls == nil {
+		urls = []string{}
+	}
+	if sources == nil {
+		sources = []string{}
+	}
+	var n int64
+	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(s.names.table)+` WHERE url = ANY($1) OR source = ANY($2)`, urls, sources).Scan(&n); err != nil {
+		return 0, fmt.Errorf("pgvector count scope: %w", err)
+	}
+	return int(n), nil
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 	"github.com/firebase/genkit/go/plugins/localvec"
 	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 )
 
@@ -761,5 +762,137 @@ func TestPgvecStoreRetrieverRegistered(t *testing.T) {
 	if s2, err := NewPgvecStore(ctx, g, name, newTestEmbedder(8), dsn, 8); err == nil {
 		s2.Close()
 		t.Error("second store of the same name in one Genkit instance: no error")
+	}
+}
+
+func TestPgvecStoreIndexSource(t *testing.T) {
+	ctx := context.Background()
+	emb := newTestEmbedder(16)
+	s := pgTestStore(t, emb, 16)
+	src := &ingestTestSource{url: "doc.pdf", texts: ingestTestTexts("v1", 230)}
+	n, deleted, err := IndexSource(ctx, s, src, 500, 50, nil)
+	if err != nil || n != 230 || deleted != 0 {
+		t.Fatalf("first IndexSource = %d, %d, %v", n, deleted, err)
+	}
+
+	// Unchanged: zero embedder calls, no row rewritten.
+	before := pgTestRows(t, s)
+	emb.calls.Store(0)
+	n, deleted, err = IndexSource(ctx, s, src, 500, 50, nil)
+	if err != nil || n != 230 || deleted != 0 {
+		t.Errorf("unchanged IndexSource = %d, %d, %v", n, deleted, err)
+	}
+	if c := emb.calls.Load(); c != 0 {
+		t.Errorf("unchanged IndexSource called the embedder %d times, want 0", c)
+	}
+	if after := pgTestRows(t, s); !mapsEqual(before, after) {
+		t.Error("unchanged IndexSource rewrote rows")
+	}
+
+	// A run failing mid-way leaves the previous version.
+	boom := errors.New("embedder down")
+	emb.fail = func(call int64) error {
+		if call == 2 {
+			return boom
+		}
+		return nil
+	}
+	_, _, err = IndexSource(ctx, s, &ingestTestSource{url: "doc.pdf", texts: ingestTestTexts("v2", 230)}, 500, 50, nil)
+	emb.fail = nil
+	if !errors.Is(err, boom) {
+		t.Fatalf("failing IndexSource: err = %v", err)
+	}
+	if after := pgTestRows(t, s); !mapsEqual(before, after) {
+		t.Errorf("failed IndexSource changed the store: %d rows, want the old %d", len(after), len(before))
+	}
+
+	// A new version replaces the old one.
+	n, deleted, err = IndexSource(ctx, s, &ingestTestSource{url: "doc.pdf", texts: ingestTestTexts("v3", 10)}, 500, 50, nil)
+	if err != nil || n != 10 || deleted != 230 {
+		t.Errorf("new version IndexSource = %d, %d, %v; want 10, 230", n, deleted, err)
+	}
+	if c := pgTestCount(t, s); c != 10 {
+		t.Errorf("%d rows after the new version, want 10", c)
+	}
+}
+
+// pgTestAppFilter is an app's own retrieval filter.
+type pgTestAppFilter struct{ Tag string }
+
+// pgTestAppStore is an app's own richer store, as in the spec's "Extending a
+// store": it embeds *PgvecStore and adds a filtered Retrieve (shadowing the
+// embedded one) and a KeywordSearch built on KeywordSearchSQL, both against
+// the exported Pool and Embedder.
+type pgTestAppStore struct {
+	*PgvecStore
+}
+
+func (s *pgTestAppStore) Retrieve(ctx context.Context, query *ai.Document, k int, filter pgTestAppFilter) ([]*ai.Document, error) {
+	resp, err := s.Embedder.Embed(ctx, &ai.EmbedRequest{Input: []*ai.Document{query}})
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT content, metadata FROM `+pgx.Identifier{s.Table()}.Sanitize()+
+		` WHERE metadata->>'tag' = $2 ORDER BY embedding <=> $1 LIMIT $3`,
+		pgvector.NewVector(resp.Embeddings[0].Embedding), filter.Tag, k)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*ai.Document, error) {
+		var text string
+		var meta map[string]any
+		err := r.Scan(&text, &meta)
+		return ai.DocumentFromText(text, meta), err
+	})
+}
+
+func (s *pgTestAppStore) KeywordSearch(ctx context.Context, query string, maxResults int, filter pgTestAppFilter) ([]*ai.Document, error) {
+	return KeywordSearchSQL(ctx, s.Pool, query, maxResults, "simple", map[string]bool{"the": true},
+		"metadata->>'tag' = $3", []any{filter.Tag})
+}
+
+// pgTestAppVectorStore is the app's own, larger interface.
+type pgTestAppVectorStore interface {
+	VectorStore
+	Retrieve(ctx context.Context, query *ai.Document, k int, filter pgTestAppFilter) ([]*ai.Document, error)
+	KeywordSearch(ctx context.Context, query string, maxResults int, filter pgTestAppFilter) ([]*ai.Document, error)
+	Sources(ctx context.Context) ([]Source, error)
+}
+
+func TestPgvecStoreExtendedByApp(t *testing.T) {
+	ctx := context.Background()
+	emb := newTestEmbedder(16)
+	var app pgTestAppVectorStore = &pgTestAppStore{PgvecStore: pgTestStore(t, emb, 16)}
+
+	red := &ingestTestSource{url: "red.pdf", texts: ingestTestTexts("red", 6), meta: map[string]any{"tag": "red"}}
+	blue := &ingestTestSource{url: "blue.pdf", texts: ingestTestTexts("blue", 4), meta: map[string]any{"tag": "blue"}}
+	for _, src := range []*ingestTestSource{red, blue} {
+		if _, _, err := IndexSource(ctx, app, src, 500, 50, nil); err != nil {
+			t.Fatalf("IndexSource(%s) with the app's store: %v", src.url, err)
+		}
+	}
+	// The embedded store's diffing reaches through the app's type.
+	calls := emb.calls.Load()
+	if _, _, err := IndexSource(ctx, app, red, 500, 50, nil); err != nil || emb.calls.Load() != calls {
+		t.Errorf("app store is not diffed: %d embed calls, %v", emb.calls.Load()-calls, err)
+	}
+	docs, err := app.Retrieve(ctx, ai.DocumentFromText("chunk about topic1", nil), 10, pgTestAppFilter{Tag: "blue"})
+	if err != nil || len(docs) != 4 {
+		t.Fatalf("filtered Retrieve = %d docs, %v; want 4", len(docs), err)
+	}
+	for _, d := range docs {
+		if d.Metadata["tag"] != "blue" {
+			t.Errorf("filtered Retrieve returned tag %v", d.Metadata["tag"])
+		}
+	}
+	kw, err := app.KeywordSearch(ctx, "topic1 chunk", 10, pgTestAppFilter{Tag: "red"})
+	if err != nil || len(kw) != 6 {
+		t.Errorf("filtered KeywordSearch = %d docs, %v; want 6", len(kw), err)
+	}
+	if err := IndexInBatches(ctx, app, []*ai.Document{ai.DocumentFromText("extra", map[string]any{"tag": "red"})}, nil); err != nil {
+		t.Errorf("IndexInBatches with the app's store: %v", err)
+	}
+	if srcs, err := app.Sources(ctx); err != nil || len(srcs) != 3 {
+		t.Errorf("Sources = %v, %v", srcs, err)
 	}
 }
