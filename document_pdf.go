@@ -105,6 +105,9 @@ func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 	if i := bytes.LastIndex(data, []byte("%%EOF")); i >= 0 && len(data)-i > 100 {
 		data = data[:i+5]
 	}
+	if err := pdfPreflight(data); err != nil {
+		return nil, err
+	}
 	func() {
 		defer func() {
 			if x := recover(); x != nil {
@@ -114,6 +117,9 @@ func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 		r, err = pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 	}()
 	if err == nil {
+		if err := pdfCheckObjectStreams(r, data); err != nil {
+			return nil, err
+		}
 		return r, nil
 	}
 	encrypted := bytes.Contains(data, []byte("/Encrypt"))

@@ -56,6 +56,7 @@ const (
 	pdfMaxFormsPerPage  = 256
 	pdfMaxGlyphsPerPage = 1 << 20
 	pdfMaxGStateDepth   = 256
+	pdfMaxRulesPerPage  = 2000
 )
 
 // pdfPageRun collects the glyphs and rules of one page.
@@ -226,7 +227,7 @@ func (p *pdfPageRun) run(content []byte, res pdf.Value, gs pdfGState, depth int)
 		case "l":
 			if need(2) {
 				x, y := g.ctm.apply(num(2), num(1))
-				if math.Abs(y-py) < 1 && math.Abs(x-px) > 3 {
+				if math.Abs(y-py) < 1 && math.Abs(x-px) > 3 && len(p.rules) < pdfMaxRulesPerPage {
 					p.rules = append(p.rules, pdfRule{math.Min(x, px), math.Max(x, px), (y + py) / 2})
 				}
 				px, py = x, y
@@ -236,7 +237,7 @@ func (p *pdfPageRun) run(content []byte, res pdf.Value, gs pdfGState, depth int)
 				x, y, w, h := num(4), num(3), num(2), num(1)
 				x0, y0 := g.ctm.apply(x, y)
 				x1, y1 := g.ctm.apply(x+w, y+h)
-				if math.Abs(y1-y0) < 2.5 && math.Abs(x1-x0) > 3 {
+				if math.Abs(y1-y0) < 2.5 && math.Abs(x1-x0) > 3 && len(p.rules) < pdfMaxRulesPerPage {
 					p.rules = append(p.rules, pdfRule{math.Min(x0, x1), math.Max(x0, x1), (y0 + y1) / 2})
 				}
 			}

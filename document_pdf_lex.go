@@ -102,6 +102,9 @@ func (l *pdfLexer) token(depth int) (v pdfOperand, kw []byte, more bool) {
 		case c == '<':
 			if l.pos+1 < len(buf) && buf[l.pos+1] == '<' {
 				l.pos += 2
+				if depth >= pdfMaxNesting {
+					continue // too deep: ignore the structure, do not recurse
+				}
 				l.skipDict(depth + 1)
 				return pdfOperand{kind: pdfOpDict}, nil, true
 			}
@@ -114,6 +117,9 @@ func (l *pdfLexer) token(depth int) (v pdfOperand, kw []byte, more bool) {
 			l.pos++
 		case c == '[':
 			l.pos++
+			if depth >= pdfMaxNesting {
+				continue
+			}
 			return l.array(depth + 1), nil, true
 		case c == ']':
 			l.pos++
@@ -157,9 +163,6 @@ func (l *pdfLexer) array(depth int) pdfOperand {
 				break
 			}
 			continue // operators have no place in an array
-		}
-		if v.kind == pdfOpArray && depth > pdfMaxNesting {
-			v = pdfOperand{kind: pdfOpOther}
 		}
 		if len(elems)-from < pdfMaxArgs {
 			elems = append(elems, v)

@@ -188,8 +188,9 @@ func pdfBodySize(doc []pdfPageLines) float64 {
 
 // pdfBlock is a paragraph under construction.
 type pdfBlock struct {
-	lines []pdfLine
-	page  int // 1-based page of the first line
+	lines       []pdfLine
+	page        int     // 1-based page of the first line
+	left, right float64 // horizontal extent of the lines
 }
 
 var pdfListItemRe = regexp.MustCompile(`^([•◦▪‣●■□○·*–-]|\(?[0-9]{1,3}[.)]|\(?[a-zA-Z][.)])\s`)
@@ -202,9 +203,10 @@ func pdfBlocks(doc []pdfPageLines, lead map[float64]float64) []pdfBlock {
 		for i, ln := range pg.lines {
 			if cur != nil && pdfContinues(cur, ln, i == 0, pg.rules, lead) {
 				cur.lines = append(cur.lines, ln)
+				cur.left, cur.right = math.Min(cur.left, ln.x0), math.Max(cur.right, ln.x1)
 				continue
 			}
-			blocks = append(blocks, pdfBlock{lines: []pdfLine{ln}, page: p + 1})
+			blocks = append(blocks, pdfBlock{lines: []pdfLine{ln}, page: p + 1, left: ln.x0, right: ln.x1})
 			cur = &blocks[len(blocks)-1]
 		}
 	}
@@ -240,10 +242,7 @@ func pdfContinues(b *pdfBlock, ln pdfLine, newPage bool, rules []pdfRule, lead m
 			return false
 		}
 	}
-	left, right := ln.x0, ln.x1
-	for _, o := range b.lines {
-		left, right = math.Min(left, o.x0), math.Max(right, o.x1)
-	}
+	left, right := math.Min(b.left, ln.x0), math.Max(b.right, ln.x1)
 	if ln.x0 > prev.x0+0.8*size && prev.x1 < right-2*size {
 		return false // indented first line after a short last line
 	}

@@ -583,3 +583,27 @@ func BenchmarkExtractPDF(b *testing.B) {
 		b.ReportMetric(float64(pages*b.N)/b.Elapsed().Seconds(), "pages/s")
 	})
 }
+
+// TestPDFHostileStructuresRejected covers inputs that would make the
+// underlying parser loop forever, overflow the stack or allocate without
+// bound; they must come back as ErrPDFMalformed, quickly.
+func TestPDFHostileStructuresRejected(t *testing.T) {
+	d := newPDFTestDoc()
+	d.page(pdfTestLine("F1", 10, 72, 700, "Some text."))
+	good := string(d.bytes())
+	xrefAt := regexp.MustCompile(`startxref\n(\d+)`).FindStringSubmatch(good)[1]
+	deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
+	for name, in := range map[string]string{
+		"prev cycle":      strings.Replace(good, "trailer\n<<", "trailer\n<< /Prev "+xrefAt, 1),
+		"huge size":       regexp.MustCompile(`/Size \d+`).ReplaceAllString(good, "/Size 999999999999"),
+		"huge subsection": strings.Replace(good, "xref\n0 ", "xref\n0 9", 1),
+		"deep nesting":    strings.Replace(good, "%PDF-1.4\n", "%PDF-1.4\n99 0 obj "+deep+" endobj\n", 1),
+		"predictor bomb":  strings.Replace(good, "/Font <<", "/X << /DecodeParms << /Columns 99999999999 >> >> /Font <<", 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := extractPDFBytes([]byte(in)); !errors.Is(err, ErrPDFMalformed) {
+				t.Errorf("err = %v, want ErrPDFMalformed", err)
+			}
+		})
+	}
+}
