@@ -255,6 +255,9 @@ func (p *pdfPageRun) show(s []byte, g *pdfGState, tm *pdfMatrix) {
 	sx := math.Hypot(m[0], m[1])
 	sy := math.Hypot(m[2], m[3])
 	size := math.Abs(g.tfs) * sy
+	if f != nil {
+		size *= f.sizeScale
+	}
 	if size < 0.1 {
 		size = 0.1
 	}

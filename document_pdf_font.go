@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -42,7 +43,8 @@ func pdfStreamBytes(v pdf.Value) (data []byte, err error) {
 // pdfFont is a font decoded once: widths in text-space units per unit of
 // font size, and the text of each character code.
 type pdfFont struct {
-	twoByte    bool // codes are two bytes (Type0 fonts)
+	twoByte    bool    // codes are two bytes (Type0 fonts)
+	sizeScale  float64 // em size per unit of Tf size (Type3 font matrices differ)
 	bold       bool
 	dummySpace bool // pdfTeX's word-space font: every glyph is a space
 	first      int
@@ -170,7 +172,7 @@ func pdfIsSpaceText(s string) bool {
 // pdfLoadFont decodes the font dictionary v. It never panics: whatever
 // cannot be read falls back to defaults (average widths, no text).
 func pdfLoadFont(v pdf.Value) *pdfFont {
-	f := &pdfFont{defWidth: 0.5}
+	f := &pdfFont{defWidth: 0.5, sizeScale: 1}
 	func() {
 		defer func() { _ = recover() }()
 		pdfLoadFontInto(f, v)
@@ -221,6 +223,19 @@ func pdfLoadFontInto(f *pdfFont, v pdf.Value) {
 			f.defWidth = 0
 			if mw := desc.Key("MissingWidth").Float64(); mw > 0 {
 				f.defWidth = mw * scale
+			}
+		}
+		if subtype == "Type3" {
+			// Type3 glyph space has no fixed em; estimate it from the
+			// widths (Latin glyphs average about half an em).
+			sum, n := 0.0, 0
+			for _, w := range f.widths {
+				if w > 0 {
+					sum, n = sum+w, n+1
+				}
+			}
+			if n > 0 {
+				f.sizeScale = math.Min(math.Max(sum/float64(n)/0.5, 0.05), 20)
 			}
 		}
 	}

@@ -32,8 +32,8 @@ func pdfParagraphs(doc []pdfPageLines) []Paragraph {
 func pdfSizeKey(size float64) float64 { return math.Round(size*2) / 2 }
 
 // pdfPageNumberRe matches page-number lines: "7", "- 7 -", "Page 7",
-// "Seite 7 von 9", "7 / 9", "Σελίδα 7".
-var pdfPageNumberRe = regexp.MustCompile(`^[\pP\s]*(\pL+\.?\s+)?[0-9]{1,4}(\s*(/|\pL+)\s*[0-9]{1,4})?[\pP\s]*$`)
+// "Seite 7 von 9", "7 / 9", "Σελίδα 7", "стр. 7".
+var pdfPageNumberRe = regexp.MustCompile(`(?i)^[\pP\s]*((page|pg|p|seite|s|p[áa]gina|p[áa]g|pagină|σελίδα|σελ|страница|стр|sida|side|strona|str|sivu|oldal|stránka|sayfa|blad)\.?\s*)?[0-9]{1,4}(\s*(/|of|von|de|di|από|из|z|av|af)\s*[0-9]{1,4})?[\pP\s]*$`)
 
 // pdfFurnitureKey normalises a line for comparison across pages: lower
 // case, digit runs as '#'.

@@ -513,15 +513,25 @@ func TestPDFMalformedInputsNeverPanic(t *testing.T) {
 // FuzzExtractPDF feeds arbitrary bytes to the PDF reader: it must never
 // panic, and any error must wrap one of the PDF sentinels.
 func FuzzExtractPDF(f *testing.F) {
+	// Small synthetic documents keep each execution fast; more seeds live
+	// in testdata/fuzz/FuzzExtractPDF.
 	d := newPDFTestDoc()
 	d.page(pdfTestLine("F2", 14, 72, 760, "Heading") + pdfTestWords("F1", 10, 72, 700, 0.3, "spaced words here") +
 		"BT /F1 10 Tf 72 680 Td [(Ke) 20 (rned) -300 (text)] TJ ET 0.5 w 60 670 m 540 670 l S 10 10 100 1 re f\n")
+	d.page("q 0 1 -1 0 300 100 cm BT /F1 10 Tf 0 0 Td (turned) Tj T* (text) ' ET Q /X1 Do BI /W 2 /H 2 ID \x00\x01 EI")
 	f.Add(d.bytes())
-	for _, name := range []string{"greek", "truncated", "image-only"} {
-		if data, err := os.ReadFile(pdfFixture(name)); err == nil {
-			f.Add(data)
-		}
+	g := newPDFTestDoc()
+	tu := g.addStream("", "1 begincodespacerange <0000> <FFFF> endcodespacerange 1 beginbfchar <0001> <0391> endbfchar 1 beginbfrange <0010> <0012> [<03B3> <03B4> <03B5>] endbfrange")
+	desc := g.add(`<< /Type /Font /Subtype /CIDFontType2 /BaseFont /G /DW 1000 /W [1 [600] 16 18 500] >>`)
+	g.addFont("G", fmt.Sprintf(`<< /Type /Font /Subtype /Type0 /BaseFont /G /Encoding /Identity-H /DescendantFonts [%d 0 R] /ToUnicode %d 0 R >>`, desc, tu))
+	var c strings.Builder
+	for i := 0; i < 4; i++ {
+		y := 720 - 12*float64(i)
+		c.WriteString(pdfTestLine("F1", 10, 72, y, "left column text line."))
+		c.WriteString(pdfTestLine("F1", 10, 320, y, "right column text line."))
 	}
+	g.page(c.String() + "BT /G 12 Tf 72 600 Td <00010010> Tj ET" + pdfTestLine("F1", 9, 290, 40, "1"))
+	f.Add(g.bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		paras, err := extractPDFBytes(data)
 		if err != nil {
@@ -605,5 +615,18 @@ func TestPDFHostileStructuresRejected(t *testing.T) {
 				t.Errorf("err = %v, want ErrPDFMalformed", err)
 			}
 		})
+	}
+}
+
+func TestPDFType3FontScaledByFontMatrix(t *testing.T) {
+	d := newPDFTestDoc()
+	widths := strings.TrimSpace(strings.Repeat("50 ", 26))
+	// Glyph space is 1/100 em here (not 1/1000), and the text is shown at
+	// Tf size 1 with the size carried by the text matrix, as pdfTeX does
+	// for bitmap fonts.
+	d.addFont("T3", `<< /Type /Font /Subtype /Type3 /FontMatrix [0.01 0 0 0.01 0 0] /FontBBox [0 0 100 100] /CharProcs << >> /Resources << >> /FirstChar 97 /LastChar 122 /Widths [`+widths+`] /Encoding << /Type /Encoding /Differences [97 /a /b /c /d /e /f /g /h /i /j /k /l /m /n /o /p /q /r /s /t /u /v /w /x /y /z] >> >>`)
+	d.page("BT /T3 1 Tf 10 0 0 10 72 700 Tm (bitmap) Tj 3.25 0 Td (fonts) Tj 2.75 0 Td (work) Tj ET\n")
+	if got := pdfTestTexts(t, d.bytes()); len(got) != 1 || got[0] != "bitmap fonts work" {
+		t.Errorf("got %q", got)
 	}
 }
