@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,7 +60,7 @@ func TestSetupLoggingLevelsAndFormats(t *testing.T) {
 				}
 				out := string(data)
 				for _, m := range all {
-					if got, want := strings.Contains(out, m), containsString(tc.want, m); got != want {
+					if got, want := strings.Contains(out, m), slices.Contains(tc.want, m); got != want {
 						t.Errorf("%q logged = %v, want %v\n%s", m, got, want, out)
 					}
 				}
@@ -89,15 +90,6 @@ func TestSetupLoggingLevelsAndFormats(t *testing.T) {
 			})
 		}
 	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestSetupLoggingOffSilencesEverything(t *testing.T) {
