@@ -478,4 +478,3 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
-
