@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -112,6 +113,28 @@ func deleteEverywhere(ctx context.Context, store cliStore, arg string) (int, err
 		}
 	}
 	total := 0
+	// A folder: every file indexed below it, whatever source it was
+	// indexed under.
+	if !isURL(arg) {
+		abs, err := filepath.Abs(arg)
+		if err != nil {
+			return 0, err
+		}
+		srcs, err := store.listSources(ctx)
+		if err != nil {
+			return 0, err
+		}
+		prefix := strings.TrimSuffix(abs, string(filepath.Separator)) + string(filepath.Separator)
+		for _, s := range srcs {
+			if strings.HasPrefix(s.URL, prefix) {
+				n, err := store.DeleteByURL(ctx, s.URL)
+				if err != nil {
+					return total, err
+				}
+				total += n
+			}
+		}
+	}
 	for _, k := range keys {
 		n, err := store.DeleteByURL(ctx, k)
 		if err != nil {
