@@ -177,7 +177,7 @@ type fakeOllama struct {
 	*httptest.Server
 	mu      sync.Mutex
 	prompts []fakeChat
-	embed   func(w http.ResponseWriter, inputs []string)
+	embed   func(w http.ResponseWriter, r *http.Request, inputs []string)
 }
 
 // fakeChat is one /api/chat request: its system and user text.
@@ -217,7 +217,7 @@ func (f *fakeOllama) serve(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		f.embed(w, body.Input)
+		f.embed(w, r, body.Input)
 		return
 	case "/api/chat":
 	default:

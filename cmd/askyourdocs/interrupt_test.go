@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// slowMarker in a text makes the fake embedder hang until the request is
+// cancelled, so the test can interrupt the CLI while it embeds that source.
+const slowMarker = "SLOW-MARKER"
+
+// hashVector is the fake embedder's 8-dimensional vector of a text.
+func hashVector(s string) []float32 {
+	v := make([]float32, 8)
+	for _, w := range strings.Fields(strings.ToLower(s)) {
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		v[h.Sum32()%8]++
+	}
+	var n float64
+	for _, x := range v {
+		n += float64(x * x)
+	}
+	if n == 0 {
+		v[0] = 1
+		return v
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(n))
+	}
+	return v
+}
+
+func writeHTML(t *testing.T, path, title, text string) {
+	t.Helper()
+	page := "<html><head><title>" + title + "</title></head><body><h1>" + title + "</h1><p>" + text + "</p></body></html>"
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInterruptRollsBackCurrentSource sends SIGINT to the built binary while
+// it embeds the third of four files: the files finished before are kept in
+// their new version, the interrupted one keeps its previous version, the
+// last is untouched, and the index file stays valid.
+func TestInterruptRollsBackCurrentSource(t *testing.T) {
+	bin := buildCLI(t)
+	work := t.TempDir()
+	docs := filepath.Join(work, "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	blocked := make(chan struct{}, 1)
+	model := newFakeOllama(t)
+	model.embed = func(w http.ResponseWriter, r *http.Request, inputs []string) {
+		var embs [][]float32
+		for _, in := range inputs {
+			if strings.Contains(in, slowMarker) {
+				select {
+				case blocked <- struct{}{}:
+				default:
+				}
+				select { // until the client gives up
+				case <-r.Context().Done():
+				case <-time.After(30 * time.Second):
+				}
+				return
+			}
+			embs = append(embs, hashVector(in))
+		}
+		json.NewEncoder(w).Encode(map[string]any{"model": "fake-embed", "embeddings": embs})
+	}
+	env := []string{"EMBEDDING_MODEL=ollama/fake-embed", "OLLAMA_HOST=" + model.URL}
+	data := filepath.Join(work, "index")
+
+	writeHTML(t, filepath.Join(docs, "a.html"), "Alpha", "alpha river text")
+	writeHTML(t, filepath.Join(docs, "b.html"), "Bravo", "bravo old mountain text")
+	writeHTML(t, filepath.Join(docs, "c.html"), "Charlie", "charlie old forest text")
+	writeHTML(t, filepath.Join(docs, "d.html"), "Delta", "delta old desert text")
+	if r := runCLI(t, work, env, "index", "--data", data, "docs"); r.code != 0 {
+		t.Fatalf("first index:\n%s", r)
+	}
+
+	// New versions: b changes, c changes and hangs in the embedder, d changes.
+	writeHTML(t, filepath.Join(docs, "b.html"), "Bravo", "bravo new glacier text")
+	writeHTML(t, filepath.Join(docs, "c.html"), "Charlie", "charlie new "+slowMarker+" text")
+	writeHTML(t, filepath.Join(docs, "d.html"), "Delta", "delta new canyon text")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "index", "--data", data, "docs")
+	cmd.Dir = work
+	cmd.Env = cliEnv(env...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-blocked:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the CLI never reached c.html\nstdout:\n%s\nstderr:\n%s", so.String(), se.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want code %d\nstdout:\n%s\nstderr:\n%s", err, exitInterrupted, so.String(), se.String())
+	}
+	if !strings.Contains(so.String(), "Interrupted while indexing docs/c.html: rolled back") ||
+		!strings.Contains(se.String(), "interrupted: finished sources are kept") {
+		t.Errorf("interruption not reported:\nstdout:\n%s\nstderr:\n%s", so.String(), se.String())
+	}
+
+	// The index file is valid and holds b's new text, c's and d's old text.
+	var db map[string]struct {
+		Doc struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"doc"`
+	}
+	raw, err := os.ReadFile(filepath.Join(data, "__db_askyourdocs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &db); err != nil {
+		t.Fatalf("index file is not valid JSON after the interrupt: %v", err)
+	}
+	var texts []string
+	for _, e := range db {
+		for _, p := range e.Doc.Content {
+			texts = append(texts, p.Text)
+		}
+	}
+	all := strings.Join(texts, "\n")
+	for _, want := range []string{"alpha river", "bravo new glacier", "charlie old forest", "delta old desert"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("index lacks %q after the interrupt; texts: %q", want, texts)
+		}
+	}
+	for _, gone := range []string{"bravo old", slowMarker, "delta new"} {
+		if strings.Contains(all, gone) {
+			t.Errorf("index holds %q after the interrupt; texts: %q", gone, texts)
+		}
+	}
+	if len(texts) != 4 {
+		t.Errorf("%d chunks, want 4: %q", len(texts), texts)
+	}
+}
+
+// TestMCPServer drives 'askyourdocs mcp' over a real stdio pipe with the
+// MCP Go SDK client: tools/list and tools/call of every tool, a call with
+// arguments that do not match the schema and a failing call.
+func TestMCPServer(t *testing.T) {
+	bin := buildCLI(t)
+	work := t.TempDir()
+	copyFixture(t, "../../testdata/cli/docs/faq.docx", filepath.Join(work, "docs", "faq.docx"))
+	copyFixture(t, "../../testdata/cli/docs/handbook.pdf", filepath.Join(work, "docs", "handbook.pdf"))
+	data := filepath.Join(work, "index")
+	if r := runCLI(t, work, nil, "index", "--data", data, "docs"); r.code != 0 {
+		t.Fatalf("index:\n%s", r)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.Command(bin, "mcp", "--data", data)
+	cmd.Dir = work
+	cmd.Env = cliEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "askyourdocs-cli-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("initialize: %v\nstderr: %s", err, stderr.String())
+	}
+	defer cs.Close()
+	if info := cs.InitializeResult().ServerInfo; info.Name != "askyourdocs" || info.Version != mcpVersion {
+		t.Errorf("server info %+v", info)
+	}
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	if strings.Join(names, ",") != "ask_docs,list_sources,search_docs" {
+		t.Errorf("tools = %v", names)
+	}
+	call := func(name string, args any) (*mcp.CallToolResult, string) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v\nstderr: %s", name, err, stderr.String())
+		}
+		var sb strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				sb.WriteString(tc.Text)
+			}
+		}
+		return res, sb.String()
+	}
+
+	res, text := call("search_docs", map[string]any{"query": "wetsuit rental", "k": 3})
+	var hits []searchResult
+	if err := json.Unmarshal([]byte(text), &hits); err != nil || res.IsError || len(hits) != 3 || !strings.HasSuffix(hits[0].URL, "faq.docx") {
+		t.Errorf("search_docs: %v %q", err, text)
+	}
+	res, text = call("ask_docs", map[string]any{"question": "How long before the tour can I cancel for a full refund?"})
+	var ans answerResult
+	if err := json.Unmarshal([]byte(text), &ans); err != nil || res.IsError || ans.Mode != answerExtractive ||
+		!strings.Contains(ans.Answer, "48 hours") || !strings.HasSuffix(ans.Citations[0].URL, "handbook.pdf") {
+		t.Errorf("ask_docs: %v %q", err, text)
+	}
+	res, text = call("list_sources", map[string]any{})
+	var srcs []mcpSource
+	if err := json.Unmarshal([]byte(text), &srcs); err != nil || res.IsError || len(srcs) != 2 {
+		t.Errorf("list_sources: %v %q", err, text)
+	}
+	// A tool error is a result with isError; the server keeps serving.
+	if res, text := call("search_docs", map[string]any{"query": "  "}); !res.IsError || !strings.Contains(text, "query is empty") {
+		t.Errorf("empty query: isError %v %q", res.IsError, text)
+	}
+	// Arguments that do not match the schema: invalid params.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_docs", Arguments: map[string]any{"query": 7}}); err == nil {
+		t.Error("a number as query was accepted")
+	}
+	if _, text := call("list_sources", map[string]any{}); !strings.Contains(text, "faq.docx") {
+		t.Errorf("server stopped serving after errors: %q", text)
+	}
+}
