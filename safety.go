@@ -230,9 +230,10 @@ func skipDelimSpace(units []delimUnit, j int) int {
 // HTML character references decoded and the result folded again.
 func foldDelimUnits(s string) []delimUnit {
 	units := make([]delimUnit, 0, len(s))
+	var buf [utf8.UTFMax]byte
 	for i, r := range s {
 		w := utf8.RuneLen(r)
-		if r < utf8.RuneSelf {
+		if r < utf8.RuneSelf || norm.NFKC.IsNormal(utf8.AppendRune(buf[:0], r)) {
 			units = append(units, delimUnit{r, delimLower(r), i, i + w})
 			continue
 		}

@@ -40,7 +40,20 @@ func TestSanitizeUntrusted(t *testing.T) {
 // independently of defuseDelimiter: the text is NFKC-folded, HTML
 // references are decoded, folded again and lower-cased first.
 func safetyModelTagRE(tag string) *regexp.Regexp {
+	if re, ok := safetyModelTagREs[tag]; ok {
+		return re
+	}
+	return safetyCompileTagRE(tag)
+}
+
+func safetyCompileTagRE(tag string) *regexp.Regexp {
 	return regexp.MustCompile(`<[\s\p{Zs}]*(/?)[\s\p{Zs}]*` + regexp.QuoteMeta(strings.ToLower(tag)) + `(?:[^\w]|$)`)
+}
+
+// safetyModelTagREs caches safetyModelTagRE for the tags the fuzz target uses.
+var safetyModelTagREs = map[string]*regexp.Regexp{
+	"context": safetyCompileTagRE("context"),
+	"mail":    safetyCompileTagRE("mail"),
 }
 
 // safetyModelReadTags counts the opening and closing tags a model reads in s.
@@ -307,11 +320,19 @@ func FuzzSanitizeAnswer(f *testing.F) {
 }
 
 func BenchmarkWrapContext(b *testing.B) {
-	text := strings.Repeat("Die Datensicherung läuft jede Nacht um 2 Uhr; siehe <b>Handbuch</b> & Anhang. ", 200)
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		WrapContext(text)
+	for _, bc := range []struct{ name, text string }{
+		// Plain prose has no '<' or '&' in any form: the fast path.
+		{"plain", strings.Repeat("Die Datensicherung läuft jede Nacht um 2 Uhr und wird 30 Tage aufbewahrt. ", 200)},
+		// Markup means every rune is folded (NFKC, references, homoglyphs).
+		{"markup", strings.Repeat("Die Datensicherung läuft jede Nacht um 2 Uhr; siehe <b>Handbuch</b> & Anhang. ", 200)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				WrapContext(bc.text)
+			}
+		})
 	}
 }
 
