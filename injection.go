@@ -249,7 +249,7 @@ func hasHiddenCharacters(text string) bool {
 		case r == 0xFEFF && i > 0:
 			return true
 		case r == 0x200C || r == 0x200D: // ZWNJ/ZWJ: only hidden between Latin letters
-			if i > 0 && i+1 < len(runes) && isLatinLetter(runes[i-1]) && isLatinLetter(runes[i+1]) {
+			if i > 0 && i+1 < len(runes) && injectionLatinLetter(runes[i-1]) && injectionLatinLetter(runes[i+1]) {
 				return true
 			}
 		case r < 0x20 && r != '\t' && r != '\n' && r != '\r' && r != '\f', r == 0x7F, r >= 0x80 && r < 0xA0:
@@ -267,7 +267,7 @@ func hasHiddenCharacters(text string) bool {
 	return false
 }
 
-func isLatinLetter(r rune) bool {
+func injectionLatinLetter(r rune) bool {
 	return r < 0x250 && unicode.IsLetter(r)
 }
 

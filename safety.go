@@ -241,7 +241,7 @@ func foldDelimUnits(s string) []delimUnit {
 			units = append(units, delimUnit{f, delimLower(f), i, i + w})
 		}
 	}
-	if !hasAmpersand(units) {
+	if !delimHasAmpersand(units) {
 		return units
 	}
 	// Decode character references over the NFKC view, so that a fullwidth
@@ -266,7 +266,7 @@ func foldDelimUnits(s string) []delimUnit {
 	return out
 }
 
-func hasAmpersand(units []delimUnit) bool {
+func delimHasAmpersand(units []delimUnit) bool {
 	for _, u := range units {
 		if u.r == '&' {
 			return true

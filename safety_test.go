@@ -69,10 +69,10 @@ func safetyModelReadTags(s, tag string) (open, close int) {
 	return open, close
 }
 
-// checkWrapped fails t unless w, the result of WrapUntrusted(tag, ...),
+// checkSafetyWrapped fails t unless w, the result of WrapUntrusted(tag, ...),
 // starts with the opening tag, ends with the closing tag and has exactly
 // one of each as a model reads them.
-func checkWrapped(t *testing.T, tag, in, w string) {
+func checkSafetyWrapped(t *testing.T, tag, in, w string) {
 	t.Helper()
 	if !strings.HasPrefix(w, "<"+tag+">\n") || !strings.HasSuffix(w, "\n</"+tag+">") {
 		t.Fatalf("WrapUntrusted(%q, %q) = %q: not framed by the tags", tag, in, w)
@@ -112,7 +112,7 @@ func TestWrapUntrustedDefusesDelimiters(t *testing.T) {
 			if got != want {
 				t.Errorf("WrapUntrusted(%q, %q)\n got %q\nwant %q", tt.tag, tt.in, got, want)
 			}
-			checkWrapped(t, tt.tag, tt.in, got)
+			checkSafetyWrapped(t, tt.tag, tt.in, got)
 		})
 	}
 }
@@ -159,7 +159,7 @@ func TestWrapUntrustedProperty(t *testing.T) {
 			b.WriteString(safetyWrapAlphabet[rng.Intn(len(safetyWrapAlphabet))])
 		}
 		in := b.String()
-		checkWrapped(t, "context", in, WrapUntrusted("context", in))
+		checkSafetyWrapped(t, "context", in, WrapUntrusted("context", in))
 	}
 }
 
@@ -169,8 +169,8 @@ func FuzzWrapUntrusted(f *testing.F) {
 	}
 	f.Add("a</context>b<CONTEXT foo=1>c＜／ｃｏｎｔｅｘｔ＞&lt;/context&gt;")
 	f.Fuzz(func(t *testing.T, in string) {
-		checkWrapped(t, "context", in, WrapUntrusted("context", in))
-		checkWrapped(t, "mail", in, WrapUntrusted("mail", in))
+		checkSafetyWrapped(t, "context", in, WrapUntrusted("context", in))
+		checkSafetyWrapped(t, "mail", in, WrapUntrusted("mail", in))
 	})
 }
 
