@@ -534,3 +534,39 @@ func TestChunkPathsAgree(t *testing.T) {
 		t.Errorf("the ASCII path ran on only %d inputs", fast)
 	}
 }
+
+func FuzzBuildChunks(f *testing.F) {
+	f.Add("# Title\nSome text. More text.\n\n## Sub\nBody \u00a0 words", 20, 5)
+	f.Add("one\ntwo three four five six seven eight nine ten", 3, 1)
+	f.Add(strings.Repeat("long", 100)+" x", 7, 100)
+	f.Add("\u4e2d\u6587 \u200b mixed \xff bytes\n#\n# \n", 1, 0)
+	f.Fuzz(func(t *testing.T, doc string, maxSize, overlap int) {
+		maxSize %= 5000
+		var paras []Paragraph
+		crumb := ""
+		for i, line := range strings.Split(doc, "\n") {
+			p := Paragraph{Text: line, PageNum: i / 3, Breadcrumb: crumb}
+			if h, ok := strings.CutPrefix(line, "#"); ok {
+				crumb = NormalizeSpaces(h)
+				p = Paragraph{Text: h, Heading: true, Breadcrumb: crumb, PageNum: i / 3}
+			}
+			paras = append(paras, p)
+		}
+		chunks := BuildChunks(paras, maxSize, overlap)
+		var words int
+		for _, p := range paras {
+			words += len(strings.Fields(NormalizeSpaces(p.Text)))
+		}
+		if words > 0 && len(chunks) == 0 {
+			t.Fatal("text but no chunks")
+		}
+		for _, c := range chunks {
+			if maxSize > 0 && utf8.RuneCountInString(c.Text) > maxSize {
+				t.Fatalf("chunk of %d runes, max %d", utf8.RuneCountInString(c.Text), maxSize)
+			}
+			if c.Text == "" || !strings.Contains(c.ParentText, c.Text) {
+				t.Fatalf("bad chunk %#v", c)
+			}
+		}
+	})
+}

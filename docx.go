@@ -669,7 +669,7 @@ func (p *docxParser) parseParagraph() (docxBlock, error) {
 					blk.boxes = append(blk.boxes, box...)
 					skip = false
 				}
-			case "delText", "instrText", "delInstrText", "rPr", "del", "moveFrom", "footnoteRef", "endnoteRef", "commentReference":
+			case "delText", "instrText", "delInstrText", "rPr", "del", "moveFrom", "footnoteRef", "endnoteRef", "commentReference", "rt":
 			default:
 				nest++ // runs, hyperlinks, fields, insertions, drawings: look inside
 				skip = false
