@@ -234,17 +234,18 @@ func normalizeSpacesFrom(s string, i int) (string, bool) {
 // section boundary. Within a section, chunks hold whole words: a chunk ends
 // at a paragraph end if that keeps it at least half full, else at a sentence
 // end (a word ending in '.', '!' or '?') under the same condition, else
-// after the last word that fits; it never ends right after a heading while
-// text of its section follows. Only a word longer than maxSize is cut, into
-// pieces of maxSize runes. The overlap is the longest run of whole words at
-// the end of a chunk that is at most overlapSize runes long and shorter than
-// the chunk.
+// after the last word that fits. A chunk ends right after a heading only if
+// the heading leaves no room for the next word. Only a word longer than
+// maxSize is cut, into pieces of maxSize runes. The overlap is the longest
+// run of whole words at the end of a chunk that is at most overlapSize runes
+// long, shorter than the chunk, and leaves room for the next word, so every
+// chunk brings at least one word the previous one did not have.
 //
 // Degenerate input: paragraphs whose text is empty or only whitespace are
 // ignored, and text is normalised with NormalizeSpaces; maxSize <= 0 means no
-// size limit, so each section becomes one chunk; overlapSize < 0 is treated
-// as 0 and overlapSize > maxSize/2 as maxSize/2, so every chunk advances by
-// at least half a chunk. No paragraphs give no chunks (nil).
+// size limit, so each section becomes one chunk (and ParentText equals
+// Text); overlapSize < 0 is treated as 0 and overlapSize > maxSize/2 as
+// maxSize/2. No paragraphs give no chunks (nil).
 //
 // BuildChunks is deterministic: the same input gives the same chunks. It
 // runs in time linear in the size of the input plus the size of the output.
