@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,19 +117,7 @@ func (cb *chunkBuilder) run(paras []Paragraph) {
 // prepare normalises paragraph text t. Text that is already normalised
 // ASCII with no word longer than maxSize is recognised in one pass.
 func (cb *chunkBuilder) prepare(p *Paragraph, t string) chunkPara {
-	ws := 0
-	k := 0
-	for ; k < len(t); k++ {
-		c := t[k]
-		if c > ' ' && c < utf8.RuneSelf {
-			continue
-		}
-		if c != ' ' || k == ws || (cb.maxSize > 0 && k-ws > cb.maxSize) {
-			break
-		}
-		ws = k + 1
-	}
-	if k == len(t) && ws < len(t) && (cb.maxSize == 0 || len(t)-ws <= cb.maxSize) {
+	if chunkSimple(t, cb.maxSize) {
 		return chunkPara{p: p, text: t, runes: len(t), simple: true}
 	}
 	t, ascii := normalizeSpacesASCII(t)
@@ -137,6 +126,65 @@ func (cb *chunkBuilder) prepare(p *Paragraph, t string) chunkPara {
 		runes = utf8.RuneCountInString(t)
 	}
 	return chunkPara{p: p, text: t, runes: runes}
+}
+
+// chunkSimple reports whether t is non-empty normalised ASCII (bytes 0x21
+// to 0x7F and single spaces, none leading or trailing) with no word longer
+// than maxSize bytes (any length if maxSize is 0). It checks eight bytes at
+// a time.
+func chunkSimple(t string, maxSize int) bool {
+	const (
+		ones = 0x0101010101010101
+		hi   = 0x80 * ones
+		lo7  = 0x7f * ones
+	)
+	n := len(t)
+	if n == 0 || t[0] == ' ' || t[n-1] == ' ' {
+		return false
+	}
+	ws := 0            // start of the current word
+	prevSpace := false // the byte before k is a space
+	k := 0
+	for ; k+8 <= n; k += 8 {
+		b := t[k : k+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if x&hi != 0 || (x+0x60*ones)&hi != hi {
+			return false // non-ASCII, or a control character (7-bit + 0x60 carries into bit 7 iff >= 0x20)
+		}
+		e := x ^ 0x20*ones
+		sp := ^((e&lo7 + lo7) | e | lo7) // bit 7 of each byte that is a space
+		if sp == 0 {
+			if maxSize > 0 && k+8-ws > maxSize {
+				return false
+			}
+			prevSpace = false
+			continue
+		}
+		if sp&(sp<<8) != 0 || (prevSpace && sp&0x80 != 0) {
+			return false // two spaces in a row
+		}
+		for m := sp; m != 0; m &= m - 1 {
+			i := k + bits.TrailingZeros64(m)>>3
+			if maxSize > 0 && i-ws > maxSize {
+				return false
+			}
+			ws = i + 1
+		}
+		prevSpace = sp>>63 != 0
+	}
+	for ; k < n; k++ {
+		c := t[k]
+		if c > ' ' && c < utf8.RuneSelf {
+			prevSpace = false
+			continue
+		}
+		if c != ' ' || prevSpace || (maxSize > 0 && k-ws > maxSize) {
+			return false
+		}
+		ws, prevSpace = k+1, true
+	}
+	return maxSize == 0 || n-ws <= maxSize
 }
 
 // section appends the chunks of one section.

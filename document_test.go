@@ -570,3 +570,57 @@ func FuzzBuildChunks(f *testing.F) {
 		}
 	})
 }
+
+func TestChunkSimple(t *testing.T) {
+	// chunkSimple against its definition, byte by byte.
+	ref := func(t string, maxSize int) bool {
+		if t == "" || t != NormalizeSpaces(t) {
+			return false
+		}
+		for i := 0; i < len(t); i++ {
+			if t[i] < ' ' || t[i] >= utf8.RuneSelf {
+				return false
+			}
+		}
+		for _, w := range strings.Split(t, " ") {
+			if maxSize > 0 && len(w) > maxSize {
+				return false
+			}
+		}
+		return true
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"a", "b", "Z", "9", ".", "~", "\x7f", " ", " ", " ", "\t", "\n", "\x00", "\x1f", "é", "\u00a0", "\xff"}
+	for iter := range 20000 {
+		var sb strings.Builder
+		n := r.IntN(40)
+		for range n {
+			if iter%3 == 0 && r.IntN(3) > 0 {
+				sb.WriteString(alphabet[r.IntN(4)]) // mostly plain
+			} else {
+				sb.WriteString(alphabet[r.IntN(len(alphabet))])
+			}
+		}
+		s := sb.String()
+		maxSize := r.IntN(12)
+		if got, want := chunkSimple(s, maxSize), ref(s, maxSize); got != want {
+			t.Fatalf("chunkSimple(%q, %d) = %v, want %v", s, maxSize, got, want)
+		}
+	}
+	for _, c := range []struct {
+		s    string
+		max  int
+		want bool
+	}{
+		{"abcdefgh ijklmnop", 8, true},
+		{"abcdefgh ijklmnop", 7, false},
+		{"abcdefg  hijklmnop", 0, false},
+		{"abcdefg hijklmno pqrstuvw xyz", 8, true},
+		{"abcdefgh" + " " + "ijklmnopq", 8, false},
+		{"0123456 \x7f", 0, true},
+	} {
+		if got := chunkSimple(c.s, c.max); got != c.want {
+			t.Errorf("chunkSimple(%q, %d) = %v", c.s, c.max, got)
+		}
+	}
+}
