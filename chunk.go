@@ -22,6 +22,8 @@ type chunkBuilder struct {
 	words                        []chunkWord // word path: the section's words
 	paraStart                    []int       // byte offset of each paragraph in the section text
 	forceWords                   bool        // tests: never take the ASCII path
+	pagesLo, pagesHi             int         // the page range of the last chunk
+	pages                        string      // and its Pages string
 }
 
 // chunkPara is a non-empty paragraph of the section being built.
@@ -262,13 +264,18 @@ func (cb *chunkBuilder) emit(base Chunk, sec []chunkPara, text string, a, b, pLo
 			hi = n
 		}
 	}
-	switch {
-	case lo == 0:
-	case lo == hi:
-		c.Pages = strconv.Itoa(lo)
-	default:
-		c.Pages = strconv.Itoa(lo) + "-" + strconv.Itoa(hi)
+	if lo != cb.pagesLo || hi != cb.pagesHi { // neighbours mostly share pages
+		cb.pagesLo, cb.pagesHi = lo, hi
+		switch {
+		case lo == 0:
+			cb.pages = ""
+		case lo == hi:
+			cb.pages = strconv.Itoa(lo)
+		default:
+			cb.pages = strconv.Itoa(lo) + "-" + strconv.Itoa(hi)
+		}
 	}
+	c.Pages = cb.pages
 	cb.chunks = append(cb.chunks, c)
 }
 
