@@ -191,5 +191,5 @@ func (t *pgvecTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.T
 		return
 	}
 	slog.DebugContext(ctx, "pgvector store query", "store", t.store, "command", data.CommandTag.String(),
-		"duration", time.Since(start), "error", data.Err)
+		"duration", time.Since(start), "ok", data.Err == nil)
 }
