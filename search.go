@@ -189,6 +189,27 @@ func (p keywordPlan) score(lower string) (keywordScore, bool) {
 	return s, s.phrases+s.prefixes+s.keywords > 0
 }
 
+// keywordNormalize returns text lower-cased with runs of white space
+// collapsed to one space, the form phrases are matched against.
+func keywordNormalize(text string) string {
+	lower := strings.ToLower(text)
+	prevSpace := true // a leading space also needs normalising
+	for _, r := range lower {
+		if unicode.IsSpace(r) {
+			if r != ' ' || prevSpace {
+				return strings.Join(strings.Fields(lower), " ")
+			}
+			prevSpace = true
+		} else {
+			prevSpace = false
+		}
+	}
+	if prevSpace && lower != "" {
+		return strings.TrimRightFunc(lower, unicode.IsSpace)
+	}
+	return lower
+}
+
 func compareKeywordScores(a, b keywordScore) int {
 	return cmp.Or(
 		cmp.Compare(b.phrases, a.phrases),
@@ -223,7 +244,7 @@ func (p keywordPlan) search(ctx context.Context, docs []*ai.Document, maxResults
 			continue
 		}
 		text := DocText(d)
-		if s, ok := p.score(strings.ToLower(text)); ok {
+		if s, ok := p.score(keywordNormalize(text)); ok {
 			hits = append(hits, hit{d, text, s})
 		}
 	}

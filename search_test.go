@@ -1,11 +1,18 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
 )
 
 func TestExtractQuotedPhrases(t *testing.T) {
@@ -132,4 +139,124 @@ func docMetaN(docs []*ai.Document) string {
 		s = append(s, fmt.Sprint(d.Metadata["n"]))
 	}
 	return fmt.Sprint(s)
+}
+
+func TestLocalvecKeywordSearchFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := NewLocalvecStore(genkit.Init(ctx), "kw", newTestEmbedder(16), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	texts := []string{
+		"Rabatt von 50% auf alle Artikel",
+		"Die Variable user_name enthält den Namen",
+		"O'Neil schrieb den Bericht",
+		`Pfad C:\daten\bericht.pdf`,
+		"Ein Bericht über 50 Artikel",
+		"Der Jahresbericht 2024",
+	}
+	docs := make([]*ai.Document, len(texts))
+	for i, x := range texts {
+		docs[i] = ai.DocumentFromText(x, map[string]any{"i": i})
+	}
+	if err := s.Index(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	stop := map[string]bool{"der": true, "die": true, "den": true}
+	tests := []struct {
+		query string
+		want  []string // texts, in order
+	}{
+		{`"50%"`, texts[:1]},
+		{`"user_name"`, texts[1:2]},
+		{`"O'Neil"`, texts[2:3]},
+		{`"C:\daten"`, texts[3:4]},
+		{`%`, nil},
+		{`_`, nil},
+		{`'`, nil},
+		{`\`, nil},
+		{`' OR 1=1 --`, nil}, // "or" is a 2-rune keyword: no text contains it
+		{`% _ ' \`, nil},
+		{`der die den`, nil},
+		{``, nil},
+		{`„Jahresbericht“`, texts[5:6]},
+		{`Jahresberichte`, texts[5:6]}, // prefix "jahresb"
+		{`Bericht`, []string{texts[2], texts[3], texts[4], texts[5]}}, // equal scores: any order
+	}
+	for _, tt := range tests {
+		for name, search := range map[string]func() ([]*ai.Document, error){
+			"file":  func() ([]*ai.Document, error) { return LocalvecKeywordSearch(s.Path(), tt.query, 10, stop, nil) },
+			"store": func() ([]*ai.Document, error) { return s.KeywordSearch(ctx, tt.query, 10, stop, nil) },
+		} {
+			got, err := search()
+			if err != nil {
+				t.Errorf("%s %q: %v", name, tt.query, err)
+				continue
+			}
+			g := localvecTexts(got)
+			if tt.query == "Bericht" {
+				slices.Sort(g)
+				slices.Sort(tt.want)
+			}
+			if !slices.Equal(g, tt.want) {
+				t.Errorf("%s %q = %q, want %q", name, tt.query, g, tt.want)
+			}
+		}
+	}
+	// Filter on metadata read from the file (numbers are float64 there).
+	got, err := LocalvecKeywordSearch(s.Path(), "bericht", 10, nil, func(m map[string]any) bool { return m["i"] == float64(4) })
+	if err != nil || len(got) != 1 || DocText(got[0]) != texts[4] {
+		t.Errorf("filtered: %q, %v", localvecTexts(got), err)
+	}
+	if _, err := LocalvecKeywordSearch(filepath.Join(dir, "missing.json"), "x", 5, nil, nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("[1,2"), 0o644)
+	if _, err := LocalvecKeywordSearch(bad, "x", 5, nil, nil); err == nil {
+		t.Error("malformed file: no error")
+	}
+}
+
+func FuzzKeywordPlan(f *testing.F) {
+	for _, s := range []string{
+		``, `"`, `„“`, `«»`, `»«`, `"a" "b"`, `„Max Mustermann“ Rechnungen`, `' OR 1=1 --`, `%_\`,
+		"\xff\xfe\"broken", `Straße STRASSE`, "\u0301\u0301", `"unclosed`, `“nested "quotes" here”`,
+	} {
+		f.Add(s)
+	}
+	stop := map[string]bool{"der": true, "the": true}
+	f.Fuzz(func(t *testing.T, q string) {
+		p := newKeywordPlan(q, stop)
+		for _, k := range p.keywords {
+			if k != strings.ToLower(k) || stop[k] || utf8.RuneCountInString(k) < keywordMinRunes {
+				t.Errorf("bad keyword %q", k)
+			}
+			if strings.ContainsAny(k, `%_'\" `) {
+				t.Errorf("keyword %q holds a separator", k)
+			}
+		}
+		for _, ph := range p.phrases {
+			if ph == "" || ph != strings.TrimSpace(ph) {
+				t.Errorf("bad phrase %q", ph)
+			}
+		}
+		for _, pre := range p.prefixes {
+			if utf8.RuneCountInString(pre) != keywordPrefixRunes {
+				t.Errorf("bad prefix %q", pre)
+			}
+		}
+		// Searching a document made of the query itself never fails, and
+		// finds it whenever the plan is not empty.
+		d := ai.DocumentFromText(q, nil)
+		got, err := p.search(t.Context(), []*ai.Document{d}, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.empty() && len(got) != 1 && utf8.ValidString(q) {
+			t.Errorf("query %q does not find itself", q)
+		}
+	})
 }

@@ -61,7 +61,8 @@ type LocalvecStore struct {
 	// Retriever retrieves the documents most similar to a query. Its request
 	// Options may be nil (3 documents), a *localvec.RetrieverOptions or
 	// localvec.RetrieverOptions, or any value whose JSON has a "k" field
-	// (such as map[string]any{"k": 5}); k <= 0 means 3.
+	// (such as map[string]any{"k": 5}); k <= 0 means 3. The documents it
+	// returns are copies (content slice and metadata map), best first.
 	Retriever ai.Retriever
 
 	name, path string
@@ -420,7 +421,8 @@ func (s *LocalvecStore) Sources(ctx context.Context) ([]Source, error) {
 // three-stage strategy of LocalvecKeywordSearch (quoted phrases, then long
 // keyword prefixes, then keywords; deduplicated by text, at most maxResults,
 // filtered by filter when it is non-nil). A query without keywords returns
-// no documents and no error.
+// no documents and no error. The documents returned are copies (content
+// slice and metadata map) that the caller may change.
 func (s *LocalvecStore) KeywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
 	plan := newKeywordPlan(query, stopWords)
 	s.mu.RLock()
@@ -431,6 +433,9 @@ func (s *LocalvecStore) KeywordSearch(ctx context.Context, query string, maxResu
 	docs, err := plan.search(ctx, s.rows.docs, maxResults, filter)
 	if err != nil {
 		return nil, fmt.Errorf("localvec keyword search: %w", err)
+	}
+	for i, d := range docs {
+		docs[i] = localvecCopyDoc(d)
 	}
 	return docs, nil
 }

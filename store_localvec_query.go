@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -87,9 +88,16 @@ func (s *LocalvecStore) retrieve(ctx context.Context, req *ai.RetrieverRequest) 
 	top := s.rows.topK(q, k)
 	docs := make([]*ai.Document, len(top))
 	for i, h := range top {
-		docs[i] = s.rows.docs[h.row]
+		docs[i] = localvecCopyDoc(s.rows.docs[h.row])
 	}
 	return &ai.RetrieverResponse{Documents: docs}, nil
+}
+
+// localvecCopyDoc returns a copy of a stored document that a caller may
+// change (add metadata, say) without changing the store: the content slice
+// and the top-level metadata map are copied, the parts are shared.
+func localvecCopyDoc(d *ai.Document) *ai.Document {
+	return &ai.Document{Content: slices.Clone(d.Content), Metadata: maps.Clone(d.Metadata)}
 }
 
 // localvecHit is a scored row.

@@ -604,3 +604,25 @@ func TestLocalvecCrash(t *testing.T) {
 		}
 	}
 }
+
+func TestLocalvecResultsAreCopies(t *testing.T) {
+	ctx := t.Context()
+	s := ingestTestLocalvec(t, t.TempDir(), newTestEmbedder(16))
+	if err := s.Index(ctx, localvecTestDocs(3, "u")); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: ai.DocumentFromText("document 1", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Documents[0].Metadata[MetaURL] = "changed"
+	kw, err := s.KeywordSearch(ctx, "document", 3, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kw[0].Metadata[MetaSource] = "changed"
+	src, _ := s.Sources(ctx)
+	if len(src) != 2 || src[0].URL != "u" || src[1].URL != "u" || src[0].Source == "changed" || src[1].Source == "changed" {
+		t.Errorf("changing results changed the store: %v", src)
+	}
+}
