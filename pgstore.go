@@ -79,8 +79,13 @@ const (
 	pgvecDefaultK = 3
 	// pgvecEmbedBatch is the number of documents per embedder call.
 	pgvecEmbedBatch = 100
-	// pgvecWriteBatch is the number of rows per INSERT statement.
-	pgvecWriteBatch = 500
+	// pgvecWriteBatch is the largest number of rows Index writes with one
+	// INSERT statement (atomic without an explicit transaction); larger
+	// calls write several statements inside one transaction.
+	pgvecWriteBatch = 5000
+	// pgvecLookupBatch is the number of documents per lookup of stored
+	// chunks and vectors.
+	pgvecLookupBatch = 1000
 	// pgvecDefaultEfSearch is pgvector's default hnsw.ef_search; an HNSW
 	// scan returns at most that many rows, so larger k raises it.
 	pgvecDefaultEfSearch = 40
@@ -591,9 +596,9 @@ func (s *PgvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 		return fmt.Errorf("pgvector index: %w", err)
 	}
 	var todo []*pgvecRow
-	for start := 0; start < len(prepared); start += pgvecWriteBatch {
-		part := make([]*pgvecRow, 0, pgvecWriteBatch)
-		for i := start; i < min(start+pgvecWriteBatch, len(prepared)); i++ {
+	for start := 0; start < len(prepared); start += pgvecLookupBatch {
+		part := make([]*pgvecRow, 0, pgvecLookupBatch)
+		for i := start; i < min(start+pgvecLookupBatch, len(prepared)); i++ {
 			part = append(part, &prepared[i])
 		}
 		existing, err := s.lookup(ctx, part)

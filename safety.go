@@ -230,9 +230,10 @@ func skipDelimSpace(units []delimUnit, j int) int {
 // HTML character references decoded and the result folded again.
 func foldDelimUnits(s string) []delimUnit {
 	units := make([]delimUnit, 0, len(s))
+	var buf [utf8.UTFMax]byte
 	for i, r := range s {
 		w := utf8.RuneLen(r)
-		if r < utf8.RuneSelf {
+		if r < utf8.RuneSelf || norm.NFKC.IsNormal(utf8.AppendRune(buf[:0], r)) {
 			units = append(units, delimUnit{r, delimLower(r), i, i + w})
 			continue
 		}
@@ -240,7 +241,7 @@ func foldDelimUnits(s string) []delimUnit {
 			units = append(units, delimUnit{f, delimLower(f), i, i + w})
 		}
 	}
-	if !hasAmpersand(units) {
+	if !delimHasAmpersand(units) {
 		return units
 	}
 	// Decode character references over the NFKC view, so that a fullwidth
@@ -265,7 +266,7 @@ func foldDelimUnits(s string) []delimUnit {
 	return out
 }
 
-func hasAmpersand(units []delimUnit) bool {
+func delimHasAmpersand(units []delimUnit) bool {
 	for _, u := range units {
 		if u.r == '&' {
 			return true

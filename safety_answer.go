@@ -52,14 +52,14 @@ func AnswerLeaks(answer string, allowedURLs []string) []string {
 	}
 	_, leaks := sanitizeAnswerLoop(answer, allowedURLs, true)
 	for _, l := range leaks {
-		if !containsString(found, l) {
+		if !answerContains(found, l) {
 			found = append(found, l)
 		}
 	}
 	return found
 }
 
-func containsString(list []string, s string) bool {
+func answerContains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -104,7 +104,7 @@ type answerScanner struct {
 }
 
 func (sc *answerScanner) leak(kind string) {
-	if sc.collect && !containsString(sc.leaks, kind) {
+	if sc.collect && !answerContains(sc.leaks, kind) {
 		sc.leaks = append(sc.leaks, kind)
 	}
 }
@@ -380,10 +380,10 @@ func answerLooksLikeURL(text string) bool {
 // the start of s and its URL, or 0.
 func answerAutolinkLen(s string) (int, string) {
 	i := 1
-	if i >= len(s) || !isASCIILetter(s[i]) {
+	if i >= len(s) || !answerASCIILetter(s[i]) {
 		return 0, ""
 	}
-	for i++; i < len(s) && i <= 33 && (isASCIILetter(s[i]) || s[i] >= '0' && s[i] <= '9' || s[i] == '+' || s[i] == '.' || s[i] == '-'); i++ {
+	for i++; i < len(s) && i <= 33 && (answerASCIILetter(s[i]) || s[i] >= '0' && s[i] <= '9' || s[i] == '+' || s[i] == '.' || s[i] == '-'); i++ {
 	}
 	if i < 3 || i >= len(s) || s[i] != ':' {
 		return 0, ""
@@ -410,10 +410,10 @@ func answerTagLen(s string) int {
 		if i < len(s) && s[i] == '/' {
 			i++
 		}
-		if i >= len(s) || !isASCIILetter(s[i]) {
+		if i >= len(s) || !answerASCIILetter(s[i]) {
 			return 0
 		}
-		for i++; i < len(s) && (isASCIILetter(s[i]) || s[i] >= '0' && s[i] <= '9' || s[i] == '-'); i++ {
+		for i++; i < len(s) && (answerASCIILetter(s[i]) || s[i] >= '0' && s[i] <= '9' || s[i] == '-'); i++ {
 		}
 		if i < len(s) && s[i] != '>' && s[i] != '/' && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' && s[i] != '\f' {
 			return 0
@@ -430,7 +430,7 @@ func answerTagLen(s string) int {
 	return 0
 }
 
-func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func answerASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // markup handles what starts with '<' at s[i]: an autolink, an HTML
 // comment, CDATA section, declaration or tag. It writes what remains of it
@@ -473,7 +473,7 @@ func (sc *answerScanner) markup(b *strings.Builder, s string, i, to int) (int, b
 	}
 	if m[1] != '/' && (name == "script" || name == "style" || name == "iframe" || name == "textarea" || name == "noscript") {
 		closeTag := "</" + name
-		if j := indexFoldASCII(s[end:to], closeTag); j >= 0 {
+		if j := answerIndexFold(s[end:to], closeTag); j >= 0 {
 			k := strings.IndexByte(s[end+j:to], '>')
 			if k < 0 {
 				return to, true
@@ -485,8 +485,8 @@ func (sc *answerScanner) markup(b *strings.Builder, s string, i, to int) (int, b
 	return end, true
 }
 
-// indexFoldASCII is strings.Index ignoring ASCII case; sub is lower case.
-func indexFoldASCII(s, sub string) int {
+// answerIndexFold is strings.Index ignoring ASCII case; sub is lower case.
+func answerIndexFold(s, sub string) int {
 	n := len(sub)
 	for i := 0; i+n <= len(s); i++ {
 		if strings.EqualFold(s[i:i+n], sub) {

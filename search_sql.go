@@ -29,8 +29,9 @@ var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 // The stages, each one query, merged in this order, deduplicated by text and
 // capped at maxResults (no cap when maxResults <= 0):
 //
-//  1. quoted phrases of the query, as case-insensitive substrings
-//     (content ILIKE '%phrase%'); documents matching more phrases first,
+//  1. quoted phrases of the query, as case-insensitive substrings of the
+//     text with white space collapsed (ILIKE '%phrase%'); documents
+//     matching more phrases first,
 //     then (here and in every stage) those containing more keywords;
 //  2. the 7-rune prefixes of keywords of 8 runes or more, as substrings
 //     (bridging inflections a stemmer misses);
@@ -105,10 +106,16 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 	// first, then those containing more keywords: the keyword patterns are
 	// bound after extraArgs.
 	kw := fmt.Sprintf("$%d::text[]", 3+len(extraArgs))
-	likeQuery := `SELECT content, metadata FROM ` + t +
-		` WHERE content ILIKE ANY($1::text[])` + filter +
-		` ORDER BY (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE content ILIKE ayd_p.pat) DESC,
+	likeOn := func(text string) string {
+		return `SELECT content, metadata FROM ` + t +
+			` WHERE ` + text + ` ILIKE ANY($1::text[])` + filter +
+			` ORDER BY (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE ` + text + ` ILIKE ayd_p.pat) DESC,
 			(SELECT count(*) FROM unnest(` + kw + `) AS ayd_k(pat) WHERE content ILIKE ayd_k.pat) DESC, id LIMIT $2`
+	}
+	likeQuery := likeOn("content")
+	// Phrases are matched with runs of white space in the text collapsed to
+	// one space, as ExtractQuotedPhrases collapses them in the phrase.
+	phraseQuery := likeOn(`regexp_replace(content, '\s+', ' ', 'g')`)
 	tsvector := `to_tsvector(` + regconfig + `, content)`
 	ftsQuery := `WITH ayd_tsq AS (SELECT replace(plainto_tsquery(` + regconfig + `, $1::text)::text, '&', '|')::tsquery AS ayd_q)
 		SELECT content, metadata FROM ` + t + `, ayd_tsq
@@ -131,7 +138,7 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 	}
 	keywordPatterns := patterns(plan.keywords)
 	stages := []stage{
-		{"phrase", likeQuery, patterns(plan.phrases), len(plan.phrases) == 0},
+		{"phrase", phraseQuery, patterns(plan.phrases), len(plan.phrases) == 0},
 		{"prefix", likeQuery, patterns(plan.prefixes), len(plan.prefixes) == 0},
 		{"full-text", ftsQuery, strings.Join(plan.keywords, " "), len(plan.keywords) == 0},
 		{"substring", likeQuery, keywordPatterns, len(plan.keywords) == 0},
@@ -191,5 +198,5 @@ func (t *pgvecTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.T
 		return
 	}
 	slog.DebugContext(ctx, "pgvector store query", "store", t.store, "command", data.CommandTag.String(),
-		"duration", time.Since(start), "error", data.Err)
+		"duration", time.Since(start), "ok", data.Err == nil)
 }

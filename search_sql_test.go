@@ -34,6 +34,7 @@ func searchSQLTestStore(t *testing.T, opts *PgvecOptions) *PgvecStore {
 		{`Files live under C:\data\reports`, "misc"},
 		{"The contract renewal deadline is in March", "legal"},
 		{"Revenue grew while the costs of the contract fell", "finance"},
+		{"Payment terms:\n\tnet   thirty days", "finance"},
 	}
 	var docs []*ai.Document
 	for i, tx := range texts {
@@ -133,6 +134,7 @@ func TestKeywordSearchSQLStopWordsAndMetacharacters(t *testing.T) {
 		{`"O'Brien"`, []string{"Mr O'Brien signed the contract"}},
 		{`"C:\data"`, []string{`Files live under C:\data\reports`}},
 		{`"%"`, []string{"We are 100% sure about the deadline"}},
+		{`"NET thirty"`, []string{"Payment terms:\n\tnet   thirty days"}},
 	} {
 		got, err := KeywordSearchSQL(ctx, s.Pool, tc.query, 10, "simple", stop, "", nil)
 		if err != nil {
