@@ -521,7 +521,7 @@ func TestBadInput(t *testing.T) {
 	// Another embedder than the one that built the index: a clear error.
 	r = runCLI(t, work, []string{"EMBEDDING_DIM=256"}, "ask", "--data", data, "sunset paddle")
 	if r.code != exitError || !strings.Contains(r.stderr, "index was built with another embedder") ||
-		!strings.Contains(r.stderr, "askyourdocs/local-hash-512") || !strings.Contains(r.stderr, "askyourdocs/local-hash-256") {
+		!strings.Contains(r.stderr, "askyourdocs/local-hash-1024") || !strings.Contains(r.stderr, "askyourdocs/local-hash-256") {
 		t.Errorf("embedder mismatch:\n%s", r)
 	}
 	r = runCLI(t, work, []string{"EMBEDDING_DIM=256"}, "index", "--data", data, "prices.html")
