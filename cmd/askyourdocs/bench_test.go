@@ -149,7 +149,7 @@ func benchBackend(b *testing.B, kind string, n int) *backend {
 		return v.(*backend)
 	}
 	ctx := context.Background()
-	cf := &commonFlags{name: fmt.Sprintf("cli_bench_%d", n)}
+	cf := &commonFlags{name: fmt.Sprintf("cli_bench_%d_%d", n, cliLocalEmbedderDim)}
 	switch kind {
 	case "local":
 		dir, err := os.MkdirTemp("", "askyourdocs-bench-")
