@@ -59,7 +59,7 @@ func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
 	if err != nil {
 		return nil, err
 	}
-	fonts := &pdfFontCache{byKey: map[string]*pdfFont{}}
+	fonts := &pdfFontCache{byKey: map[string]*pdfFont{}, byRes: map[string]*pdfFont{}}
 	doc := make([]pdfPageLines, len(pages))
 	var firstErr error
 	failed, glyphs := 0, 0
