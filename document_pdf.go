@@ -74,7 +74,6 @@ func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("page %d: %w", i+1, perr)
 			}
-			slog.Debug("pdf page read incompletely", "page", i+1, "err", perr)
 		}
 	}
 	if glyphs == 0 {
@@ -82,6 +81,10 @@ func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
 			return nil, fmt.Errorf("%w: no page could be read (%d of %d failed): %w", ErrPDFMalformed, failed, len(pages), firstErr)
 		}
 		return nil, fmt.Errorf("%w: %d page(s) without text (scanned or image-only?)", ErrPDFNoText, len(pages))
+	}
+	if failed > 0 {
+		slog.Warn("pdf: pages read incompletely, keeping the text read before the failure",
+			"pages", failed, "of", len(pages), "first", firstErr.Error())
 	}
 	paras = pdfParagraphs(doc)
 	if len(paras) == 0 {

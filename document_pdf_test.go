@@ -344,7 +344,7 @@ func TestPDFHyphenatedLineBreakJoined(t *testing.T) {
 	d.page(pdfTestLine("F1", 10, 72, 700, "This is an exam-") +
 		pdfTestLine("F1", 10, 72, 688, "ple of a well-known hyphen-") +
 		pdfTestLine("F1", 10, 72, 676, "Ated name."))
-	want := "This is an example of a well-known hyphen- Ated name."
+	want := "This is an example of a well-known hyphen-Ated name."
 	if got := pdfTestTexts(t, d.bytes()); len(got) != 1 || got[0] != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
