@@ -13,8 +13,9 @@ import (
 
 // ErrPDFEncrypted is returned (wrapped) by ExtractParagraphs for an
 // encrypted PDF that cannot be opened without a password, or whose
-// encryption scheme the reader does not support. A PDF protected only by an
-// owner password (empty user password, RC4 or AES-128) is read normally.
+// encryption the reader does not support (AES-256, even with an empty user
+// password). A PDF protected only by an owner password with RC4 or AES-128
+// encryption is read normally.
 var ErrPDFEncrypted = errors.New("pdf is encrypted")
 
 // ErrPDFNoText is returned (wrapped) by ExtractParagraphs for a readable PDF
@@ -130,7 +131,7 @@ func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 	case errors.Is(err, pdf.ErrInvalidPassword):
 		return nil, fmt.Errorf("%w: a password is needed to open it", ErrPDFEncrypted)
 	case encrypted && strings.Contains(err.Error(), "encrypt"):
-		return nil, fmt.Errorf("%w: %w", ErrPDFEncrypted, err)
+		return nil, fmt.Errorf("%w: the reader does not support its encryption (AES-256 needs a decrypted copy): %w", ErrPDFEncrypted, err)
 	case strings.Contains(err.Error(), "%%EOF") || strings.Contains(err.Error(), "startxref"):
 		return nil, fmt.Errorf("%w: %w (the file looks truncated)", ErrPDFMalformed, err)
 	}

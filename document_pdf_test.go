@@ -635,3 +635,45 @@ func TestPDFType3FontScaledByFontMatrix(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestPDFListItemsAndIndentsStartParagraphs(t *testing.T) {
+	d := newPDFTestDoc()
+	var c strings.Builder
+	y := 700.0
+	line := func(x float64, s string) {
+		c.WriteString(pdfTestLine("F1", 10, x, y, s))
+		y -= 12
+	}
+	line(72, "An opening paragraph that runs across the full width of the")
+	line(72, "column and ends short.")
+	line(90, "An indented first line starts the next paragraph without any")
+	line(72, "extra space above it, as books set their text.")
+	line(72, "\x95 a bulleted item") // WinAnsi bullet
+	line(72, "\x95 another item that is long enough to wrap onto a second line")
+	line(84, "with a hanging indent")
+	line(72, "1. a numbered item")
+	d.page(c.String() + pdfTestLine("F1", 9, 290, 40, "- 1 -"))
+	got := pdfTestTexts(t, d.bytes())
+	want := []string{
+		"An opening paragraph that runs across the full width of the column and ends short.",
+		"An indented first line starts the next paragraph without any extra space above it, as books set their text.",
+		"• a bulleted item",
+		"• another item that is long enough to wrap onto a second line with a hanging indent",
+		"1. a numbered item",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestPDFPageNumberPattern(t *testing.T) {
+	for s, want := range map[string]bool{
+		"7": true, "- 7 -": true, "Page 7": true, "Page 7 of 9": true, "Seite 3 von 10": true,
+		"7 / 9": true, "Σελίδα 7": true, "стр. 12": true, "p. 4": true,
+		"Figure 3": false, "Table 2": false, "Chapter 1": false, "2023 results": false, "48,210": false,
+	} {
+		if got := pdfPageNumberRe.MatchString(s); got != want {
+			t.Errorf("page number %q: got %v, want %v", s, got, want)
+		}
+	}
+}
