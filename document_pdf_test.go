@@ -20,7 +20,7 @@ var pdfUpdateGolden = flag.Bool("update-pdf", false, "rewrite testdata/pdf/*.par
 
 // pdfTextFixtures are the fixtures with a text layer and pdftotext golden
 // text (testdata/pdf/<name>.pdftotext.txt).
-var pdfTextFixtures = []string{"table", "two-column", "greek", "owner-only", "bench-100"}
+var pdfTextFixtures = []string{"table", "two-column", "greek", "owner-only", "ghostscript", "bench-100"}
 
 func pdfFixture(name string) string { return filepath.Join("testdata", "pdf", name+".pdf") }
 
@@ -110,7 +110,7 @@ func TestPDFWordScoresCatchGluedAndMissingWords(t *testing.T) {
 // TestPDFGoldenParagraphs compares the paragraphs of each small text
 // fixture with testdata/pdf/<name>.paragraphs.json (-update-pdf rewrites).
 func TestPDFGoldenParagraphs(t *testing.T) {
-	for _, name := range []string{"table", "two-column", "greek", "owner-only"} {
+	for _, name := range []string{"table", "two-column", "greek", "owner-only", "ghostscript"} {
 		t.Run(name, func(t *testing.T) {
 			paras, err := ExtractParagraphs(pdfFixture(name))
 			if err != nil {
@@ -675,5 +675,30 @@ func TestPDFPageNumberPattern(t *testing.T) {
 		if got := pdfPageNumberRe.MatchString(s); got != want {
 			t.Errorf("page number %q: got %v, want %v", s, got, want)
 		}
+	}
+}
+
+func TestPDFStandardFontWithoutWidths(t *testing.T) {
+	d := newPDFTestDoc()
+	d.addFont("H", "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	// Each word placed absolutely, 0.25 em after the previous one ends by
+	// Helvetica's real metrics; with a flat average width these short,
+	// narrow words would seem to overlap slightly and be glued.
+	words := []string{"it", "is", "if", "it", "fits", "tiles"}
+	widths := map[rune]float64{'l': 222, 'i': 222, 't': 278, 'e': 556, 'f': 278, 'n': 556, 'g': 556, 's': 500}
+	var c strings.Builder
+	x := 72.0
+	c.WriteString("BT /H 12 Tf ")
+	for _, w := range words {
+		fmt.Fprintf(&c, "1 0 0 1 %g 700 Tm (%s) Tj ", x, w)
+		for _, r := range w {
+			x += widths[r] / 1000 * 12
+		}
+		x += 0.25 * 12
+	}
+	c.WriteString("ET\n")
+	d.page(c.String())
+	if got := pdfTestTexts(t, d.bytes()); len(got) != 1 || got[0] != strings.Join(words, " ") {
+		t.Errorf("got %q", got)
 	}
 }
