@@ -52,6 +52,7 @@ type pdfFont struct {
 	defWidth   float64
 	cmap       *pdfCMap
 	enc        pdf.TextEncoding // /Encoding fallback for simple fonts
+	names      *[256]string     // glyph names by code (simple fonts without ToUnicode)
 	uni        [256]string
 	uniOK      [256]bool
 	uni2       map[uint16]string
@@ -100,6 +101,11 @@ func (f *pdfFont) decode(code int) string {
 func (f *pdfFont) decodeSimple(code int) (s string) {
 	if f.cmap != nil {
 		if t, ok := f.cmap.lookup(uint32(code), 1); ok {
+			return pdfCleanGlyphText(t)
+		}
+	}
+	if f.names != nil {
+		if t := pdfGlyphText(f.names[code]); t != "" {
 			return pdfCleanGlyphText(t)
 		}
 	}
@@ -257,6 +263,16 @@ func pdfLoadFontInto(f *pdfFont, v pdf.Value) {
 	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
 		if data, _ := pdfStreamBytes(tu); len(data) > 0 {
 			f.cmap = pdfParseCMap(data)
+		}
+	}
+	if !f.twoByte && f.cmap == nil {
+		encV := v.Key("Encoding")
+		builtin := encV.IsNull() || (encV.Kind() == pdf.Dict && encV.Key("BaseEncoding").IsNull())
+		if !builtin {
+			desc = pdf.Value{} // a named base encoding replaces the font's own
+		}
+		if names, ok := pdfFontNames(v, desc); ok {
+			f.names = &names
 		}
 	}
 	if !f.twoByte {

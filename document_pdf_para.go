@@ -253,9 +253,10 @@ func pdfContinues(b *pdfBlock, ln pdfLine, newPage bool, rules []pdfRule, lead m
 }
 
 // pdfJoinLines joins the lines of a paragraph. A word broken with a hyphen
-// at a line end is joined: before a lower-case letter the hyphen goes
-// ("exam-" + "ple" gives "example"), before anything else it stays
-// ("Jean-" + "Paul" gives "Jean-Paul").
+// at a line end is joined: the hyphen goes before a lower-case letter
+// ("exam-" + "ple" gives "example") and inside an upper-case word ("ELE-" +
+// "MENT" gives "ELEMENT"); otherwise it stays ("Jean-" + "Paul" gives
+// "Jean-Paul").
 func pdfJoinLines(lines []pdfLine) string {
 	var b strings.Builder
 	for i, ln := range lines {
@@ -263,7 +264,8 @@ func pdfJoinLines(lines []pdfLine) string {
 		if i > 0 && b.Len() > 0 {
 			s := b.String()
 			if pdfLastRune(s) == '-' && len(s) >= 2 && unicode.IsLetter(pdfLastRune(s[:len(s)-1])) && t != "" {
-				if unicode.IsLower(pdfFirstRune(t)) {
+				before, next := pdfLastRune(s[:len(s)-1]), pdfFirstRune(t)
+				if unicode.IsLower(next) || (unicode.IsUpper(before) && unicode.IsUpper(next)) {
 					b.Reset()
 					b.WriteString(s[:len(s)-1])
 				}

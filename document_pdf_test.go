@@ -25,7 +25,7 @@ var pdfTextFixtures = []string{"table", "two-column", "greek", "owner-only", "gh
 func pdfFixture(name string) string { return filepath.Join("testdata", "pdf", name+".pdf") }
 
 // pdfHyphenBreak matches a word broken with a hyphen at a line end.
-var pdfHyphenBreak = regexp.MustCompile(`(\pL)-\n(\p{Ll})`)
+var pdfHyphenBreak = regexp.MustCompile(`(\pL)-\n(\p{Ll})|(\p{Lu})-\n(\p{Lu})`)
 
 // pdfWordScores compares our words with the reference (pdftotext) words:
 // the word-level F1 over word multisets, and the share of our words that
@@ -76,7 +76,7 @@ func TestPDFFidelityAgainstPdftotext(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref := strings.Fields(pdfHyphenBreak.ReplaceAllString(string(gold), "$1$2"))
+			ref := strings.Fields(pdfHyphenBreak.ReplaceAllString(string(gold), "$1$2$3$4"))
 			var ours []string
 			for _, p := range paras {
 				ours = append(ours, strings.Fields(p.Text)...)
@@ -343,8 +343,9 @@ func TestPDFHyphenatedLineBreakJoined(t *testing.T) {
 	d := newPDFTestDoc()
 	d.page(pdfTestLine("F1", 10, 72, 700, "This is an exam-") +
 		pdfTestLine("F1", 10, 72, 688, "ple of a well-known hyphen-") +
-		pdfTestLine("F1", 10, 72, 676, "Ated name."))
-	want := "This is an example of a well-known hyphen-Ated name."
+		pdfTestLine("F1", 10, 72, 676, "Ated name, an ELE-") +
+		pdfTestLine("F1", 10, 72, 664, "MENT."))
+	want := "This is an example of a well-known hyphen-Ated name, an ELEMENT."
 	if got := pdfTestTexts(t, d.bytes()); len(got) != 1 || got[0] != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -533,6 +534,7 @@ func FuzzExtractPDF(f *testing.F) {
 	}
 	g.page(c.String() + "BT /G 12 Tf 72 600 Td <00010010> Tj ET" + pdfTestLine("F1", 9, 290, 40, "1"))
 	f.Add(g.bytes())
+	f.Add(pdfTestBuiltinDoc().bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		paras, err := extractPDFBytes(data)
 		if err != nil {
@@ -700,5 +702,37 @@ func TestPDFStandardFontWithoutWidths(t *testing.T) {
 	d.page(c.String())
 	if got := pdfTestTexts(t, d.bytes()); len(got) != 1 || got[0] != strings.Join(words, " ") {
 		t.Errorf("got %q", got)
+	}
+}
+
+func TestPDFGlyphNames(t *testing.T) {
+	for name, want := range map[string]string{
+		"period": ".", "bullet": "•", "a": "a", "Q": "Q", "eacute": "é", "Udieresis": "Ü", "uni03B1": "α",
+		"uni00660069": "fi", "u1F600": "😀", "one.oldstyle": "1", "alpha": "α", "g37": "", ".notdef": "",
+	} {
+		if got := pdfGlyphText(name); got != want {
+			t.Errorf("pdfGlyphText(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// pdfTestBuiltinDoc returns a PDF whose symbol font, in TeX's style, has no
+// ToUnicode and no /Encoding: its glyph names are only in the built-in
+// encoding of the embedded program (clear-text part).
+func pdfTestBuiltinDoc() *pdfTestDoc {
+	d := newPDFTestDoc()
+	program := "%!PS-AdobeFont-1.0: CMSY10\n/Encoding 256 array\n0 1 255 {1 index exch /.notdef put} for\n" +
+		"dup 15 /bullet put\ndup 58 /period put\ndup 65 /A put\nreadonly def\ncurrentfile eexec\n\x80\x01binary"
+	ff := d.addStream("/Length1 120", program)
+	desc := d.add(fmt.Sprintf("<< /Type /FontDescriptor /FontName /CMSY10 /Flags 4 /FontFile %d 0 R >>", ff))
+	d.addFont("S", fmt.Sprintf("<< /Type /Font /Subtype /Type1 /BaseFont /CMSY10 /FirstChar 0 /LastChar 127 /FontDescriptor %d 0 R >>", desc))
+	d.page("BT /S 10 Tf 72 700 Td <0f> Tj /F1 10 Tf 8 0 Td (item) Tj /S 10 Tf 25 0 Td <3a41> Tj ET\n")
+	return d
+}
+
+func TestPDFBuiltinType1Encoding(t *testing.T) {
+	d := pdfTestBuiltinDoc()
+	if got := pdfTestTexts(t, d.bytes()); len(got) != 1 || got[0] != "• item .A" {
+		t.Errorf("got %q, want %q", got, "• item .A")
 	}
 }
