@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// ErrPDFEncrypted is returned (wrapped) by ExtractParagraphs for an
+// encrypted PDF that cannot be opened without a password, or whose
+// encryption the reader does not support (AES-256, even with an empty user
+// password). A PDF protected only by an owner password with RC4 or AES-128
+// encryption is read normally.
+var ErrPDFEncrypted = errors.New("pdf is encrypted")
+
+// ErrPDFNoText is returned (wrapped) by ExtractParagraphs for a readable PDF
+// whose pages carry no extractable text: a scan or other image-only PDF
+// (run OCR first), or text drawn without a usable character mapping.
+var ErrPDFNoText = errors.New("pdf has no extractable text")
+
+// ErrPDFMalformed is returned (wrapped) by ExtractParagraphs for a file that
+// is not a readable PDF: truncated (an interrupted download), corrupt, or
+// not a PDF at all. Panics of the underlying PDF parser are turned into
+// this error.
+var ErrPDFMalformed = errors.New("pdf is malformed or truncated")
+
+// extractPDF returns the paragraphs of the PDF file at path; see
+// extractPDFBytes.
+func extractPDF(path string) ([]Paragraph, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("extract pdf: %w", err)
+	}
+	paras, err := extractPDFBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("extract pdf %s: %w", path, err)
+	}
+	return paras, nil
+}
+
+// extractPDFBytes returns the paragraphs of the PDF document in data, in
+// reading order, with headings marked and breadcrumbs filled. Errors wrap
+// ErrPDFEncrypted, ErrPDFNoText or ErrPDFMalformed. It never panics.
+func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			paras, err = nil, fmt.Errorf("%w: %v", ErrPDFMalformed, r)
+		}
+	}()
+	r, err := pdfOpen(data)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := pdfPageList(r)
+	if err != nil {
+		return nil, err
+	}
+	fonts := &pdfFontCache{byKey: map[string]*pdfFont{}, byRes: map[string]*pdfFont{}}
+	doc := make([]pdfPageLines, len(pages))
+	var firstErr error
+	failed, glyphs := 0, 0
+	run := &pdfPageRun{fonts: fonts}
+	for i, pg := range pages {
+		run.glyphs, run.rules, run.forms = run.glyphs[:0], nil, 0
+		lines, rules, n, perr := pdfReadPage(pg, run)
+		doc[i] = pdfPageLines{lines: lines, rules: rules, height: pg.height()}
+		glyphs += n
+		if perr != nil {
+			failed++
+			if firstErr == nil {
+				firstErr = fmt.Errorf("page %d: %w", i+1, perr)
+			}
+		}
+	}
+	if glyphs == 0 {
+		if failed > 0 {
+			return nil, fmt.Errorf("%w: no page could be read (%d of %d failed): %w", ErrPDFMalformed, failed, len(pages), firstErr)
+		}
+		return nil, fmt.Errorf("%w: %d page(s) without text (scanned or image-only?)", ErrPDFNoText, len(pages))
+	}
+	if failed > 0 {
+		slog.Warn("pdf: pages read incompletely, keeping the text read before the failure",
+			"pages", failed, "of", len(pages), "first", firstErr.Error())
+	}
+	paras = pdfParagraphs(doc)
+	if len(paras) == 0 {
+		return nil, fmt.Errorf("%w: only page furniture (headers, footers, page numbers) found", ErrPDFNoText)
+	}
+	return paras, nil
+}
+
+// pdfOpen opens data with ledongthuc/pdf, classifying failures.
+func pdfOpen(data []byte) (r *pdf.Reader, err error) {
+	if !bytes.HasPrefix(data, []byte("%PDF-")) {
+		return nil, fmt.Errorf("%w: not a PDF file (no %%PDF- header)", ErrPDFMalformed)
+	}
+	// The reader only accepts "%PDF-1.x" headers; PDF 2.0 files share the
+	// syntax it reads, so present them as 1.7.
+	if bytes.HasPrefix(data, []byte("%PDF-2.")) {
+		data = append([]byte("%PDF-1.7"), data[8:]...)
+	}
+	// The reader looks for %%EOF in the last 100 bytes only; cut trailing
+	// garbage some producers append.
+	if i := bytes.LastIndex(data, []byte("%%EOF")); i >= 0 && len(data)-i > 100 {
+		data = data[:i+5]
+	}
+	if err := pdfPreflight(data); err != nil {
+		return nil, err
+	}
+	func() {
+		defer func() {
+			if x := recover(); x != nil {
+				r, err = nil, fmt.Errorf("%v", x)
+			}
+		}()
+		r, err = pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	}()
+	if err == nil {
+		if err := pdfCheckObjectStreams(r, data); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	encrypted := bytes.Contains(data, []byte("/Encrypt"))
+	switch {
+	case errors.Is(err, pdf.ErrInvalidPassword):
+		return nil, fmt.Errorf("%w: a password is needed to open it", ErrPDFEncrypted)
+	case encrypted && strings.Contains(err.Error(), "encrypt"):
+		return nil, fmt.Errorf("%w: the reader does not support its encryption (AES-256 needs a decrypted copy): %w", ErrPDFEncrypted, err)
+	case strings.Contains(err.Error(), "%%EOF") || strings.Contains(err.Error(), "startxref"):
+		return nil, fmt.Errorf("%w: %w (the file looks truncated)", ErrPDFMalformed, err)
+	}
+	return nil, fmt.Errorf("%w: %w", ErrPDFMalformed, err)
+}
+
+// pdfPage is one leaf of the page tree with its inherited attributes.
+type pdfPage struct {
+	v   pdf.Value
+	res pdf.Value
+	box pdf.Value
+}
+
+// height returns the page height from its media box (792 when absent).
+func (pg pdfPage) height() float64 {
+	if pg.box.Len() == 4 {
+		if h := pg.box.Index(3).Float64() - pg.box.Index(1).Float64(); h > 0 {
+			return h
+		}
+	}
+	return 792
+}
+
+// pdfMaxPageTreeNodes bounds the page-tree walk (cyclic or huge trees).
+const pdfMaxPageTreeNodes = 1 << 18
+
+// pdfPageList walks the page tree and returns the pages in order.
+func pdfPageList(r *pdf.Reader) ([]pdfPage, error) {
+	root := r.Trailer().Key("Root").Key("Pages")
+	if root.Kind() != pdf.Dict {
+		return nil, fmt.Errorf("%w: no page tree", ErrPDFMalformed)
+	}
+	var pages []pdfPage
+	seen := map[string]bool{}
+	budget := pdfMaxPageTreeNodes
+	var walk func(node, res, box pdf.Value, depth int)
+	walk = func(node, res, box pdf.Value, depth int) {
+		budget--
+		if budget < 0 || depth > 64 || node.Kind() != pdf.Dict {
+			return
+		}
+		if v := node.Key("Resources"); v.Kind() == pdf.Dict {
+			res = v
+		}
+		if v := node.Key("MediaBox"); v.Len() == 4 {
+			box = v
+		}
+		kids := node.Key("Kids")
+		if kids.Kind() == pdf.Array && node.Key("Type").Name() != "Page" {
+			key := node.String()
+			if seen[key] {
+				return
+			}
+			seen[key] = true
+			for i := 0; i < kids.Len() && budget > 0; i++ {
+				walk(kids.Index(i), res, box, depth+1)
+			}
+			return
+		}
+		pages = append(pages, pdfPage{v: node, res: res, box: box})
+	}
+	walk(root, pdf.Value{}, pdf.Value{}, 0)
+	if len(pages) == 0 {
+		return nil, fmt.Errorf("%w: the page tree holds no pages", ErrPDFMalformed)
+	}
+	return pages, nil
+}
+
+// pdfReadPage interprets one page and lays out its lines. It returns the
+// number of glyphs found; err reports a page that could not be read fully
+// (what was read before the failure is kept).
+func pdfReadPage(pg pdfPage, run *pdfPageRun) (lines []pdfLine, rules []pdfRule, glyphs int, err error) {
+	func() {
+		defer func() {
+			if x := recover(); x != nil {
+				err = fmt.Errorf("%w: %v", ErrPDFMalformed, x)
+			}
+		}()
+		contents := pg.v.Key("Contents")
+		var data []byte
+		switch contents.Kind() {
+		case pdf.Stream:
+			data, err = pdfStreamBytes(contents)
+		case pdf.Array:
+			for i := 0; i < contents.Len(); i++ {
+				part, perr := pdfStreamBytes(contents.Index(i))
+				if perr != nil && err == nil {
+					err = perr
+				}
+				data = append(data, part...)
+				data = append(data, '\n')
+			}
+		}
+		gs := pdfGState{ctm: pdfIdentity, th: 1}
+		run.run(data, pg.res, gs, 0)
+	}()
+	for _, g := range run.glyphs {
+		if !g.space {
+			glyphs++
+		}
+	}
+	return pdfLayoutPage(run.glyphs, run.rules), run.rules, glyphs, err
+}
