@@ -1,0 +1,823 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// CrawlInput configures RunCrawl. Zero values take the defaults.
+type CrawlInput struct {
+	// SeedURLs are the absolute http(s) URLs the crawl starts from. All
+	// must be on one host (the first valid seed's); each seed also sets a
+	// path prefix the crawl stays under (see RunCrawl).
+	SeedURLs []string `json:"seedUrls"`
+	// MaxPages caps the pages fetched (robots.txt not counted); 0 means
+	// 100.
+	MaxPages int `json:"maxPages,omitempty"`
+	// MaxDepth caps the link distance from a seed (a seed has depth 0); 0
+	// means 5, a negative value fetches the seeds only.
+	MaxDepth int `json:"maxDepth,omitempty"`
+	// DelayMs is the minimum time between the starts of two requests to
+	// the host, in milliseconds, whatever the number of fetch workers; 0
+	// (or negative) means no delay.
+	DelayMs int `json:"delayMs,omitempty"`
+}
+
+// CrawlResult reports what RunCrawl did.
+type CrawlResult struct {
+	// PagesVisited counts the pages fetched, including those that failed.
+	PagesVisited int `json:"pagesVisited"`
+	// PagesSaved counts the pages written to the Markdown cache
+	// (SAVE_CRAWL_DATA=1).
+	PagesSaved int `json:"pagesSaved"`
+	// PagesIndexed counts the pages for which indexPage returned no error.
+	PagesIndexed int `json:"pagesIndexed"`
+	// Errors holds one human-readable line per problem ("URL: reason"):
+	// refused seeds, failed pages, refused redirects, failed indexPage
+	// calls. They do not stop the crawl.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// ReindexResult reports what ReindexCrawlData did.
+type ReindexResult struct {
+	// FilesProcessed counts the cache files read and parsed.
+	FilesProcessed int `json:"filesProcessed"`
+	// PagesIndexed counts the pages for which indexPage returned no error.
+	PagesIndexed int `json:"pagesIndexed"`
+	// Errors holds one human-readable line per skipped file or failed
+	// indexPage call.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// IndexPageFunc indexes one crawled page: pageURL is the page's final URL
+// (after redirects, without fragment) and paras its paragraphs with
+// boilerplate removed, never empty. It returns the number of chunks it
+// indexed, which only goes into progress messages.
+//
+// A typical implementation wraps the page in an IngestSource and calls
+// IndexSource, adding whatever metadata the app wants; an error is recorded
+// in the result's Errors and the crawl goes on with the next page. It is
+// called from one goroutine at a time, in crawl order.
+type IndexPageFunc func(ctx context.Context, pageURL string, paras []Paragraph) (int, error)
+
+// ErrInvalidCrawlInput is wrapped by the errors RunCrawl and
+// ReindexCrawlData return for unusable arguments: no seed URL, no valid
+// seed, a nil indexPage, or SAVE_CRAWL_DATA=1 without an output directory.
+var ErrInvalidCrawlInput = errors.New("invalid crawl input")
+
+const (
+	crawlDefaultMaxPages = 100
+	crawlDefaultMaxDepth = 5
+	// crawlWorkers is the number of concurrent fetches.
+	crawlWorkers = 4
+	// crawlPageTimeout bounds one page fetch.
+	crawlPageTimeout = 60 * time.Second
+	// crawlSaveEnv turns the Markdown cache on.
+	crawlSaveEnv = "SAVE_CRAWL_DATA"
+)
+
+// crawlOptions are the replaceable parts of a crawl (tests inject them).
+type crawlOptions struct {
+	workers     int
+	pageTimeout time.Duration
+	fetch       func(ctx context.Context, rawURL string, opts fetchOptions) (*fetchedPage, error)
+	getenv      func(string) string
+}
+
+func defaultCrawlOptions() crawlOptions {
+	return crawlOptions{workers: crawlWorkers, pageTimeout: crawlPageTimeout, fetch: fetchPage, getenv: os.Getenv}
+}
+
+// RunCrawl crawls a site breadth-first from cfg.SeedURLs and calls indexPage
+// for every page found, with boilerplate removed.
+//
+// Scope: only the seeds' host is crawled (a seed on another host is refused
+// and reported in Errors), and only URLs under a seed's path prefix: the
+// seed's directory ("https://x/docs/intro.html" and "https://x/docs/" give
+// "/docs/"; "https://x/docs" gives "/docs" and everything under "/docs/").
+// Links are followed only from HTML pages (text/html, application/xhtml+xml),
+// up to cfg.MaxDepth links away from a seed, until cfg.MaxPages pages were
+// fetched. URLs are normalised before the visited check, so no page is
+// fetched twice: the fragment and user info are dropped, scheme and host
+// lower-cased, default ports and dot segments removed, query parameters
+// sorted, and "/a", "/a/" and "/a/index.html" (or index.htm) count as one
+// page, as do its http and https forms. Links to obvious non-pages (images,
+// style sheets, scripts, fonts, media, archives) are not fetched.
+//
+// Politeness and safety: requests carry the User-Agent
+// "askyourdocs/1.0 (+https://github.com/dbis-ilm/askyourdocs)"; robots.txt
+// is read first and its Allow/Disallow rules for the product token
+// "askyourdocs" (else for "*") are honoured (RFC 9309: longest match wins, a
+// robots.txt answering 5xx disallows everything, a 4xx allows everything);
+// <meta name="robots"> noindex and nofollow are honoured too. At most four
+// pages are fetched at once, and two requests to the host start at least
+// cfg.DelayMs apart whatever the number of workers. Every request goes
+// through the SSRF-safe fetcher of FetchWebPage (private targets refused
+// unless SetAllowPrivateTargets(true), at most 10 redirects, the
+// SetMaxPageBytes limit); a redirect to another host or out of the crawl
+// scope is refused, never followed, and reported in Errors. Each fetch is
+// bounded by one minute.
+//
+// Discovery order is strict BFS: pages are fetched concurrently but their
+// results are processed in the order they were queued, so the set and order
+// of pages does not depend on timing. A page with a <meta refresh> to
+// another URL is a stub: its target is queued instead. A page whose
+// rel=canonical names another URL in scope is not indexed itself; the
+// canonical URL is queued instead (a canonical URL out of scope is ignored).
+// Errors on single pages (HTTP errors, timeouts, oversize, non-HTML
+// responses, undecodable text) go into Errors and the crawl goes on.
+//
+// The crawl runs in two phases. First all pages are fetched and converted to
+// paragraphs (HTMLToStructuredText); only those paragraphs are kept in
+// memory. Then boilerplate is removed: a paragraph whose exact text appears
+// on k or more of the crawled pages is navigation, footer, cookie banner or
+// a repeated card, and is dropped from every page, where k is 2 for crawls
+// of up to 20 pages, then 10% of the pages, but never more than 5; a
+// heading is dropped when its text repeats like that and nothing is left
+// under it, so repeated section names ("Parameters") over page-specific
+// text stay. Text that is genuine content of one page is kept.
+// Finally each page's remaining paragraphs go to indexPage, in crawl order;
+// pages left without paragraphs are skipped. Indexing after the whole crawl
+// lets the removal see every page, and keeps the embedding backend out of
+// the fetch loop.
+//
+// With SAVE_CRAWL_DATA=1 (or true) in the environment, the only setting the
+// package reads from it, each cleaned page is also written to outputDir as
+// Markdown before it is indexed (see ReindexCrawlData); outputDir is
+// created if needed. File names are derived from the URL, safe on every OS,
+// and never leave outputDir; a page crawled again overwrites its file.
+//
+// progress, if non-nil, receives human-readable messages such as
+// "page 3/100: https://x/docs/a" and "indexing page 2/40: https://x/docs/a
+// (12 chunks)".
+//
+// RunCrawl returns an error (wrapping ErrInvalidCrawlInput) when the input is
+// unusable, an error wrapping the seeds' fetch error when no seed could be
+// crawled at all (for example ErrPrivateTarget), and ctx's error when ctx
+// ends; the result then holds what was done so far, and pages fetched but
+// not yet indexed are not indexed.
+func RunCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage IndexPageFunc, progress func(string)) (CrawlResult, error) {
+	return runCrawl(ctx, cfg, outputDir, indexPage, progress, defaultCrawlOptions())
+}
+
+// crawlTask is a URL waiting to be fetched.
+type crawlTask struct {
+	url   *url.URL
+	key   string
+	depth int
+	seed  bool
+	seq   int // dispatch order
+}
+
+// crawlFetched is a worker's answer for a task.
+type crawlFetched struct {
+	task crawlTask
+	page *fetchedPage
+	err  error
+}
+
+// crawlPage is a crawled page waiting for boilerplate removal and indexing.
+type crawlPage struct {
+	url   string
+	paras []Paragraph
+}
+
+// crawlRun is the state of one RunCrawl.
+type crawlRun struct {
+	cfg      CrawlInput
+	opts     crawlOptions
+	progress func(string)
+
+	host     string   // the crawl's host (normalised, with non-default port)
+	scheme   string   // scheme of the first seed, for robots.txt
+	prefixes []string // path prefixes in scope
+	robots   *crawlRobots
+	gate     *crawlPoliteness
+
+	seen     map[string]bool // keys queued or fetched
+	done     map[string]bool // keys of final URLs processed
+	frontier []crawlTask
+	pages    []crawlPage
+	res      CrawlResult
+
+	seedErr   error // first seed failure
+	seedsGood int   // seeds that gave a page
+	robotsOff int   // URLs skipped because of robots.txt
+}
+
+func runCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage IndexPageFunc, progress func(string), opts crawlOptions) (CrawlResult, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	var res CrawlResult
+	if indexPage == nil {
+		return res, fmt.Errorf("crawl: %w: indexPage is nil", ErrInvalidCrawlInput)
+	}
+	if len(cfg.SeedURLs) == 0 {
+		return res, fmt.Errorf("crawl: %w: no seed URLs", ErrInvalidCrawlInput)
+	}
+	if cfg.MaxPages <= 0 {
+		cfg.MaxPages = crawlDefaultMaxPages
+	}
+	switch {
+	case cfg.MaxDepth == 0:
+		cfg.MaxDepth = crawlDefaultMaxDepth
+	case cfg.MaxDepth < 0:
+		cfg.MaxDepth = 0
+	}
+	cfg.DelayMs = max(cfg.DelayMs, 0)
+	if opts.workers <= 0 {
+		opts.workers = 1
+	}
+
+	var cache *os.Root
+	if save, _ := strconv.ParseBool(strings.TrimSpace(opts.getenv(crawlSaveEnv))); save {
+		if outputDir == "" {
+			return res, fmt.Errorf("crawl: %w: %s is set but outputDir is empty", ErrInvalidCrawlInput, crawlSaveEnv)
+		}
+		if err := os.MkdirAll(outputDir, 0o755); err != nil {
+			return res, fmt.Errorf("crawl: create output directory: %w", err)
+		}
+		root, err := os.OpenRoot(outputDir)
+		if err != nil {
+			return res, fmt.Errorf("crawl: open output directory: %w", err)
+		}
+		defer root.Close()
+		cache = root
+	}
+
+	c := &crawlRun{
+		cfg:      cfg,
+		opts:     opts,
+		progress: progress,
+		gate:     &crawlPoliteness{delay: time.Duration(cfg.DelayMs) * time.Millisecond, next: make(map[string]time.Time)},
+		seen:     make(map[string]bool),
+		done:     make(map[string]bool),
+	}
+	if err := c.addSeeds(); err != nil {
+		return c.res, err
+	}
+	if err := c.loadRobots(ctx); err != nil {
+		return c.res, err
+	}
+	// Seeds robots.txt disallows are reported, not fetched.
+	kept := c.frontier[:0]
+	for _, t := range c.frontier {
+		if !c.robots.allowed(crawlPathQuery(t.url)) {
+			c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: seed disallowed by robots.txt", t.url))
+			continue
+		}
+		kept = append(kept, t)
+	}
+	c.frontier = kept
+
+	if err := c.fetchAll(ctx); err != nil {
+		return c.res, err
+	}
+	if c.robotsOff > 0 {
+		progress(fmt.Sprintf("skipped %d URLs disallowed by robots.txt", c.robotsOff))
+	}
+	if c.seedsGood == 0 && c.seedErr != nil {
+		return c.res, fmt.Errorf("crawl: no seed could be crawled: %w", c.seedErr)
+	}
+	if err := c.indexAll(ctx, cache, indexPage); err != nil {
+		return c.res, err
+	}
+	progress(fmt.Sprintf("crawl done: %d pages visited, %d saved, %d indexed, %d errors",
+		c.res.PagesVisited, c.res.PagesSaved, c.res.PagesIndexed, len(c.res.Errors)))
+	slog.Info("crawl finished", "host", c.host, "visited", c.res.PagesVisited, "indexed", c.res.PagesIndexed, "errors", len(c.res.Errors))
+	return c.res, nil
+}
+
+// addSeeds validates the seeds and queues them.
+func (c *crawlRun) addSeeds() error {
+	for _, raw := range c.cfg.SeedURLs {
+		u, err := url.Parse(strings.TrimSpace(raw))
+		switch {
+		case err != nil:
+			c.res.Errors = append(c.res.Errors, fmt.Sprintf("seed %q: invalid URL: %v", raw, err))
+			continue
+		case u.Scheme != "http" && u.Scheme != "https" && !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https"):
+			c.res.Errors = append(c.res.Errors, fmt.Sprintf("seed %q: only http and https URLs can be crawled", raw))
+			continue
+		case u.Host == "" || u.Hostname() == "":
+			c.res.Errors = append(c.res.Errors, fmt.Sprintf("seed %q: URL has no host", raw))
+			continue
+		}
+		n, key := crawlNormalize(u)
+		if c.host == "" {
+			c.host, c.scheme = n.Host, n.Scheme
+		} else if n.Host != c.host {
+			c.res.Errors = append(c.res.Errors, fmt.Sprintf("seed %q: host %s differs from the crawl's host %s", raw, n.Host, c.host))
+			continue
+		}
+		c.addPrefix(n)
+		if !c.seen[key] {
+			c.seen[key] = true
+			c.frontier = append(c.frontier, crawlTask{url: n, key: key, seed: true})
+		}
+	}
+	if len(c.frontier) == 0 {
+		return fmt.Errorf("crawl: %w: no valid seed URL (%s)", ErrInvalidCrawlInput, strings.Join(c.res.Errors, "; "))
+	}
+	return nil
+}
+
+// addPrefix adds the path prefix u's directory defines to the scope.
+func (c *crawlRun) addPrefix(u *url.URL) {
+	p := u.EscapedPath()
+	switch {
+	case p == "" || p == "/":
+		p = "/"
+	case strings.HasSuffix(p, "/"):
+	case strings.Contains(path.Base(p), "."):
+		p = path.Dir(p)
+		if !strings.HasSuffix(p, "/") {
+			p += "/"
+		}
+	default:
+		p += "/"
+	}
+	for _, q := range c.prefixes {
+		if q == p {
+			return
+		}
+	}
+	c.prefixes = append(c.prefixes, p)
+}
+
+// inScope reports whether the normalised URL u may be crawled.
+func (c *crawlRun) inScope(u *url.URL) bool {
+	if u.Host != c.host || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	for _, pre := range c.prefixes {
+		if strings.HasPrefix(p, pre) || p == strings.TrimSuffix(pre, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// loadRobots fetches and parses robots.txt for the crawl's host.
+func (c *crawlRun) loadRobots(ctx context.Context) error {
+	robotsURL := c.scheme + "://" + c.host + "/robots.txt"
+	if err := c.gate.wait(ctx, c.host); err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, c.opts.pageTimeout)
+	defer cancel()
+	page, err := c.opts.fetch(fctx, robotsURL, fetchOptions{allowRedirect: func(from, to *url.URL) error {
+		if n, _ := crawlNormalize(to); n.Host != c.host {
+			return fmt.Errorf("%w: %s", errCrawlOffHost, to.Host)
+		}
+		return nil
+	}})
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("crawl: %w", ctx.Err())
+	case err != nil:
+		// The host could not be reached at all: the seeds will fail the
+		// same way and report why; RFC 9309 treats this as "unreachable",
+		// which means complete disallow.
+		c.robots = &crawlRobots{disallowAll: true}
+		c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: %v (crawling nothing on this host)", robotsURL, err))
+		if c.seedErr == nil {
+			c.seedErr = err
+		}
+	case page.StatusCode >= 500:
+		c.robots = &crawlRobots{disallowAll: true}
+		c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: HTTP %d: server error, so nothing on this host is crawled (RFC 9309)", robotsURL, page.StatusCode))
+	case page.StatusCode >= 200 && page.StatusCode < 300:
+		body, err := page.text()
+		if err != nil {
+			body = string(page.Body)
+		}
+		c.robots = parseCrawlRobots(body, crawlRobotsToken)
+	default: // 3xx left over, 4xx: no restrictions
+		c.robots = &crawlRobots{}
+	}
+	return nil
+}
+
+// errCrawlOffHost and errCrawlOffScope are the reasons a redirect is
+// refused.
+var (
+	errCrawlOffHost  = errors.New("redirect to another host refused")
+	errCrawlOffScope = errors.New("redirect out of the crawl scope refused")
+	errCrawlRobots   = errors.New("redirect to a URL robots.txt disallows refused")
+)
+
+// fetchAll runs the fetch phase: a bounded worker pool fetches tasks in
+// frontier order, and results are processed strictly in that order.
+func (c *crawlRun) fetchAll(ctx context.Context) error {
+	tasks := make(chan crawlTask, c.opts.workers)
+	results := make(chan crawlFetched, c.opts.workers)
+	var wg sync.WaitGroup
+	for range c.opts.workers {
+		wg.Go(func() {
+			for t := range tasks {
+				page, err := c.fetchOne(ctx, t)
+				results <- crawlFetched{task: t, page: page, err: err}
+			}
+		})
+	}
+	defer func() {
+		close(tasks)
+		go func() { // drain answers of fetches still running
+			for range results {
+			}
+		}()
+		wg.Wait()
+		close(results)
+	}()
+
+	var (
+		dispatched, inflight, next int
+		pending                    = make(map[int]crawlFetched)
+	)
+	for {
+		for inflight < c.opts.workers && dispatched < c.cfg.MaxPages && len(c.frontier) > 0 {
+			t := c.frontier[0]
+			c.frontier[0] = crawlTask{}
+			c.frontier = c.frontier[1:]
+			t.seq = dispatched
+			dispatched++
+			inflight++
+			tasks <- t
+		}
+		if inflight == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("crawl: %w", ctx.Err())
+		case r := <-results:
+			inflight--
+			pending[r.task.seq] = r
+			for {
+				r, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				c.process(ctx, r)
+			}
+		}
+	}
+}
+
+// fetchOne fetches one task, waiting for the host's politeness slot.
+func (c *crawlRun) fetchOne(ctx context.Context, t crawlTask) (*fetchedPage, error) {
+	if err := c.gate.wait(ctx, c.host); err != nil {
+		return nil, err
+	}
+	fctx, cancel := context.WithTimeout(ctx, c.opts.pageTimeout)
+	defer cancel()
+	page, err := c.opts.fetch(fctx, t.url.String(), fetchOptions{allowRedirect: func(from, to *url.URL) error {
+		n, _ := crawlNormalize(to)
+		switch {
+		case n.Host != c.host:
+			return fmt.Errorf("%w: %s", errCrawlOffHost, to.Host)
+		case !t.seed && !c.inScope(n):
+			return errCrawlOffScope
+		case !c.robots.allowed(crawlPathQuery(n)):
+			return errCrawlRobots
+		}
+		return nil
+	}})
+	if err != nil && fctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		return nil, fmt.Errorf("timed out after %v: %w", c.opts.pageTimeout, err)
+	}
+	return page, err
+}
+
+// process handles one fetch result, in BFS order: records errors, queues
+// links, converts the page to paragraphs.
+func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
+	c.res.PagesVisited++
+	t := r.task
+	n := fmt.Sprintf("page %d/%d: %s", c.res.PagesVisited, c.cfg.MaxPages, t.url)
+	fail := func(err error) {
+		if ctx.Err() != nil {
+			return // cancelled: not the page's fault
+		}
+		c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: %v", t.url, err))
+		c.progress(fmt.Sprintf("%s: %v", n, err))
+		if t.seed && c.seedErr == nil {
+			c.seedErr = err
+		}
+	}
+	if r.err != nil {
+		fail(r.err)
+		return
+	}
+	page := r.page
+	final, key := crawlNormalize(page.URL)
+	if final.Host != c.host { // the redirect check makes this unreachable
+		fail(fmt.Errorf("%w: %s", errCrawlOffHost, final.Host))
+		return
+	}
+	if t.seed {
+		c.addPrefix(final) // a seed redirected within the host widens the scope
+	}
+	if c.done[key] {
+		c.progress(fmt.Sprintf("%s: same page as an earlier URL, skipped", n))
+		return
+	}
+	c.done[key] = true
+	c.seen[key] = true
+	if page.StatusCode < 200 || page.StatusCode > 299 {
+		fail(fmt.Errorf("HTTP %d %s", page.StatusCode, http.StatusText(page.StatusCode)))
+		return
+	}
+	if !crawlIsHTML(page) {
+		fail(fmt.Errorf("not an HTML page (Content-Type %q)", page.ContentType))
+		return
+	}
+	text, err := page.text()
+	if err != nil {
+		fail(err)
+		return
+	}
+	if t.seed {
+		c.seedsGood++
+	}
+	c.progress(n)
+
+	// A <meta refresh> stub: its target is the page.
+	if target, ok := metaRefreshURL(page.URL, text); ok {
+		tn, tkey := crawlNormalize(target)
+		if tkey != key {
+			switch {
+			case tn.Host != c.host:
+				c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: meta refresh to another host (%s) refused", t.url, tn.Host))
+			case t.seed || c.inScope(tn):
+				c.enqueue(tn, tkey, t.depth, t.seed)
+			}
+			return
+		}
+	}
+	links := crawlExtractLinks(page.URL, text)
+	// rel=canonical naming another page in scope: that page is indexed
+	// instead of this one. It is queued before this page's links, as the
+	// same page at the same depth.
+	var canonical *url.URL
+	if links.canonical != nil {
+		cn, ckey := crawlNormalize(links.canonical)
+		if ckey != key && c.inScope(cn) {
+			canonical = cn
+			c.enqueue(cn, ckey, t.depth, false)
+		}
+	}
+	if !links.nofollow && t.depth < c.cfg.MaxDepth {
+		for _, l := range links.links {
+			ln, lkey := crawlNormalize(l)
+			if c.seen[lkey] || !c.inScope(ln) || crawlSkipExt(ln) {
+				continue
+			}
+			c.enqueue(ln, lkey, t.depth+1, false)
+		}
+	}
+	if canonical != nil {
+		c.progress(fmt.Sprintf("%s: canonical URL is %s, indexed under that", n, canonical))
+		return
+	}
+	if links.noindex {
+		c.progress(fmt.Sprintf("%s: noindex, not indexed", n))
+		return
+	}
+	paras, err := HTMLToStructuredText(strings.NewReader(text))
+	if err != nil {
+		fail(err)
+		return
+	}
+	c.pages = append(c.pages, crawlPage{url: crawlPageURL(page.URL), paras: paras})
+}
+
+// enqueue adds a URL to the frontier unless it was seen or robots.txt
+// disallows it.
+func (c *crawlRun) enqueue(u *url.URL, key string, depth int, seed bool) {
+	if c.seen[key] {
+		return
+	}
+	c.seen[key] = true
+	if !c.robots.allowed(crawlPathQuery(u)) {
+		c.robotsOff++
+		slog.Debug("crawl: disallowed by robots.txt", "url", u.String())
+		return
+	}
+	c.frontier = append(c.frontier, crawlTask{url: u, key: key, depth: depth, seed: seed})
+}
+
+// indexAll removes boilerplate and indexes (and caches) every page.
+func (c *crawlRun) indexAll(ctx context.Context, cache *os.Root, indexPage IndexPageFunc) error {
+	cleaned := removeCrawlBoilerplate(c.pages)
+	total := len(cleaned)
+	for i, p := range c.pages {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+		paras := cleaned[i]
+		msg := fmt.Sprintf("indexing page %d/%d: %s", i+1, total, p.url)
+		if len(paras) == 0 {
+			c.progress(msg + ": no text besides boilerplate, skipped")
+			continue
+		}
+		if cache != nil {
+			if _, err := writeCrawlCachePage(cache, p.url, paras); err != nil {
+				c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: %v", p.url, err))
+			} else {
+				c.res.PagesSaved++
+			}
+		}
+		n, err := indexPage(ctx, p.url, paras)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("crawl: index %s: %w", p.url, err)
+			}
+			c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: index: %v", p.url, err))
+			c.progress(fmt.Sprintf("%s: index failed: %v", msg, err))
+			continue
+		}
+		c.res.PagesIndexed++
+		c.progress(fmt.Sprintf("%s (%d chunks)", msg, n))
+	}
+	return nil
+}
+
+// crawlIsHTML reports whether a fetched page is HTML, by its Content-Type or,
+// without one, by sniffing.
+func crawlIsHTML(p *fetchedPage) bool {
+	ct := p.ContentType
+	if strings.TrimSpace(ct) == "" {
+		ct = http.DetectContentType(p.Body)
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
+	}
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// crawlPageURL is the URL passed to indexPage and the cache: the final URL
+// without fragment and user info.
+func crawlPageURL(u *url.URL) string {
+	v := *u
+	v.Fragment, v.RawFragment, v.User = "", "", nil
+	return v.String()
+}
+
+// crawlPathQuery returns the path and query robots.txt rules match.
+func crawlPathQuery(u *url.URL) string {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return p
+}
+
+// crawlAssetExts are extensions of links that are never HTML pages.
+var crawlAssetExts = map[string]bool{
+	".css": true, ".js": true, ".mjs": true, ".json": true, ".map": true,
+	".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".webp": true, ".svg": true, ".ico": true, ".bmp": true, ".tif": true, ".tiff": true, ".avif": true,
+	".woff": true, ".woff2": true, ".ttf": true, ".otf": true, ".eot": true,
+	".mp3": true, ".mp4": true, ".m4a": true, ".webm": true, ".ogg": true, ".wav": true, ".avi": true, ".mov": true,
+	".zip": true, ".gz": true, ".tgz": true, ".bz2": true, ".xz": true, ".7z": true, ".rar": true, ".tar": true,
+	".exe": true, ".dmg": true, ".msi": true, ".iso": true, ".apk": true,
+}
+
+// crawlSkipExt reports whether u's path ends in an asset extension.
+func crawlSkipExt(u *url.URL) bool {
+	return crawlAssetExts[strings.ToLower(path.Ext(u.Path))]
+}
+
+// crawlPoliteness spaces the request starts to each host by delay, across
+// all workers.
+type crawlPoliteness struct {
+	delay time.Duration
+	mu    sync.Mutex
+	next  map[string]time.Time // earliest start of the next request per host
+}
+
+// wait blocks until a request to host may start, or ctx ends.
+func (p *crawlPoliteness) wait(ctx context.Context, host string) error {
+	if p.delay <= 0 {
+		return ctx.Err()
+	}
+	p.mu.Lock()
+	now := time.Now()
+	start := p.next[host]
+	if start.Before(now) {
+		start = now
+	}
+	p.next[host] = start.Add(p.delay)
+	p.mu.Unlock()
+	d := time.Until(start)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// removeCrawlBoilerplate returns the paragraphs of each page without the
+// ones repeating across pages (see RunCrawl for the rule).
+func removeCrawlBoilerplate(pages []crawlPage) [][]Paragraph {
+	threshold := crawlBoilerplateThreshold(len(pages))
+	counts := make(map[string]int)
+	for _, p := range pages {
+		seen := make(map[string]bool)
+		for _, para := range p.paras {
+			k := crawlBoilerplateKey(para)
+			if !seen[k] {
+				seen[k] = true
+				counts[k]++
+			}
+		}
+	}
+	out := make([][]Paragraph, len(pages))
+	for i, p := range pages {
+		keep := make([]bool, len(p.paras))
+		for j, para := range p.paras {
+			keep[j] = para.Heading || counts[crawlBoilerplateKey(para)] < threshold
+		}
+		// Headings, from the last: a repeated heading goes when nothing
+		// under it (subsections included) is kept.
+		for j := len(p.paras) - 1; j >= 0; j-- {
+			h := p.paras[j]
+			if !h.Heading || counts[crawlBoilerplateKey(h)] < threshold {
+				continue
+			}
+			sub := h.Breadcrumb + " > "
+			hasContent := false
+			for k := j + 1; k < len(p.paras); k++ {
+				q := p.paras[k]
+				if q.Breadcrumb != h.Breadcrumb && !strings.HasPrefix(q.Breadcrumb, sub) {
+					break
+				}
+				if q.Heading && q.Breadcrumb == h.Breadcrumb {
+					break // a sibling heading with the same text
+				}
+				if keep[k] {
+					hasContent = true
+					break
+				}
+			}
+			keep[j] = hasContent
+		}
+		for j, para := range p.paras {
+			if keep[j] {
+				out[i] = append(out[i], para)
+			}
+		}
+	}
+	return out
+}
+
+// crawlBoilerplateThreshold is the number of pages a paragraph must appear on
+// to count as boilerplate in a crawl of n pages: 2 up to 20 pages, then 10%
+// of the pages, at most 5. With one page nothing is boilerplate.
+func crawlBoilerplateThreshold(n int) int {
+	return min(max(2, (n+9)/10), 5)
+}
+
+func crawlBoilerplateKey(p Paragraph) string {
+	if p.Heading {
+		return "h\x00" + p.Text
+	}
+	return "p\x00" + p.Text
+}
+
+// crawlLinks is what a page tells the crawler.
+type crawlLinks struct {
+	links     []*url.URL
+	canonical *url.URL
+	noindex   bool
+	nofollow  bool
+}

@@ -1,0 +1,828 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Bounds that keep HTMLToStructuredText linear on hostile input.
+const (
+	// htmlMaxDepth is the number of open elements tracked; deeper elements
+	// still separate blocks and hide their content when hidden, but have no
+	// other structure (no tables, lists or headings of their own).
+	htmlMaxDepth = 256
+	// htmlMaxCols caps the columns of a data table (and colspan).
+	htmlMaxCols = 256
+	// htmlMaxRowspan caps rowspan.
+	htmlMaxRowspan = 1000
+	// htmlMaxLabel caps the length of a column label built from several
+	// header rows.
+	htmlMaxLabel = 200
+)
+
+// HTMLToStructuredText returns the readable text of the HTML page read from r
+// as paragraphs in document order, with PageNum 0:
+//
+//   - h1-h6 become paragraphs with Heading set; every paragraph's Breadcrumb
+//     is the trail of headings above it (a heading's own trail includes it)
+//     joined with " > ", a heading replacing those of its level and below;
+//   - p, div, li, dt, dd, blockquote, pre, figcaption and other block
+//     elements (and two or more consecutive <br>) separate paragraphs;
+//     inline elements never split a word; whitespace is collapsed to single
+//     spaces, also inside <pre>;
+//   - list items start with "- " (ordered lists: "1. ", "2. ", ...);
+//   - a data table gives one paragraph per row, each cell labelled with its
+//     column header when the table has a header row ("Name: Alice | Age:
+//     42"), or with the row's leading <th> ("Population: 5M"), otherwise
+//     cells joined with " | "; a caption comes first;
+//   - layout tables (role="presentation" or "none", tables containing a
+//     table or a heading, single-column tables) are read as ordinary
+//     content, minus cells holding nothing but links; tables holding
+//     nothing but links (navigation bars) are dropped;
+//   - script, style, noscript, template, svg, math, iframe, object, canvas,
+//     audio, video, select, textarea, button, head and title are dropped, and
+//     so is any element that is hidden: the hidden attribute (not
+//     hidden="until-found"), aria-hidden="true", an inline style with
+//     display:none or visibility:hidden, or a screen-reader-only class
+//     (sr-only, visually-hidden, screen-reader-text);
+//   - when the page has <main> (or role="main") content, only that is kept;
+//     else, when it has <article> content, only that; else everything but
+//     the page-level header, footer and aside. <nav> (role="navigation" or
+//     "search") is dropped everywhere.
+//
+// The character set is detected as described for FetchWebPage's result
+// (byte-order mark; UTF-8 when the input is valid UTF-8 with non-ASCII
+// bytes, so text FetchWebPage already decoded is never decoded twice; else
+// <meta charset>; else windows-1252), so raw bytes of a page in ISO-8859-1,
+// windows-1252, Shift_JIS, ... can be passed as they are.
+//
+// The input is read completely. Time and memory are linear in its size
+// whatever its structure: the tokenizer streams, open elements are tracked
+// on an explicit stack capped at 256 levels, and text is built in place. An
+// error is returned only when r fails; a page without text gives no
+// paragraphs.
+func HTMLToStructuredText(r io.Reader) ([]Paragraph, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read HTML: %w", err)
+	}
+	src, err := webDecode(raw, "")
+	if err != nil {
+		return nil, fmt.Errorf("read HTML: %w", err)
+	}
+	b := &htmlBuilder{counts: make(map[string]int32)}
+	z := html.NewTokenizer(bytes.NewReader(src))
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			if err := z.Err(); err != io.EOF {
+				return nil, fmt.Errorf("tokenize HTML: %w", err)
+			}
+			return b.finish(), nil
+		case html.TextToken:
+			if !b.dropping() {
+				b.appendText(z.Text())
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			b.startTag(z, tt == html.SelfClosingTagToken)
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			b.endTag(name)
+		}
+	}
+}
+
+// htmlFlags describe where an open element sits; each stack entry holds its
+// own flags or'ed with its parent's.
+type htmlFlags uint16
+
+const (
+	htmlDropped htmlFlags = 1 << iota
+	htmlInMain
+	htmlInArticle
+	htmlInNav
+	htmlInBoiler
+	htmlInSectioning
+	htmlInLink
+)
+
+// htmlKind classifies element types.
+type htmlKind uint16
+
+const (
+	htmlBlock      htmlKind = 1 << iota // separates paragraphs
+	htmlVoid                            // never has content or an end tag
+	htmlSkip                            // content is dropped
+	htmlClosesP                         // start tag closes an open <p>
+	htmlPScope                          // boundary for closing <p>
+	htmlListScope                       // boundary for closing <li>, <dt>, <dd>
+)
+
+var htmlKinds = func() map[atom.Atom]htmlKind {
+	m := make(map[atom.Atom]htmlKind)
+	add := func(k htmlKind, as ...atom.Atom) {
+		for _, a := range as {
+			m[a] |= k
+		}
+	}
+	add(htmlBlock, atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Body, atom.Caption,
+		atom.Center, atom.Dd, atom.Details, atom.Dialog, atom.Dir, atom.Div, atom.Dl, atom.Dt,
+		atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form, atom.Frameset,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Header, atom.Hgroup, atom.Hr,
+		atom.Html, atom.Legend, atom.Li, atom.Listing, atom.Main, atom.Menu, atom.Nav, atom.Ol,
+		atom.P, atom.Plaintext, atom.Pre, atom.Search, atom.Section, atom.Summary, atom.Table,
+		atom.Tbody, atom.Td, atom.Tfoot, atom.Th, atom.Thead, atom.Tr, atom.Ul, atom.Xmp)
+	add(htmlVoid, atom.Area, atom.Base, atom.Br, atom.Col, atom.Embed, atom.Hr, atom.Img,
+		atom.Image, atom.Input, atom.Keygen, atom.Link, atom.Meta, atom.Param, atom.Source,
+		atom.Track, atom.Wbr)
+	add(htmlSkip, atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math,
+		atom.Iframe, atom.Object, atom.Canvas, atom.Audio, atom.Video, atom.Select,
+		atom.Textarea, atom.Button, atom.Head, atom.Title, atom.Noembed, atom.Noframes,
+		atom.Frame, atom.Datalist)
+	add(htmlClosesP, atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Center,
+		atom.Details, atom.Dialog, atom.Dir, atom.Div, atom.Dl, atom.Fieldset, atom.Figcaption,
+		atom.Figure, atom.Footer, atom.Form, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
+		atom.Header, atom.Hgroup, atom.Hr, atom.Main, atom.Menu, atom.Nav, atom.Ol, atom.P,
+		atom.Pre, atom.Listing, atom.Search, atom.Section, atom.Summary, atom.Table, atom.Ul,
+		atom.Li, atom.Dd, atom.Dt, atom.Plaintext, atom.Xmp)
+	add(htmlPScope, atom.Applet, atom.Caption, atom.Html, atom.Table, atom.Td, atom.Th,
+		atom.Marquee, atom.Object, atom.Template, atom.Button)
+	add(htmlListScope, atom.Ol, atom.Ul, atom.Menu, atom.Dl, atom.Table, atom.Td, atom.Th,
+		atom.Caption, atom.Blockquote, atom.Section, atom.Article, atom.Aside, atom.Nav,
+		atom.Main, atom.Header, atom.Footer, atom.Form, atom.Fieldset, atom.Figure, atom.Details)
+	return m
+}()
+
+// Indexes into htmlOpen.scope: the stack index of the nearest open element
+// of a kind that an implied end tag may close, or -1.
+const (
+	htmlScopeP = iota
+	htmlScopeLi
+	htmlScopeDd // dt or dd
+	htmlScopeCell
+	htmlScopeRow
+	htmlScopeTSect // thead, tbody, tfoot
+	htmlScopeList  // ol, ul, menu
+	htmlScopeN
+)
+
+// htmlOpen is one open element on the builder's stack.
+type htmlOpen struct {
+	a       atom.Atom
+	name    string
+	flags   htmlFlags
+	level   int8 // heading level of this element or its nearest heading ancestor
+	table   bool // this element opened a htmlTable (or cell, for td/th)
+	ordered bool // ol: items are numbered
+	next    int  // ol: number of the next item
+	scope   [htmlScopeN]int32
+}
+
+// htmlRawPara is a paragraph before main-content selection and breadcrumbs.
+type htmlRawPara struct {
+	text  string
+	level int8
+	zone  htmlFlags
+}
+
+type htmlCell struct {
+	paras     []htmlRawPara
+	th        bool
+	heading   bool // a heading ended in the cell
+	nested    bool // a table ended in the cell
+	colspan   int32
+	rowspan   int32
+	col       int32
+	linkChars int32
+	textChars int32
+}
+
+type htmlRow struct {
+	cells []htmlCell
+	head  bool
+}
+
+// htmlTable collects a table until its end decides how it is emitted.
+type htmlTable struct {
+	out       *[]htmlRawPara // where the table's paragraphs go
+	zone      htmlFlags
+	layout    bool
+	rows      []htmlRow
+	rowOpen   bool
+	cellOpen  bool
+	caption   []htmlRawPara
+	inCaption bool
+	thCount   int
+}
+
+func (t *htmlTable) cell() *htmlCell {
+	r := &t.rows[len(t.rows)-1]
+	return &r.cells[len(r.cells)-1]
+}
+
+// htmlBuilder turns a token stream into paragraphs.
+type htmlBuilder struct {
+	stack  []htmlOpen
+	counts map[string]int32 // open elements per name on stack
+	// overflow counts elements per name opened beyond htmlMaxDepth;
+	// ovDrop/ovDropName/ovDropLevel track one dropped element among them.
+	overflow    map[string]int32
+	ovDrop      bool
+	ovDropName  string
+	ovDropLevel int32
+
+	tables []*htmlTable
+	paras  []htmlRawPara
+
+	text    []byte // current paragraph, whitespace collapsed
+	space   bool   // a space is pending before the next visible character
+	prefix  string // list marker for the paragraph's first character
+	brRun   int    // consecutive <br> without text between
+	scratch []byte
+}
+
+func (b *htmlBuilder) top() *htmlOpen {
+	if len(b.stack) == 0 {
+		return nil
+	}
+	return &b.stack[len(b.stack)-1]
+}
+
+func (b *htmlBuilder) topFlags() htmlFlags {
+	if t := b.top(); t != nil {
+		return t.flags
+	}
+	return 0
+}
+
+func (b *htmlBuilder) dropping() bool {
+	return b.ovDrop || b.topFlags()&htmlDropped != 0
+}
+
+// sink is where the next finished paragraph goes.
+func (b *htmlBuilder) sink() *[]htmlRawPara {
+	if n := len(b.tables); n > 0 {
+		t := b.tables[n-1]
+		switch {
+		case t.inCaption:
+			return &t.caption
+		case t.cellOpen:
+			return &t.cell().paras
+		}
+		return t.out
+	}
+	return &b.paras
+}
+
+// put writes one visible character sequence, inserting a pending space or
+// the list marker first.
+func (b *htmlBuilder) put(s []byte) {
+	if len(b.text) == 0 {
+		b.text = append(b.text, b.prefix...)
+		b.prefix = ""
+	} else if b.space {
+		b.text = append(b.text, ' ')
+	}
+	b.space = false
+	b.text = append(b.text, s...)
+}
+
+// appendText adds text to the current paragraph with whitespace collapsed.
+func (b *htmlBuilder) appendText(s []byte) {
+	var words int32
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+				b.space = true
+				continue
+			case c < 0x20 || c == 0x7f:
+				continue
+			}
+			// Copy the run of plain printable ASCII at once.
+			j := i
+			for j < len(s) && s[j] > ' ' && s[j] < 0x7f {
+				j++
+			}
+			for _, d := range s[i-1 : j] {
+				if d >= '0' && d <= '9' || d|0x20 >= 'a' && d|0x20 <= 'z' {
+					words++
+				}
+			}
+			b.put(s[i-1 : j])
+			i = j
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		seq := s[i : i+size]
+		i += size
+		switch {
+		case unicode.IsSpace(r):
+			b.space = true
+			continue
+		case r == 0x200B || r == 0xFEFF || r == 0xAD || unicode.IsControl(r):
+			continue
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			words++
+		}
+		b.put(seq)
+	}
+	if words == 0 {
+		return
+	}
+	b.brRun = 0
+	if n := len(b.tables); n > 0 {
+		if t := b.tables[n-1]; t.cellOpen && !t.inCaption {
+			c := t.cell()
+			if b.topFlags()&htmlInLink != 0 {
+				c.linkChars += words
+			} else {
+				c.textChars += words
+			}
+		}
+	}
+}
+
+// flush ends the current paragraph.
+func (b *htmlBuilder) flush() {
+	b.brRun = 0
+	b.space = false
+	if len(b.text) == 0 {
+		return
+	}
+	var level int8
+	var zone htmlFlags
+	if t := b.top(); t != nil {
+		level, zone = t.level, t.flags
+	}
+	s := b.sink()
+	*s = append(*s, htmlRawPara{text: string(b.text), level: level, zone: zone})
+	if level > 0 {
+		if n := len(b.tables); n > 0 && b.tables[n-1].cellOpen && !b.tables[n-1].inCaption {
+			b.tables[n-1].cell().heading = true
+		}
+	}
+	b.text = b.text[:0]
+}
+
+// htmlTagAttrs are the attributes the builder looks at.
+type htmlTagAttrs struct {
+	hidden  bool
+	role    string
+	href    bool
+	start   int
+	colspan int
+	rowspan int
+}
+
+func (b *htmlBuilder) readAttrs(z *html.Tokenizer) htmlTagAttrs {
+	at := htmlTagAttrs{start: 1, colspan: 1, rowspan: 1}
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		switch string(k) {
+		case "hidden":
+			if !bytes.EqualFold(bytes.TrimSpace(v), []byte("until-found")) {
+				at.hidden = true
+			}
+		case "aria-hidden":
+			if bytes.EqualFold(bytes.TrimSpace(v), []byte("true")) {
+				at.hidden = true
+			}
+		case "style":
+			if b.styleHidden(v) {
+				at.hidden = true
+			}
+		case "class":
+			for _, c := range bytes.Fields(v) {
+				switch string(c) {
+				case "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text":
+					at.hidden = true
+				}
+			}
+		case "role":
+			if f := bytes.Fields(v); len(f) > 0 {
+				at.role = strings.ToLower(string(f[0]))
+			}
+		case "href":
+			at.href = true
+		case "start":
+			at.start = htmlAtoi(v, 1, -1<<30, 1<<30)
+		case "colspan":
+			at.colspan = htmlAtoi(v, 1, 1, htmlMaxCols)
+		case "rowspan":
+			at.rowspan = htmlAtoi(v, 1, 1, htmlMaxRowspan)
+		}
+	}
+	return at
+}
+
+// htmlAtoi parses an integer attribute, clamped to [lo, hi]; def when it
+// is not a number.
+func htmlAtoi(v []byte, def, lo, hi int) int {
+	n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
+	if err != nil {
+		return def
+	}
+	return min(max(n, lo), hi)
+}
+
+// styleHidden reports whether an inline style hides the element.
+func (b *htmlBuilder) styleHidden(v []byte) bool {
+	b.scratch = b.scratch[:0]
+	for _, c := range v {
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+		case 'A' <= c && c <= 'Z':
+			b.scratch = append(b.scratch, c+'a'-'A')
+		default:
+			b.scratch = append(b.scratch, c)
+		}
+	}
+	return bytes.Contains(b.scratch, []byte("display:none")) || bytes.Contains(b.scratch, []byte("visibility:hidden"))
+}
+
+func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
+	rawName, hasAttr := z.TagName()
+	a := atom.Lookup(rawName)
+	kind := htmlKinds[a]
+	var at htmlTagAttrs
+	if hasAttr && !b.dropping() {
+		at = b.readAttrs(z)
+	} else {
+		at = htmlTagAttrs{start: 1, colspan: 1, rowspan: 1}
+	}
+	if a == atom.Br {
+		if !b.dropping() {
+			b.lineBreak()
+		}
+		return
+	}
+	if kind&htmlVoid != 0 {
+		if kind&htmlBlock != 0 && !b.dropping() {
+			b.flush()
+		}
+		return
+	}
+	if selfClosing && a == 0 {
+		return // <foo/> of foreign content
+	}
+	var name string
+	if a != 0 {
+		name = a.String()
+	} else {
+		name = string(rawName)
+	}
+	drop := kind&htmlSkip != 0 || at.hidden
+	if b.dropping() {
+		e := htmlOpen{a: a, name: name}
+		b.inherit(&e)
+		b.push(e, drop)
+		return
+	}
+	b.closeImplied(a, kind)
+	if kind&htmlBlock != 0 {
+		b.flush()
+	}
+	parent := b.topFlags()
+	e := htmlOpen{a: a, name: name}
+	b.inherit(&e)
+	if drop {
+		e.flags |= htmlDropped
+	}
+	switch {
+	case a == atom.Main || at.role == "main":
+		e.flags |= htmlInMain | htmlInSectioning
+	case a == atom.Article || at.role == "article":
+		e.flags |= htmlInArticle | htmlInSectioning
+	case a == atom.Nav || at.role == "navigation" || at.role == "search":
+		e.flags |= htmlInNav | htmlInSectioning
+	case a == atom.Aside || at.role == "complementary":
+		e.flags |= htmlInBoiler | htmlInSectioning
+	case a == atom.Header || a == atom.Footer || at.role == "banner" || at.role == "contentinfo":
+		if parent&htmlInSectioning == 0 {
+			e.flags |= htmlInBoiler
+		}
+	case a == atom.Section:
+		e.flags |= htmlInSectioning
+	case a == atom.A && at.href:
+		e.flags |= htmlInLink
+	}
+	if kind&htmlPScope != 0 {
+		e.scope[htmlScopeP] = -1
+	}
+	if kind&htmlListScope != 0 {
+		e.scope[htmlScopeLi], e.scope[htmlScopeDd] = -1, -1
+	}
+	if a == atom.Table {
+		for i := htmlScopeCell; i <= htmlScopeTSect; i++ {
+			e.scope[i] = -1
+		}
+	}
+	idx := int32(len(b.stack))
+	switch a {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		e.level = int8(rawName[1] - '0')
+	case atom.P:
+		e.scope[htmlScopeP] = idx
+	case atom.Li:
+		e.scope[htmlScopeLi] = idx
+	case atom.Dt, atom.Dd:
+		e.scope[htmlScopeDd] = idx
+	case atom.Td, atom.Th:
+		e.scope[htmlScopeCell] = idx
+	case atom.Tr:
+		e.scope[htmlScopeRow] = idx
+	case atom.Thead, atom.Tbody, atom.Tfoot:
+		e.scope[htmlScopeTSect] = idx
+	case atom.Ol, atom.Ul, atom.Menu:
+		e.scope[htmlScopeList] = idx
+		e.ordered, e.next = a == atom.Ol, at.start
+	}
+	if !b.push(e, drop) || drop {
+		return
+	}
+	b.openStructure(a, at)
+}
+
+// inherit copies the current element's flags, heading level and scopes
+// into e.
+func (b *htmlBuilder) inherit(e *htmlOpen) {
+	if t := b.top(); t != nil {
+		e.flags, e.level, e.scope = t.flags, t.level, t.scope
+		return
+	}
+	for i := range e.scope {
+		e.scope[i] = -1
+	}
+}
+
+// closeImplied pops the elements a start tag of a closes implicitly.
+func (b *htmlBuilder) closeImplied(a atom.Atom, kind htmlKind) {
+	t := b.top()
+	if t == nil {
+		return
+	}
+	switch a {
+	case atom.Li:
+		if i := t.scope[htmlScopeLi]; i >= 0 {
+			b.popTo(int(i))
+		}
+	case atom.Dt, atom.Dd:
+		if i := t.scope[htmlScopeDd]; i >= 0 {
+			b.popTo(int(i))
+		}
+	case atom.Td, atom.Th:
+		if i := t.scope[htmlScopeCell]; i >= 0 {
+			b.popTo(int(i))
+		}
+	case atom.Tr:
+		if i := t.scope[htmlScopeRow]; i >= 0 {
+			b.popTo(int(i))
+		}
+	case atom.Thead, atom.Tbody, atom.Tfoot:
+		if i := t.scope[htmlScopeRow]; i >= 0 {
+			b.popTo(int(i))
+		}
+		if t := b.top(); t != nil && t.scope[htmlScopeTSect] >= 0 {
+			b.popTo(int(t.scope[htmlScopeTSect]))
+		}
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		switch t.a {
+		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			b.popTo(len(b.stack) - 1)
+		}
+	}
+	if kind&htmlClosesP != 0 {
+		if t := b.top(); t != nil && t.scope[htmlScopeP] >= 0 {
+			b.popTo(int(t.scope[htmlScopeP]))
+		}
+	}
+}
+
+// push opens e, or records it as overflow beyond htmlMaxDepth. It reports
+// whether e is on the stack.
+func (b *htmlBuilder) push(e htmlOpen, drop bool) bool {
+	if len(b.stack) >= htmlMaxDepth {
+		if b.overflow == nil {
+			b.overflow = make(map[string]int32)
+		}
+		b.overflow[e.name]++
+		if drop && !b.ovDrop {
+			b.ovDrop, b.ovDropName, b.ovDropLevel = true, e.name, b.overflow[e.name]
+		}
+		return false
+	}
+	if drop {
+		e.flags |= htmlDropped
+	}
+	b.stack = append(b.stack, e)
+	b.counts[e.name]++
+	return true
+}
+
+// openStructure starts the table, row, cell or list item e opened.
+func (b *htmlBuilder) openStructure(a atom.Atom, at htmlTagAttrs) {
+	e := b.top()
+	var t *htmlTable
+	if n := len(b.tables); n > 0 {
+		t = b.tables[n-1]
+	}
+	switch a {
+	case atom.Table:
+		if t != nil {
+			t.layout = true
+			if t.cellOpen && !t.inCaption {
+				t.cell().nested = true
+			}
+		}
+		nt := &htmlTable{out: b.sink(), zone: e.flags, layout: at.role == "presentation" || at.role == "none"}
+		b.tables = append(b.tables, nt)
+		e.table = true
+	case atom.Caption:
+		if t != nil {
+			t.inCaption = true
+			e.table = true
+		}
+	case atom.Tr:
+		if t != nil {
+			head := false
+			if s := e.scope[htmlScopeTSect]; s >= 0 && b.stack[s].a == atom.Thead {
+				head = true
+			}
+			t.rows = append(t.rows, htmlRow{head: head})
+			t.rowOpen = true
+			e.table = true
+		}
+	case atom.Td, atom.Th:
+		if t != nil && !t.inCaption {
+			if !t.rowOpen {
+				t.rows = append(t.rows, htmlRow{})
+				t.rowOpen = true
+			}
+			r := &t.rows[len(t.rows)-1]
+			r.cells = append(r.cells, htmlCell{th: a == atom.Th, colspan: int32(at.colspan), rowspan: int32(at.rowspan)})
+			t.cellOpen = true
+			if a == atom.Th {
+				t.thCount++
+			}
+			e.table = true
+		}
+	case atom.Li:
+		b.prefix = "- "
+		if l := e.scope[htmlScopeList]; l >= 0 && b.stack[l].ordered {
+			b.prefix = strconv.Itoa(b.stack[l].next) + ". "
+			b.stack[l].next++
+		}
+	}
+}
+
+func (b *htmlBuilder) endTag(rawName []byte) {
+	a := atom.Lookup(rawName)
+	if a == atom.Br { // </br> is read as <br>
+		if !b.dropping() {
+			b.lineBreak()
+		}
+		return
+	}
+	if a == atom.Body || a == atom.Html {
+		return // content after </body> still belongs to the body
+	}
+	var name string
+	if a != 0 {
+		name = a.String()
+	} else {
+		name = string(rawName)
+	}
+	if b.overflow[name] > 0 {
+		if b.ovDrop && b.ovDropName == name && b.overflow[name] == b.ovDropLevel {
+			b.ovDrop = false
+		}
+		b.overflow[name]--
+		if htmlKinds[a]&htmlBlock != 0 && !b.dropping() {
+			b.flush()
+		}
+		return
+	}
+	if b.counts[name] == 0 {
+		if htmlKinds[a]&htmlBlock != 0 && !b.dropping() {
+			b.flush()
+		}
+		return
+	}
+	for i := len(b.stack) - 1; i >= 0; i-- {
+		if b.stack[i].name == name {
+			b.popTo(i)
+			return
+		}
+	}
+}
+
+// lineBreak handles <br>: a space, or a paragraph break when it follows
+// another <br> with no text between.
+func (b *htmlBuilder) lineBreak() {
+	b.brRun++
+	if b.brRun >= 2 {
+		b.flush()
+		b.brRun = 2
+	} else {
+		b.space = true
+	}
+}
+
+// popTo closes the open elements from the top down to index i inclusive.
+func (b *htmlBuilder) popTo(i int) {
+	for len(b.stack) > i {
+		b.pop()
+	}
+}
+
+func (b *htmlBuilder) pop() {
+	e := b.top()
+	if e.flags&htmlDropped == 0 && htmlKinds[e.a]&htmlBlock != 0 {
+		b.flush()
+	}
+	if e.table {
+		t := b.tables[len(b.tables)-1]
+		switch e.a {
+		case atom.Table:
+			b.tables = b.tables[:len(b.tables)-1]
+			b.emitTable(t)
+		case atom.Caption:
+			t.inCaption = false
+		case atom.Tr:
+			t.rowOpen, t.cellOpen = false, false
+		case atom.Td, atom.Th:
+			t.cellOpen = false
+		}
+	}
+	if e.a == atom.Li {
+		b.prefix = ""
+	}
+	if len(b.overflow) > 0 { // elements opened beyond the depth cap end with their ancestor
+		clear(b.overflow)
+		b.ovDrop = false
+	}
+	b.counts[e.name]--
+	b.stack = b.stack[:len(b.stack)-1]
+}
+
+// finish closes everything still open and returns the selected paragraphs
+// with their breadcrumbs.
+func (b *htmlBuilder) finish() []Paragraph {
+	b.popTo(0)
+	b.flush()
+	var hasMain, hasArticle bool
+	for _, p := range b.paras {
+		if p.zone&htmlInNav != 0 {
+			continue
+		}
+		hasMain = hasMain || p.zone&htmlInMain != 0
+		hasArticle = hasArticle || p.zone&htmlInArticle != 0
+	}
+	keep := func(z htmlFlags) bool {
+		switch {
+		case z&htmlInNav != 0:
+			return false
+		case hasMain:
+			return z&htmlInMain != 0
+		case hasArticle:
+			return z&htmlInArticle != 0
+		}
+		return z&htmlInBoiler == 0
+	}
+	var out []Paragraph
+	var trail [7]string
+	crumb := ""
+	for _, p := range b.paras {
+		if !keep(p.zone) {
+			continue
+		}
+		if p.level > 0 {
+			trail[p.level] = p.text
+			for l := p.level + 1; l < 7; l++ {
+				trail[l] = ""
+			}
+			var parts []string
+			for _, s := range trail[1:] {
+				if s != "" {
+					parts = append(parts, s)
+				}
+			}
+			crumb = strings.Join(parts, " > ")
+		}
+		out = append(out, Paragraph{Text: p.text, Heading: p.level > 0, Breadcrumb: crumb})
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package engine
+
+import "strings"
+
+// emitTable writes a finished table to its sink: as ordinary content when it
+// is a layout table, not at all when it is a navigation table, else as one
+// paragraph per data row (see HTMLToStructuredText).
+func (b *htmlBuilder) emitTable(t *htmlTable) {
+	out := t.out
+	*out = append(*out, t.caption...)
+	var linkChars, textChars int32
+	maxCols, heading := 0, false
+	for _, r := range t.rows {
+		maxCols = max(maxCols, len(r.cells))
+		for _, c := range r.cells {
+			linkChars += c.linkChars
+			textChars += c.textChars
+			heading = heading || c.heading
+		}
+	}
+	switch {
+	case t.layout || heading || maxCols <= 1:
+		for _, r := range t.rows {
+			for _, c := range r.cells {
+				if c.linkChars > 0 && c.textChars == 0 && !c.heading && !c.nested {
+					continue // a cell of links only: navigation
+				}
+				*out = append(*out, c.paras...)
+			}
+		}
+	case t.thCount == 0 && linkChars > 0 && textChars == 0:
+		// A table of links only: a navigation bar laid out as a table.
+	default:
+		for _, row := range htmlDataRows(t) {
+			*out = append(*out, htmlRawPara{text: row, zone: t.zone})
+		}
+	}
+}
+
+// htmlCellText joins the paragraphs of a cell with spaces.
+func htmlCellText(c *htmlCell) string {
+	switch len(c.paras) {
+	case 0:
+		return ""
+	case 1:
+		return c.paras[0].text
+	}
+	var sb strings.Builder
+	for i, p := range c.paras {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(p.text)
+	}
+	return sb.String()
+}
+
+// htmlDataRows formats a data table's rows. Cells are placed on a grid that
+// honours colspan and rowspan (a spanned cell's text is not repeated); the
+// leading rows that are in <thead> or consist of <th> cells only give each
+// column its label.
+func htmlDataRows(t *htmlTable) []string {
+	var (
+		labels      []string
+		span        []int32 // rows a column stays occupied by a rowspan
+		spanActive  int
+		headerPhase = true
+		headerRows  []string
+		dataRows    []string
+		parts       []string
+	)
+	for ri := range t.rows {
+		r := &t.rows[ri]
+		if len(r.cells) == 0 {
+			continue
+		}
+		col := 0
+		for ci := range r.cells {
+			c := &r.cells[ci]
+			for col < len(span) && span[col] > 0 {
+				col++
+			}
+			c.col = int32(min(col, htmlMaxCols))
+			for k := col; k < col+int(c.colspan) && k < htmlMaxCols; k++ {
+				for len(span) <= k {
+					span = append(span, 0)
+				}
+				if c.rowspan > 1 {
+					if span[k] == 0 {
+						spanActive++
+					}
+					span[k] = c.rowspan
+				}
+			}
+			col += int(c.colspan)
+		}
+		if spanActive > 0 {
+			for k := range span {
+				if span[k] > 0 {
+					span[k]--
+					if span[k] == 0 {
+						spanActive--
+					}
+				}
+			}
+		}
+
+		isHeader := r.head
+		if !isHeader && headerPhase {
+			isHeader = true
+			for _, c := range r.cells {
+				if !c.th {
+					isHeader = false
+					break
+				}
+			}
+		}
+		parts = parts[:0]
+		if isHeader {
+			for ci := range r.cells {
+				c := &r.cells[ci]
+				text := htmlCellText(c)
+				if text == "" {
+					continue
+				}
+				parts = append(parts, text)
+				for k := int(c.col); k < int(c.col)+int(c.colspan) && k < htmlMaxCols; k++ {
+					for len(labels) <= k {
+						labels = append(labels, "")
+					}
+					switch {
+					case labels[k] == "":
+						labels[k] = text
+					case labels[k] != text && len(labels[k])+len(text) < htmlMaxLabel:
+						labels[k] += " " + text
+					}
+				}
+			}
+			if len(parts) > 0 {
+				headerRows = append(headerRows, strings.Join(parts, " | "))
+			}
+			continue
+		}
+		headerPhase = false
+		rowHeader := ""
+		for ci := range r.cells {
+			c := &r.cells[ci]
+			text := htmlCellText(c)
+			if text == "" {
+				continue
+			}
+			label := ""
+			if int(c.col) < len(labels) {
+				label = labels[c.col]
+			}
+			switch {
+			case c.th && label == "" && ci == 0 && len(labels) == 0:
+				rowHeader = text
+			case label != "" && label != text:
+				parts = append(parts, label+": "+text)
+			default:
+				parts = append(parts, text)
+			}
+		}
+		var row string
+		switch {
+		case rowHeader != "" && len(parts) > 0:
+			row = rowHeader + ": " + strings.Join(parts, " | ")
+		case rowHeader != "":
+			row = rowHeader
+		default:
+			row = strings.Join(parts, " | ")
+		}
+		if row != "" {
+			dataRows = append(dataRows, row)
+		}
+	}
+	if len(dataRows) == 0 {
+		return headerRows
+	}
+	return dataRows
+}
