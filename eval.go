@@ -23,9 +23,11 @@ const (
 // question, no context, an answer too long to judge).
 var ErrEvalInput = errors.New("evaluation input unusable")
 
-// ErrJudgeReply is wrapped by the evaluation error of a test case whose
-// judge model replied with something that is not the requested JSON.
-var ErrJudgeReply = errors.New("judge reply unusable")
+// ErrEvalReply is wrapped by the error for a model reply that is not the
+// requested JSON: a judge's (the evaluation error of that test case) or
+// that of the model GenerateEvalSet asks for a question (the chunk is
+// skipped).
+var ErrEvalReply = errors.New("model reply unusable")
 
 // evalMaxJudgeBytes caps the answer and the question sent to the judge; a
 // longer one is an evaluation error for its case rather than a huge prompt.
@@ -197,7 +199,7 @@ func (j *evalJudge) faithfulness(ctx context.Context, ex ai.Example) (ai.Score, 
 	claims, ok := evalLookup(obj, "claims", "statements")
 	list, isList := claims.([]any)
 	if !ok || !isList {
-		return ai.Score{}, fmt.Errorf("%w: no claims list in the reply", ErrJudgeReply)
+		return ai.Score{}, fmt.Errorf("%w: no claims list in the reply", ErrEvalReply)
 	}
 	if len(list) == 0 {
 		return ai.Score{}, fmt.Errorf("%w: the judge found no factual claims in the answer, so faithfulness is undefined", ErrEvalInput)
@@ -209,7 +211,7 @@ func (j *evalJudge) faithfulness(ctx context.Context, ex ai.Example) (ai.Score, 
 		v, _ := evalLookup(cm, "verdict", "supported", "supports", "support")
 		yes, ok := evalVerdict(v)
 		if !ok {
-			return ai.Score{}, fmt.Errorf("%w: claim %d has no yes/no verdict", ErrJudgeReply, i+1)
+			return ai.Score{}, fmt.Errorf("%w: claim %d has no yes/no verdict", ErrEvalReply, i+1)
 		}
 		if yes {
 			supported++
@@ -267,7 +269,7 @@ func (j *evalJudge) answerRelevancy(ctx context.Context, ex ai.Example) (ai.Scor
 	raw, _ := evalLookup(obj, "score", "rating", "relevancy", "relevance")
 	rating, ok := evalNumber(raw)
 	if !ok {
-		return ai.Score{}, fmt.Errorf("%w: no numeric score in the reply", ErrJudgeReply)
+		return ai.Score{}, fmt.Errorf("%w: no numeric score in the reply", ErrEvalReply)
 	}
 	score, err := evalNormaliseRating(rating)
 	if err != nil {
@@ -291,7 +293,7 @@ func evalNormaliseRating(r float64) (float64, error) {
 	case r >= 1 && r <= 5:
 		return (r - 1) / 4, nil
 	}
-	return 0, fmt.Errorf("%w: score %g is outside 1-5", ErrJudgeReply, r)
+	return 0, fmt.Errorf("%w: score %g is outside 1-5", ErrEvalReply, r)
 }
 
 // evalJudgeable rejects an empty text or one too long for a judge prompt.

@@ -248,7 +248,7 @@ func evalJudgeJSON(reply string) (map[string]any, error) {
 			return obj, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: no JSON object in %q", ErrJudgeReply, evalClip(reply, 200))
+	return nil, fmt.Errorf("%w: no JSON object in %q", ErrEvalReply, evalClip(reply, 200))
 }
 
 // evalFirstObject decodes the first JSON object starting at one of the

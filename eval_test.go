@@ -348,8 +348,8 @@ func TestEvalJudgeJSON(t *testing.T) {
 			continue
 		}
 		if err != nil {
-			if !errors.Is(err, ErrJudgeReply) {
-				t.Errorf("%q: error %v does not wrap ErrJudgeReply", evalClip(tt.reply, 40), err)
+			if !errors.Is(err, ErrEvalReply) {
+				t.Errorf("%q: error %v does not wrap ErrEvalReply", evalClip(tt.reply, 40), err)
 			}
 			continue
 		}
@@ -393,8 +393,8 @@ func FuzzEvalJudgeJSON(f *testing.F) {
 		if err == nil && obj == nil {
 			t.Fatal("nil object without error")
 		}
-		if err != nil && !errors.Is(err, ErrJudgeReply) {
-			t.Fatalf("error %v does not wrap ErrJudgeReply", err)
+		if err != nil && !errors.Is(err, ErrEvalReply) {
+			t.Fatalf("error %v does not wrap ErrEvalReply", err)
 		}
 	})
 }
