@@ -247,11 +247,16 @@ type job struct {
 // messages are copied to stderr.
 func (c *client) wait(ctx context.Context, id string, stderr io.Writer) (json.RawMessage, error) {
 	shown := 0
+	last := "queued"
 	for {
 		var j job
 		if err := c.doJSON(ctx, "GET", "/api/jobs/"+url.PathEscape(id), nil, &j); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("waiting for job %s (last status %s): %w", id, last, ctx.Err())
+			}
 			return nil, fmt.Errorf("poll job %s: %w", id, err)
 		}
+		last = j.Status
 		// Progress holds the newest messages; ProgressCount counts all.
 		first := j.ProgressCount - len(j.Progress)
 		for i, msg := range j.Progress {
