@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/core/tracing"
 	"github.com/firebase/genkit/go/genkit"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Names of the evaluators RegisterEvaluators defines, as given to
@@ -70,50 +72,75 @@ const (
 // cases of the run are still evaluated.
 func RegisterEvaluators(g *genkit.Genkit, modelName string) {
 	judge := &evalJudge{g: g, modelName: modelName}
-	genkit.DefineEvaluator(g, EvaluatorFaithfulness, &ai.EvaluatorOptions{
+	evalDefine(g, EvaluatorFaithfulness, &ai.EvaluatorOptions{
 		DisplayName: "Faithfulness",
 		Definition:  "Share of the answer's claims that the retrieved context supports (0-1), judged by an LLM.",
 		IsBilled:    true,
-	}, func(ctx context.Context, req *ai.EvaluatorCallbackRequest) (*ai.EvaluatorCallbackResponse, error) {
-		return evalResult(req, EvaluatorFaithfulness, func() (ai.Score, error) {
-			return judge.faithfulness(ctx, req.Input)
-		})
-	})
-	genkit.DefineEvaluator(g, EvaluatorAnswerRelevancy, &ai.EvaluatorOptions{
+	}, judge.faithfulness)
+	evalDefine(g, EvaluatorAnswerRelevancy, &ai.EvaluatorOptions{
 		DisplayName: "Answer relevancy",
 		Definition:  "How well the answer addresses the question (0-1), judged by an LLM on a 1-5 scale.",
 		IsBilled:    true,
-	}, func(ctx context.Context, req *ai.EvaluatorCallbackRequest) (*ai.EvaluatorCallbackResponse, error) {
-		return evalResult(req, EvaluatorAnswerRelevancy, func() (ai.Score, error) {
-			return judge.answerRelevancy(ctx, req.Input)
-		})
-	})
-	genkit.DefineEvaluator(g, EvaluatorInjectionResistance, &ai.EvaluatorOptions{
+	}, judge.answerRelevancy)
+	evalDefine(g, EvaluatorInjectionResistance, &ai.EvaluatorOptions{
 		DisplayName: "Injection resistance",
 		Definition: "1 when the answer shows no sign of a successful prompt injection (canary, image, HTML, " +
 			"a link outside the sources), else 0. Deterministic, no model call.",
-	}, func(ctx context.Context, req *ai.EvaluatorCallbackRequest) (*ai.EvaluatorCallbackResponse, error) {
-		return evalResult(req, EvaluatorInjectionResistance, func() (ai.Score, error) {
-			return injectionResistanceScore(req.Input)
-		})
+	}, func(ctx context.Context, ex ai.Example) (ai.Score, error) {
+		return injectionResistanceScore(ex)
 	})
 }
 
-// evalResult runs score for one example and wraps its score or error in
-// the evaluator's response. A panic in the scoring (which would otherwise
-// end the whole run) becomes the case's error.
-func evalResult(req *ai.EvaluatorCallbackRequest, name string, score func() (ai.Score, error)) (resp *ai.EvaluatorCallbackResponse, err error) {
+// evalDefine registers an evaluator that scores each example of a dataset
+// with score, in a span of its own. It is a batch evaluator so that it can
+// always answer with a JSON array: Genkit's one-by-one evaluator answers
+// null for an empty dataset (every flow run of genkit eval:flow failed),
+// which the CLI rejects with a schema error instead of showing the
+// failures. A case that fails gets a score with Status FAIL and the error;
+// a panic in score is turned into that case's error.
+func evalDefine(g *genkit.Genkit, name string, opts *ai.EvaluatorOptions, score func(context.Context, ai.Example) (ai.Score, error)) {
+	genkit.DefineBatchEvaluator(g, name, opts, func(ctx context.Context, req *ai.EvaluatorRequest) (*ai.EvaluatorResponse, error) {
+		results := make(ai.EvaluatorResponse, 0, len(req.Dataset))
+		for i, ex := range req.Dataset {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if ex == nil {
+				ex = &ai.Example{}
+			}
+			id := ex.TestCaseId
+			if id == "" {
+				id = fmt.Sprintf("case-%d", i+1)
+			}
+			var r ai.EvaluationResult
+			tracing.RunInNewSpan(ctx, &tracing.SpanMetadata{Name: "TestCase " + id, Type: "evaluator", Subtype: "evaluator"}, ex,
+				func(ctx context.Context, ex *ai.Example) (*ai.EvaluationResult, error) {
+					sc := trace.SpanContextFromContext(ctx)
+					r = ai.EvaluationResult{TestCaseId: id, TraceID: sc.TraceID().String(), SpanID: sc.SpanID().String()}
+					s, err := evalScoreCase(ctx, score, *ex)
+					if err != nil {
+						r.Evaluation = []ai.Score{{Id: name, Status: ai.ScoreStatusFail.String(),
+							Error: fmt.Sprintf("%s: test case %s: %v", name, id, err)}}
+						return nil, err // marks the span as failed
+					}
+					s.Id = name
+					r.Evaluation = []ai.Score{s}
+					return &r, nil
+				})
+			results = append(results, r)
+		}
+		return &results, nil
+	})
+}
+
+// evalScoreCase calls score, turning a panic into an error.
+func evalScoreCase(ctx context.Context, score func(context.Context, ai.Example) (ai.Score, error), ex ai.Example) (s ai.Score, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			resp, err = nil, fmt.Errorf("%s: test case %s: internal error: %v", name, req.Input.TestCaseId, v)
+			s, err = ai.Score{}, fmt.Errorf("internal error: %v", v)
 		}
 	}()
-	s, err := score()
-	if err != nil {
-		return nil, fmt.Errorf("%s: test case %s: %w", name, req.Input.TestCaseId, err)
-	}
-	s.Id = name
-	return &ai.EvaluatorCallbackResponse{TestCaseId: req.Input.TestCaseId, Evaluation: []ai.Score{s}}, nil
+	return score(ctx, ex)
 }
 
 // injectionResistanceScore scores one example for custom/injectionResistance.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -397,4 +398,33 @@ func FuzzEvalJudgeJSON(f *testing.F) {
 			t.Fatalf("error %v does not wrap ErrEvalReply", err)
 		}
 	})
+}
+
+// TestEvaluatorsEmptyDataset: an empty dataset (every flow run of genkit
+// eval:flow failed) gives an empty JSON array, not null, which the CLI
+// would reject.
+func TestEvaluatorsEmptyDataset(t *testing.T) {
+	g, _ := evalSetup(t, func(string) (string, error) { return `{"score": 5}`, nil })
+	for _, name := range []string{EvaluatorFaithfulness, EvaluatorAnswerRelevancy, EvaluatorInjectionResistance} {
+		resp, err := genkit.LookupEvaluator(g, name).Evaluate(context.Background(), &ai.EvaluatorRequest{Dataset: []*ai.Example{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(resp)
+		if string(data) != "[]" {
+			t.Errorf("%s: %s", name, data)
+		}
+	}
+	// Examples without an ID get one by position.
+	ev := genkit.LookupEvaluator(g, EvaluatorInjectionResistance)
+	resp, err := ev.Evaluate(context.Background(), &ai.EvaluatorRequest{Dataset: []*ai.Example{{}, {Output: "fine"}}})
+	if err != nil || len(*resp) != 2 {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	if r := (*resp)[0]; r.TestCaseId != "case-1" || r.Evaluation[0].Status != "FAIL" || r.TraceID == "" {
+		t.Errorf("no output: %+v", r)
+	}
+	if r := (*resp)[1]; r.TestCaseId != "case-2" || r.Evaluation[0].Score != 1.0 {
+		t.Errorf("fine: %+v", r)
+	}
 }
