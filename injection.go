@@ -29,8 +29,32 @@ const (
 // injectionRule is one named heuristic of DetectInjection: it trips when
 // any of its patterns matches the folded text.
 type injectionRule struct {
-	name     string
+	name string
+	// triggers are substrings of the folded text at least one of which
+	// every pattern's match contains; a text with none skips the rule's
+	// regular expressions, which keeps DetectInjection fast on prose.
+	triggers []string
 	patterns []*regexp.Regexp
+}
+
+// trips reports whether the rule matches folded.
+func (r injectionRule) trips(folded string) bool {
+	hit := false
+	for _, t := range r.triggers {
+		if strings.Contains(folded, t) {
+			hit = true
+			break
+		}
+	}
+	if !hit {
+		return false
+	}
+	for _, re := range r.patterns {
+		if re.MatchString(folded) {
+			return true
+		}
+	}
+	return false
 }
 
 // injectionPatterns compiles the patterns of one rule. They run on the text
@@ -57,18 +81,20 @@ const (
 // injectionRules are DetectInjection's rules, in the spec's order;
 // hidden-characters is checked separately on the raw text.
 var injectionRules = []injectionRule{
-	{ruleIgnoreInstructions, injectionPatterns(
+	{ruleIgnoreInstructions, []string{"ignore", "disregard", "forget", "override", "bypass", "neglect", "follow", "obey", "adher"}, injectionPatterns(
 		`\b(?:ignore|disregard|forget|override|bypass|neglect)\s+(?:(?:all|any|every|of|the|your|my|these|those|its|prior|previous|above|earlier|preceding|former|original|initial|current|existing|system|developer|safety|other|previously|given|provided|received|instructions,)\s+){0,5}(?:(?:all|any|your|my|prior|previous|above|earlier|preceding|former|original|initial|system|developer|safety)\s+)(?:\w+\s+)?(?:instructions?|prompts?|directives?|directions|rules|guidelines|guardrails|programming|constraints|restrictions|commands|orders|context|messages?|policies|polic(?:y|ies))\b`,
 		`\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|all(?: of)? that|anything)\s+(?:(?:you\s+(?:were|have\s+been)\s+told)|above|before|previously|said|written|so far|up to now|earlier)`,
+		`\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:of\s+)?(?:the\s+|what\s+is\s+|what's\s+)?(?:above|previous|preceding|foregoing)\s*(?:$|[,.;:!]|and\b|then\b|instead\b)`,
 		`\b(?:do not|don't|stop|no longer)\s+(?:follow(?:ing)?|obey(?:ing)?|adher(?:e|ing) to)\s+(?:any\s+of\s+)?(?:your|the|any)\s+(?:previous|prior|original|initial|system|earlier|above)\s+(?:instructions|rules|guidelines|prompt)`,
 	)},
-	{ruleIgnoreInstructionsDE, injectionPatterns(
+	{ruleIgnoreInstructionsDE, []string{"ignorier", "vergiss", "vergessen", "missacht", "übergeh", "verwirf", "verwerfen", "überschreib", "umgeh", "außer acht", "befolge", "beachte"}, injectionPatterns(
 		injGerL+`(?:ignorier(?:e|en|t)?|vergiss|vergessen|missachte(?:n|t)?|übergeh(?:e|en|t)?|verwirf|verwerfen|überschreib(?:e|en)?|umgeh(?:e|en)?)\s+(?:(?:sie|du|bitte|nun|jetzt|einfach|alle|sämtliche|jegliche|die|der|den|deine|ihre|eure|bisherigen|bisherige|vorherigen|vorherige|vorigen|obigen|obige|früheren|ursprünglichen|gegebenen|erhaltenen|bis)\s+){0,6}(?:\S+\s+)?(?:anweisung(?:en)?|instruktion(?:en)?|befehle|regeln|vorgaben|anordnungen|richtlinien|systemprompt|system-prompt|systemanweisung(?:en)?|prompts?|einschränkungen)(?:$|[^\p{L}])`,
 		injGerL+`(?:vergiss|vergessen sie|ignoriere|ignorieren sie)\s+(?:bitte\s+)?(?:alles|sämtliches)\s*(?:,|was|bisherige|vorherige|obige|$|[.!])`,
 		injGerL+`(?:alle|sämtliche|jegliche|deine|ihre|eure|bisherigen|vorherigen|vorigen|obigen|früheren|ursprünglichen)\s+(?:\S+\s+)?(?:anweisungen|instruktionen|regeln|vorgaben|befehle|richtlinien)\s+(?:\S+\s+)?(?:ignorieren|vergessen|missachten|verwerfen|übergehen|außer acht lassen)`,
+		injGerL+`(?:ignoriere|ignorieren sie|vergiss|vergessen sie|missachte|missachten sie)\s+(?:bitte\s+)?(?:das\s+)?(?:obige|oben\s+gesagte|oben\s+stehende|vorherige|bisherige|vorangegangene)(?:$|[^\p{L}])`,
 		injGerL+`(?:befolge|befolgen sie|beachte|beachten sie)\s+(?:\S+\s+)?(?:nicht mehr|keine)\s+(?:\S+\s+)?(?:anweisungen|regeln|vorgaben|instruktionen)`,
 	)},
-	{ruleRoleChange, injectionPatterns(
+	{ruleRoleChange, []string{"you are", "from now on", "pretend", "imagine", " as ", "mode", "your new", "anything now", "du bist", "sie sind", "ab jetzt", "ab sofort", "ab nun", " als ", "rolle"}, injectionPatterns(
 		`\byou\s+are\s+(?:now|from now on|henceforth)\s+(?:(?:an?|the|my|called|named)\s+)?(?:\w+\s+){0,2}(?:ai|assistant|bot|model|chatbot|hacker|pirate|dan|character|persona|villain|unrestricted|unfiltered|uncensored|jailbroken|evil|free|without)\b`,
 		`\byou\s+are\s+no\s+longer\s+(?:an?\s+)?(?:\w+\s+)?(?:assistant|ai|bound|restricted|limited|chatbot|model|required|an assistant)\b`,
 		`\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|shall|act|behave|respond|answer|speak|play|pretend)\b`,
@@ -76,6 +102,7 @@ var injectionRules = []injectionRule{
 		`\b(?:act|behave|roleplay|role-play|respond)\s+as\s+(?:if\s+you\s+were\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|dan|different ai|new ai|ai without)\b`,
 		`\b(?:enable|enter|activate|switch\s+to|switch\s+into)\s+(?:the\s+)?(?:dan|jailbreak|jailbroken|god|unrestricted|unfiltered|uncensored|developer)\s+mode\b`,
 		`\byour\s+new\s+(?:role|persona|identity|name|character)\s+is\b`,
+		`\bdo\s+anything\s+now\b`,
 		`\b(?:du\s+bist|sie\s+sind)\s+(?:jetzt|nun|ab\s+jetzt|ab\s+sofort|von\s+nun\s+an)\s+(?:(?:ein|eine|der|die|das)\s+)?(?:\S+\s+){0,2}(?:ki|assistent|assistentin|bot|chatbot|hacker|pirat|modell|sprachmodell|dan|figur|rolle|frei|uneingeschränkt|ohne\s+(?:regeln|einschränkungen|filter))`,
 		`\b(?:du\s+bist|sie\s+sind)\s+(?:jetzt\s+|nun\s+)?kein(?:e)?\s+(?:ki|assistent|assistentin|chatbot|sprachmodell)\s+mehr\b`,
 		`\bab\s+(?:jetzt|sofort|nun)\s+(?:bist\s+du|sind\s+sie|verhältst\s+du\s+dich|verhalten\s+sie\s+sich|antwortest\s+du|spielst\s+du|agierst\s+du)\b`,
@@ -83,7 +110,7 @@ var injectionRules = []injectionRule{
 		`\b(?:spiele|spiel|übernimm|übernehmen\s+sie|schlüpfe\s+in)\s+(?:ab\s+jetzt\s+)?(?:die|eine)\s+rolle\s+(?:eines|einer|des|der|von)\b`,
 		`\b(?:deine|ihre)\s+neue\s+(?:rolle|identität|persona)\s+(?:ist|lautet)\b`,
 	)},
-	{ruleNewInstructions, injectionPatterns(
+	{ruleNewInstructions, []string{":", "your ", "[", "deine", "ihre", "instruction", "directive", "anweisung", "instruktion"}, injectionPatterns(
 		`\bnew\s+(?:instructions?|task|directives?|orders|rules|system\s+prompt)\s*:`,
 		`\b(?:updated|revised|real|actual|true|additional|important|urgent|secret|hidden|priority|override)\s+(?:instructions?|directives?)\s*(?::|for\s+(?:the\s+|any\s+)?`+injModelNoun+`)`,
 		`\byour\s+(?:new|real|actual|true|only)\s+(?:instructions?|task|goal|job|objective|purpose|directive)\s+(?:is|are|now)\b`,
@@ -95,7 +122,7 @@ var injectionRules = []injectionRule{
 		`\b(?:wichtige|geheime|aktualisierte|zusätzliche|dringende|versteckte)\s+(?:anweisungen?|instruktionen?)\s*(?::|für\s+(?:die|den|das)\s+`+injModelNounDE+`)`,
 		`\b(?:systemanweisung|systemnachricht|systemprompt|administratoranweisung)\s*:`,
 	)},
-	{ruleRevealPrompt, injectionPatterns(
+	{ruleRevealPrompt, []string{"prompt", "instruction", "rules", "guideline", "directive", "system message", "configuration", "initial message", "developer message", "above", "before this", "preceding", "anweisung", "regeln", "vorgaben", "konfiguration", "oberhalb", "über dieser", "vor dieser"}, injectionPatterns(
 		`\b(?:reveal|show|print|repeat|output|display|disclose|leak|dump|recite|tell|give|share|write\s+out|write\s+down|list|paste|copy)\s+(?:me\s+|us\s+)?(?:all\s+|back\s+)?(?:of\s+)?your\s+(?:\w+\s+){0,2}(?:prompts?|instructions|rules|guidelines|directives|system\s+message|configuration|initial\s+message)\b`,
 		`\b(?:reveal|show|print|repeat|output|display|disclose|leak|dump|recite|tell|give|share|write\s+out|paste|copy)\s+(?:me\s+|us\s+)?(?:the\s+)?(?:(?:full|entire|complete|exact|original|initial|hidden|secret|internal|verbatim)\s+)*(?:system\s+prompt|system\s+message|system\s+instructions|initial\s+prompt|hidden\s+prompt|secret\s+prompt|pre-?prompt|developer\s+message)\b`,
 		`\bwhat\s+(?:is|are|was|were)\s+your\s+(?:\w+\s+)?(?:system\s+prompt|instructions|initial\s+instructions|rules|prompt)\b`,
@@ -106,7 +133,7 @@ var injectionRules = []injectionRule{
 		`\bwas\s+(?:ist|sind|steht\s+in)\s+(?:dein|deine|deinem|ihr|ihre|ihrem)\s+(?:\S+\s+)?(?:systemprompt|system-prompt|anweisungen|prompt)\b`,
 		injGerL+`(?:wiederhole|gib)\s+(?:\S+\s+)?(?:alles|den\s+text)\s+(?:oberhalb|über\s+dieser|vor\s+dieser)`,
 	)},
-	{ruleAddressesTheModel, injectionPatterns(
+	{ruleAddressesTheModel, []string{"ai", "llm", "language model", "assistant", "chatbot", "gpt", "claude", "gemini", "copilot", "bot", "ki", "künstliche", "sprachmodell", "assistent"}, injectionPatterns(
 		`\b(?:note|message|instructions?|notice|reminder|hint|warning|memo)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?`+injModelNoun+`\s*(?:[:!,.;]|$|\s+(?:reading|processing|that|who|summari[sz]ing))`,
 		`\b(?:dear|hey|hi|hello)\s*,?\s+`+injModelNoun+`\b`,
 		`\battention\s*,?\s+`+injModelNoun+`\s*[:!,.]`,
@@ -118,7 +145,7 @@ var injectionRules = []injectionRule{
 		`\bwenn\s+(?:du|sie)\s+(?:eine?|ein)\s+`+injModelNounDE+`\s+(?:bist|sind)\b`,
 		`\b(?:an|für)\s+(?:die|den|das|jede|jeden)\s+`+injModelNounDE+`,?\s+(?:die|der|das)\s+(?:diesen|dieses|dies|das)\s+(?:\S+\s+)?(?:liest|verarbeitet|zusammenfasst|auswertet)`,
 	)},
-	{ruleExfiltration, injectionPatterns(
+	{ruleExfiltration, []string{"![", "<", "http", "cookie", "sendbeacon", "url", "link", "image", "endpoint", "webhook", "server", "address", "domain", "query string", "adresse", "bild", "endpunkt"}, injectionPatterns(
 		`!\[[^\]\n]*\]\(\s*<?(?:[a-z][a-z0-9+.-]*:)?//[^)\s]*(?:[?&#{$]|%7b)`,
 		`<\s*img\b[^>]*\bsrc\s*=\s*["']?\s*(?:https?:)?//`,
 		`<\s*(?:script|iframe|object|embed)\b`,
@@ -129,7 +156,7 @@ var injectionRules = []injectionRule{
 		injGerL+`(?:sende|schicke|übermittle|übertrage|lade|hänge|füge|kodiere|bette|schreibe|setze)\b[^.!?\n]{0,80}(?:unterhaltung|gespräch|chatverlauf|verlauf|systemprompt|passwort|passwörter|kennwort|geheimnis|zugangsdaten|api-schlüssel|schlüssel|token|nutzerdaten|benutzerdaten|daten\s+des\s+(?:nutzers|benutzers)|frage\s+des\s+(?:nutzers|benutzers)|meine\s+frage|die\s+frage|fragen|e-mail-adresse)\b[^.!?\n]{0,80}\b(?:an|in|zu|auf|als|hinter)\s+(?:(?:die|den|das|eine|einen|folgende|folgenden|diese|diesen|dieser)\s+)?(?:url|link|adresse|bild|server|webhook|endpunkt|https?://)`,
 		injGerL+`(?:zeige|gib|rendere|füge|binde|hänge|setze)\b[^.\n]{0,60}\b(?:bild|grafik|pixel)\b[^\n]{0,80}(?:https?://|!\[)`,
 	)},
-	{ruleDelimiterForgery, injectionPatterns(
+	{ruleDelimiterForgery, []string{"<", "[", "---", "===", "##", "***"}, injectionPatterns(
 		`<\s*/?\s*(?:context|system|user|assistant|instructions?|documents?|untrusted|prompt|system_prompt|retrieved_context|search_results|mail|kontext|dokumente?|anweisungen)\s*>`,
 		`<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text|end_of_text|eos|bos)\s*\|>`,
 		`\[\s*/?\s*inst\s*\]`,
@@ -155,11 +182,8 @@ func DetectInjection(text string) []string {
 	var found []string
 	folded := foldForDetection(text)
 	for _, rule := range injectionRules {
-		for _, re := range rule.patterns {
-			if re.MatchString(folded) {
-				found = append(found, rule.name)
-				break
-			}
+		if rule.trips(folded) {
+			found = append(found, rule.name)
 		}
 	}
 	if hasHiddenCharacters(text) {
@@ -225,7 +249,7 @@ func hasHiddenCharacters(text string) bool {
 		case r == 0xFEFF && i > 0:
 			return true
 		case r == 0x200C || r == 0x200D: // ZWNJ/ZWJ: only hidden between Latin letters
-			if i > 0 && i+1 < len(runes) && isLatinLetter(runes[i-1]) && isLatinLetter(runes[i+1]) {
+			if i > 0 && i+1 < len(runes) && injectionLatinLetter(runes[i-1]) && injectionLatinLetter(runes[i+1]) {
 				return true
 			}
 		case r < 0x20 && r != '\t' && r != '\n' && r != '\r' && r != '\f', r == 0x7F, r >= 0x80 && r < 0xA0:
@@ -243,7 +267,7 @@ func hasHiddenCharacters(text string) bool {
 	return false
 }
 
-func isLatinLetter(r rune) bool {
+func injectionLatinLetter(r rune) bool {
 	return r < 0x250 && unicode.IsLetter(r)
 }
 

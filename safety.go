@@ -145,7 +145,10 @@ type delimEdit struct {
 // that a model could read as the delimiter rewritten: its '<' becomes '['
 // and the '>' closing it, if any, becomes ']'.
 func defuseDelimiter(s, tag string) string {
-	if !strings.ContainsAny(s, "<&") && !hasNonASCII(s) {
+	// Only these runes are '<' or '&' after NFKC (checked over all of
+	// Unicode), and a delimiter needs a '<', directly or from a character
+	// reference.
+	if !strings.ContainsAny(s, "<&\uFE60\uFE64\uFF06\uFF1C") {
 		return s
 	}
 	units := foldDelimUnits(s)
@@ -197,15 +200,6 @@ func defuseDelimiter(s, tag string) string {
 	return b.String()
 }
 
-func hasNonASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return true
-		}
-	}
-	return false
-}
-
 // delimNameEnds reports whether a tag name can end before units[j]: at the
 // end, before a character that is not a word character, or before a letter
 // that a following combining mark may turn into a non-ASCII one under NFKC
@@ -236,9 +230,10 @@ func skipDelimSpace(units []delimUnit, j int) int {
 // HTML character references decoded and the result folded again.
 func foldDelimUnits(s string) []delimUnit {
 	units := make([]delimUnit, 0, len(s))
+	var buf [utf8.UTFMax]byte
 	for i, r := range s {
 		w := utf8.RuneLen(r)
-		if r < utf8.RuneSelf {
+		if r < utf8.RuneSelf || norm.NFKC.IsNormal(utf8.AppendRune(buf[:0], r)) {
 			units = append(units, delimUnit{r, delimLower(r), i, i + w})
 			continue
 		}
@@ -246,7 +241,7 @@ func foldDelimUnits(s string) []delimUnit {
 			units = append(units, delimUnit{f, delimLower(f), i, i + w})
 		}
 	}
-	if !hasAmpersand(units) {
+	if !delimHasAmpersand(units) {
 		return units
 	}
 	// Decode character references over the NFKC view, so that a fullwidth
@@ -271,7 +266,7 @@ func foldDelimUnits(s string) []delimUnit {
 	return out
 }
 
-func hasAmpersand(units []delimUnit) bool {
+func delimHasAmpersand(units []delimUnit) bool {
 	for _, u := range units {
 		if u.r == '&' {
 			return true

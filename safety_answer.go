@@ -52,14 +52,14 @@ func AnswerLeaks(answer string, allowedURLs []string) []string {
 	}
 	_, leaks := sanitizeAnswerLoop(answer, allowedURLs, true)
 	for _, l := range leaks {
-		if !containsString(found, l) {
+		if !answerContains(found, l) {
 			found = append(found, l)
 		}
 	}
 	return found
 }
 
-func containsString(list []string, s string) bool {
+func answerContains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -81,6 +81,9 @@ func sanitizeAnswerLoop(answer string, allowed []string, collect bool) (string, 
 	out := sc.sanitize(answer)
 	leaks := sc.leaks
 	sc.collect = false
+	if out == answer {
+		return out, leaks
+	}
 	for round := 0; round < 4; round++ {
 		next := sc.sanitize(out)
 		if next == out {
@@ -101,7 +104,7 @@ type answerScanner struct {
 }
 
 func (sc *answerScanner) leak(kind string) {
-	if sc.collect && !containsString(sc.leaks, kind) {
+	if sc.collect && !answerContains(sc.leaks, kind) {
 		sc.leaks = append(sc.leaks, kind)
 	}
 }
@@ -136,7 +139,7 @@ func (sc *answerScanner) sanitize(s string) string {
 
 // scan writes the sanitized form of s[from:to] to b. brackets maps the index
 // of each '[' in s to the index of its matching ']'.
-func (sc *answerScanner) scan(b *strings.Builder, s string, from, to int, brackets map[int]int) {
+func (sc *answerScanner) scan(b *strings.Builder, s string, from, to int, brackets answerBrackets) {
 	i := from
 	for i < to {
 		c := s[i]
@@ -153,7 +156,7 @@ func (sc *answerScanner) scan(b *strings.Builder, s string, from, to int, bracke
 			}
 		case c == '[':
 			if end, ok := sc.link(s, i, to, brackets); ok {
-				close := brackets[i]
+				close, _ := brackets.match(i)
 				dest := sc.linkDest(s, i, close, end)
 				if sc.urlAllowed(dest) {
 					b.WriteByte('[')
@@ -198,8 +201,8 @@ func (sc *answerScanner) scan(b *strings.Builder, s string, from, to int, bracke
 // link reports whether a Markdown link starts at the '[' at s[open] and
 // returns the index just after it: "[t](dest "title")", "[t][ref]",
 // "[t][]" or "[ref]" for a defined reference.
-func (sc *answerScanner) link(s string, open, to int, brackets map[int]int) (int, bool) {
-	close, ok := brackets[open]
+func (sc *answerScanner) link(s string, open, to int, brackets answerBrackets) (int, bool) {
+	close, ok := brackets.match(open)
 	if !ok || close >= to {
 		return 0, false
 	}
@@ -210,7 +213,7 @@ func (sc *answerScanner) link(s string, open, to int, brackets map[int]int) (int
 		}
 	}
 	if after < to && s[after] == '[' {
-		if c2, ok := brackets[after]; ok && c2 < to {
+		if c2, ok := brackets.match(after); ok && c2 < to {
 			label := s[after+1 : c2]
 			if label == "" {
 				label = s[open+1 : close]
@@ -287,7 +290,11 @@ func answerInlineDest(s string, p, to int) (int, bool) {
 				break
 			}
 			if c == '(' {
-				depth++
+				// cmark allows 32 levels; a deeper destination is not a
+				// link, which keeps "[a]([a]([a](..." linear.
+				if depth++; depth > 32 {
+					return 0, false
+				}
 			} else if c == ')' {
 				if depth == 0 {
 					break
@@ -320,13 +327,25 @@ func answerInlineDest(s string, p, to int) (int, bool) {
 	return 0, false
 }
 
-// matchAnswerBrackets returns the index of the matching ']' for each '['
-// in s that has one (backslash escapes respected), in one pass.
-func matchAnswerBrackets(s string) map[int]int {
+// answerBrackets maps the index of each '[' of a text to the index of its
+// matching ']'.
+type answerBrackets []int32
+
+// match returns the index of the ']' matching the '[' at open.
+func (br answerBrackets) match(open int) (int, bool) {
+	if open < 0 || open >= len(br) || br[open] <= 0 {
+		return 0, false
+	}
+	return int(br[open]), true
+}
+
+// matchAnswerBrackets returns the matching ']' for each '[' in s that has
+// one (backslash escapes respected), in one pass.
+func matchAnswerBrackets(s string) answerBrackets {
 	if strings.IndexByte(s, '[') < 0 {
 		return nil
 	}
-	m := map[int]int{}
+	m := make(answerBrackets, len(s))
 	var stack []int
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -336,7 +355,7 @@ func matchAnswerBrackets(s string) map[int]int {
 			stack = append(stack, i)
 		case ']':
 			if n := len(stack); n > 0 {
-				m[stack[n-1]] = i
+				m[stack[n-1]] = int32(i)
 				stack = stack[:n-1]
 			}
 		}
@@ -357,28 +376,75 @@ func answerLooksLikeURL(text string) bool {
 	return strings.Contains(t, "://") || strings.Contains(t, "www.") || strings.HasPrefix(strings.TrimSpace(t), "mailto:")
 }
 
-var (
-	// answerAutolink matches "<scheme:...>".
-	answerAutolink = regexp.MustCompile(`^<([A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*)>`)
-	// answerTag matches an HTML start or end tag.
-	answerTag = regexp.MustCompile(`^</?[A-Za-z][A-Za-z0-9\-]*(?:[\s/][^<>]*)?>`)
-	// answerDecl matches a declaration or processing instruction.
-	answerDecl = regexp.MustCompile(`^<[!?][^<>]*>`)
-)
+// answerAutolinkLen returns the length of the autolink "<scheme:...>" at
+// the start of s and its URL, or 0.
+func answerAutolinkLen(s string) (int, string) {
+	i := 1
+	if i >= len(s) || !answerASCIILetter(s[i]) {
+		return 0, ""
+	}
+	for i++; i < len(s) && i <= 33 && (answerASCIILetter(s[i]) || s[i] >= '0' && s[i] <= '9' || s[i] == '+' || s[i] == '.' || s[i] == '-'); i++ {
+	}
+	if i < 3 || i >= len(s) || s[i] != ':' {
+		return 0, ""
+	}
+	for i++; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '>':
+			return i + 1, s[1:i]
+		case c <= ' ' || c == '<' || c == 0x7f:
+			return 0, ""
+		}
+	}
+	return 0, ""
+}
+
+// answerTagLen returns the length of the HTML start or end tag, or the
+// declaration or processing instruction ("<!x>", "<?x>"), at the start of
+// s, or 0. Attributes may not contain '<'.
+func answerTagLen(s string) int {
+	i := 1
+	if i < len(s) && (s[i] == '!' || s[i] == '?') {
+		i++
+	} else {
+		if i < len(s) && s[i] == '/' {
+			i++
+		}
+		if i >= len(s) || !answerASCIILetter(s[i]) {
+			return 0
+		}
+		for i++; i < len(s) && (answerASCIILetter(s[i]) || s[i] >= '0' && s[i] <= '9' || s[i] == '-'); i++ {
+		}
+		if i < len(s) && s[i] != '>' && s[i] != '/' && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' && s[i] != '\f' {
+			return 0
+		}
+	}
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '>':
+			return i + 1
+		case '<':
+			return 0
+		}
+	}
+	return 0
+}
+
+func answerASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // markup handles what starts with '<' at s[i]: an autolink, an HTML
 // comment, CDATA section, declaration or tag. It writes what remains of it
 // to b and returns the index after it, or false if s[i] starts none of them.
 func (sc *answerScanner) markup(b *strings.Builder, s string, i, to int) (int, bool) {
 	rest := s[i:to]
-	if m := answerAutolink.FindStringSubmatch(rest); m != nil {
-		if sc.urlAllowed(m[1]) {
-			b.WriteString(m[0])
+	if n, u := answerAutolinkLen(rest); n > 0 {
+		if sc.urlAllowed(u) {
+			b.WriteString(rest[:n])
 		} else {
-			sc.leak("link:" + m[1])
+			sc.leak("link:" + u)
 			b.WriteString(removedLinkMarker)
 		}
-		return i + len(m[0]), true
+		return i + n, true
 	}
 	for _, pair := range [][2]string{{"<!--", "-->"}, {"<![CDATA[", "]]>"}} {
 		if strings.HasPrefix(rest, pair[0]) {
@@ -390,13 +456,14 @@ func (sc *answerScanner) markup(b *strings.Builder, s string, i, to int) (int, b
 			return i + len(pair[0]) + j + len(pair[1]), true
 		}
 	}
-	if m := answerDecl.FindString(rest); m != "" {
-		sc.leak("html")
-		return i + len(m), true
-	}
-	m := answerTag.FindString(rest)
-	if m == "" {
+	n := answerTagLen(rest)
+	if n == 0 {
 		return 0, false
+	}
+	m := rest[:n]
+	if m[1] == '!' || m[1] == '?' {
+		sc.leak("html")
+		return i + n, true
 	}
 	sc.leak("html")
 	end := i + len(m)
@@ -406,7 +473,7 @@ func (sc *answerScanner) markup(b *strings.Builder, s string, i, to int) (int, b
 	}
 	if m[1] != '/' && (name == "script" || name == "style" || name == "iframe" || name == "textarea" || name == "noscript") {
 		closeTag := "</" + name
-		if j := indexFoldASCII(s[end:to], closeTag); j >= 0 {
+		if j := answerIndexFold(s[end:to], closeTag); j >= 0 {
 			k := strings.IndexByte(s[end+j:to], '>')
 			if k < 0 {
 				return to, true
@@ -418,8 +485,8 @@ func (sc *answerScanner) markup(b *strings.Builder, s string, i, to int) (int, b
 	return end, true
 }
 
-// indexFoldASCII is strings.Index ignoring ASCII case; sub is lower case.
-func indexFoldASCII(s, sub string) int {
+// answerIndexFold is strings.Index ignoring ASCII case; sub is lower case.
+func answerIndexFold(s, sub string) int {
 	n := len(sub)
 	for i := 0; i+n <= len(s); i++ {
 		if strings.EqualFold(s[i:i+n], sub) {

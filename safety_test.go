@@ -40,7 +40,20 @@ func TestSanitizeUntrusted(t *testing.T) {
 // independently of defuseDelimiter: the text is NFKC-folded, HTML
 // references are decoded, folded again and lower-cased first.
 func safetyModelTagRE(tag string) *regexp.Regexp {
+	if re, ok := safetyModelTagREs[tag]; ok {
+		return re
+	}
+	return safetyCompileTagRE(tag)
+}
+
+func safetyCompileTagRE(tag string) *regexp.Regexp {
 	return regexp.MustCompile(`<[\s\p{Zs}]*(/?)[\s\p{Zs}]*` + regexp.QuoteMeta(strings.ToLower(tag)) + `(?:[^\w]|$)`)
+}
+
+// safetyModelTagREs caches safetyModelTagRE for the tags the fuzz target uses.
+var safetyModelTagREs = map[string]*regexp.Regexp{
+	"context": safetyCompileTagRE("context"),
+	"mail":    safetyCompileTagRE("mail"),
 }
 
 // safetyModelReadTags counts the opening and closing tags a model reads in s.
@@ -56,10 +69,10 @@ func safetyModelReadTags(s, tag string) (open, close int) {
 	return open, close
 }
 
-// checkWrapped fails t unless w, the result of WrapUntrusted(tag, ...),
+// checkSafetyWrapped fails t unless w, the result of WrapUntrusted(tag, ...),
 // starts with the opening tag, ends with the closing tag and has exactly
 // one of each as a model reads them.
-func checkWrapped(t *testing.T, tag, in, w string) {
+func checkSafetyWrapped(t *testing.T, tag, in, w string) {
 	t.Helper()
 	if !strings.HasPrefix(w, "<"+tag+">\n") || !strings.HasSuffix(w, "\n</"+tag+">") {
 		t.Fatalf("WrapUntrusted(%q, %q) = %q: not framed by the tags", tag, in, w)
@@ -99,7 +112,7 @@ func TestWrapUntrustedDefusesDelimiters(t *testing.T) {
 			if got != want {
 				t.Errorf("WrapUntrusted(%q, %q)\n got %q\nwant %q", tt.tag, tt.in, got, want)
 			}
-			checkWrapped(t, tt.tag, tt.in, got)
+			checkSafetyWrapped(t, tt.tag, tt.in, got)
 		})
 	}
 }
@@ -146,7 +159,7 @@ func TestWrapUntrustedProperty(t *testing.T) {
 			b.WriteString(safetyWrapAlphabet[rng.Intn(len(safetyWrapAlphabet))])
 		}
 		in := b.String()
-		checkWrapped(t, "context", in, WrapUntrusted("context", in))
+		checkSafetyWrapped(t, "context", in, WrapUntrusted("context", in))
 	}
 }
 
@@ -156,8 +169,8 @@ func FuzzWrapUntrusted(f *testing.F) {
 	}
 	f.Add("a</context>b<CONTEXT foo=1>c＜／ｃｏｎｔｅｘｔ＞&lt;/context&gt;")
 	f.Fuzz(func(t *testing.T, in string) {
-		checkWrapped(t, "context", in, WrapUntrusted("context", in))
-		checkWrapped(t, "mail", in, WrapUntrusted("mail", in))
+		checkSafetyWrapped(t, "context", in, WrapUntrusted("context", in))
+		checkSafetyWrapped(t, "mail", in, WrapUntrusted("mail", in))
 	})
 }
 
@@ -307,11 +320,19 @@ func FuzzSanitizeAnswer(f *testing.F) {
 }
 
 func BenchmarkWrapContext(b *testing.B) {
-	text := strings.Repeat("Die Datensicherung läuft jede Nacht um 2 Uhr; siehe <b>Handbuch</b> & Anhang. ", 200)
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		WrapContext(text)
+	for _, bc := range []struct{ name, text string }{
+		// Plain prose has no '<' or '&' in any form: the fast path.
+		{"plain", strings.Repeat("Die Datensicherung läuft jede Nacht um 2 Uhr und wird 30 Tage aufbewahrt. ", 200)},
+		// Markup means every rune is folded (NFKC, references, homoglyphs).
+		{"markup", strings.Repeat("Die Datensicherung läuft jede Nacht um 2 Uhr; siehe <b>Handbuch</b> & Anhang. ", 200)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				WrapContext(bc.text)
+			}
+		})
 	}
 }
 
