@@ -185,6 +185,38 @@ type crawlFetched struct {
 	task crawlTask
 	page *fetchedPage
 	err  error
+	prep *crawlPrepared // nil unless page is a 2xx HTML page
+}
+
+// crawlPrepared is what a worker derives from a fetched HTML page, so that
+// the CPU work runs in parallel; the decisions that need the crawl's state
+// are made in order by process.
+type crawlPrepared struct {
+	textErr  error    // decoding the body failed
+	refresh  *url.URL // <meta refresh> target, if any
+	links    crawlLinks
+	paras    []Paragraph // nil for noindex pages
+	parseErr error
+}
+
+// crawlPrepare decodes and parses a fetched page; nil when it is not a 2xx
+// HTML page.
+func crawlPrepare(page *fetchedPage) *crawlPrepared {
+	if page == nil || page.StatusCode < 200 || page.StatusCode > 299 || !crawlIsHTML(page) {
+		return nil
+	}
+	p := &crawlPrepared{}
+	text, err := page.text()
+	if err != nil {
+		p.textErr = err
+		return p
+	}
+	p.refresh, _ = metaRefreshURL(page.URL, text)
+	p.links = crawlExtractLinks(page.URL, text)
+	if !p.links.noindex {
+		p.paras, p.parseErr = HTMLToStructuredText(strings.NewReader(text))
+	}
+	return p
 }
 
 // crawlPage is a crawled page waiting for boilerplate removal and indexing.
@@ -274,6 +306,10 @@ func runCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage I
 	// Seeds robots.txt disallows are reported, not fetched.
 	kept := c.frontier[:0]
 	for _, t := range c.frontier {
+		if c.robots.disallowAll {
+			c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: seed not crawled: robots.txt unavailable", t.url))
+			continue
+		}
 		if !c.robots.allowed(crawlPathQuery(t.url)) {
 			c.res.Errors = append(c.res.Errors, fmt.Sprintf("%s: seed disallowed by robots.txt", t.url))
 			continue
@@ -433,7 +469,11 @@ func (c *crawlRun) fetchAll(ctx context.Context) error {
 		wg.Go(func() {
 			for t := range tasks {
 				page, err := c.fetchOne(ctx, t)
-				results <- crawlFetched{task: t, page: page, err: err}
+				var prep *crawlPrepared
+				if err == nil {
+					prep = crawlPrepare(page)
+				}
+				results <- crawlFetched{task: t, page: page, err: err, prep: prep}
 			}
 		})
 	}
@@ -551,9 +591,9 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 		fail(fmt.Errorf("not an HTML page (Content-Type %q)", page.ContentType))
 		return
 	}
-	text, err := page.text()
-	if err != nil {
-		fail(err)
+	prep := r.prep
+	if prep.textErr != nil {
+		fail(prep.textErr)
 		return
 	}
 	if t.seed {
@@ -562,8 +602,8 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 	c.progress(n)
 
 	// A <meta refresh> stub: its target is the page.
-	if target, ok := metaRefreshURL(page.URL, text); ok {
-		tn, tkey := crawlNormalize(target)
+	if prep.refresh != nil {
+		tn, tkey := crawlNormalize(prep.refresh)
 		if tkey != key {
 			switch {
 			case tn.Host != c.host:
@@ -574,7 +614,7 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 			return
 		}
 	}
-	links := crawlExtractLinks(page.URL, text)
+	links := prep.links
 	// rel=canonical naming another page in scope: that page is indexed
 	// instead of this one. It is queued before this page's links, as the
 	// same page at the same depth.
@@ -603,12 +643,11 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 		c.progress(fmt.Sprintf("%s: noindex, not indexed", n))
 		return
 	}
-	paras, err := HTMLToStructuredText(strings.NewReader(text))
-	if err != nil {
-		fail(err)
+	if prep.parseErr != nil {
+		fail(prep.parseErr)
 		return
 	}
-	c.pages = append(c.pages, crawlPage{url: crawlPageURL(page.URL), paras: paras})
+	c.pages = append(c.pages, crawlPage{url: crawlPageURL(page.URL), paras: prep.paras})
 }
 
 // enqueue adds a URL to the frontier unless it was seen or robots.txt

@@ -560,7 +560,7 @@ func TestRunCrawlPageErrors(t *testing.T) {
 	col := newCrawlCollector()
 	col.fail[site.url("/unindexable")] = errors.New("embedder down")
 	o := testCrawlOptions()
-	o.pageTimeout = 300 * time.Millisecond
+	o.pageTimeout = 2 * time.Second
 	res, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/")}}, "", col.index, nil, o)
 	if err != nil {
 		t.Fatal(err)

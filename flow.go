@@ -19,10 +19,12 @@ import (
 //
 // progress is safe for concurrent use: calls from several goroutines are
 // serialised. Calls made after fn has returned are ignored. When the stream
-// consumer stops early or the stream callback fails, fn's context is
-// cancelled (with that failure as its cause) and further progress calls are
+// callback fails (the Stream caller's context ended), fn's context is
+// cancelled with that failure as its cause and further progress calls are
 // dropped, so a long crawl or index run stops promptly when nobody listens
-// any more.
+// any more. To stop a streaming run, cancel its context: with Genkit v1.4.0,
+// breaking out of the range loop over Stream before the final value makes
+// Genkit's iterator call the loop body again, which panics.
 //
 // Use it for flows that report progress on the way to one result (indexing,
 // crawling, re-indexing); a flow that streams its actual output, such as an

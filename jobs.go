@@ -150,8 +150,11 @@ func NewJobStore(opts *JobStoreOptions) *JobStore {
 // context, not an HTTP request's, which ends as soon as the response is
 // written. If ctx is done before the job's turn comes, the job is cancelled
 // without running. After Close, the job is recorded as cancelled with
-// ErrJobStoreClosed and never runs.
+// ErrJobStoreClosed and never runs. A nil fn makes the job fail.
 func (s *JobStore) Enqueue(ctx context.Context, kind string, fn JobFunc) string {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	now := time.Now()
 	r := &jobRecord{
 		Job:  Job{ID: NewRandomHexID(), Kind: kind, Status: JobQueued, CreatedAt: now},
@@ -199,7 +202,8 @@ func (s *JobStore) List() []Job {
 
 // Wait blocks until the job with the given ID has finished or ctx is done,
 // and returns its final snapshot. It returns an error wrapping ErrJobNotFound
-// for an unknown ID, or ctx's error.
+// for an unknown ID (including a job that finished and was dropped from the
+// history before Wait was called), or ctx's error.
 func (s *JobStore) Wait(ctx context.Context, id string) (Job, error) {
 	s.mu.Lock()
 	r, ok := s.byID[id]

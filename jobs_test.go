@@ -292,8 +292,11 @@ func TestJobStoreHistoryCap(t *testing.T) {
 		}
 	}
 	close(release)
-	waitJob(t, s, running)
+	// Not Wait(running): once finished it may already be dropped.
 	waitJob(t, s, pending[3])
+	if _, ok := s.Get(running); ok {
+		t.Fatal("oldest finished job kept over the cap")
+	}
 	list = s.List()
 	if want := pending[1:]; !slices.Equal(jobIDs(list), want) {
 		t.Fatalf("history after all finished = %v, want %v", jobIDs(list), want)
@@ -395,5 +398,15 @@ func TestRunStreamingFlowAsJob(t *testing.T) {
 	j = waitJob(t, s, bad)
 	if j.Status != JobFailed || !strings.Contains(j.Error, "negative steps") || !slices.Equal(j.Progress, []string{"refusing"}) {
 		t.Fatalf("failing flow job = %+v", j)
+	}
+}
+
+func TestJobStoreNilArguments(t *testing.T) {
+	s := NewJobStore(nil)
+	defer s.Close()
+	//lint:ignore SA1012 a nil context is what this test is about
+	id := s.Enqueue(nil, "nil fn", nil) //nolint:staticcheck
+	if j := waitJob(t, s, id); j.Status != JobFailed || j.Error == "" {
+		t.Fatalf("job with nil fn and nil ctx = %+v, want failed", j)
 	}
 }
