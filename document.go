@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -235,313 +234,27 @@ func normalizeSpacesFrom(s string, i int) (string, bool) {
 // section boundary. Within a section, chunks hold whole words: a chunk ends
 // at a paragraph end if that keeps it at least half full, else at a sentence
 // end (a word ending in '.', '!' or '?') under the same condition, else
-// after the last word that fits; it never ends right after a heading while
-// text of its section follows. Only a word longer than maxSize is cut, into
-// pieces of maxSize runes. The overlap is the longest run of whole words at
-// the end of a chunk that is at most overlapSize runes long and shorter than
-// the chunk.
+// after the last word that fits. A chunk ends right after a heading only if
+// the heading leaves no room for the next word. Only a word longer than
+// maxSize is cut, into pieces of maxSize runes. The overlap is the longest
+// run of whole words at the end of a chunk that is at most overlapSize runes
+// long, shorter than the chunk, and leaves room for the next word, so every
+// chunk brings at least one word the previous one did not have.
 //
 // Degenerate input: paragraphs whose text is empty or only whitespace are
 // ignored, and text is normalised with NormalizeSpaces; maxSize <= 0 means no
-// size limit, so each section becomes one chunk; overlapSize < 0 is treated
-// as 0 and overlapSize > maxSize/2 as maxSize/2, so every chunk advances by
-// at least half a chunk. No paragraphs give no chunks (nil).
+// size limit, so each section becomes one chunk (and ParentText equals
+// Text); overlapSize < 0 is treated as 0 and overlapSize > maxSize/2 as
+// maxSize/2. No paragraphs give no chunks (nil).
 //
 // BuildChunks is deterministic: the same input gives the same chunks. It
 // runs in time linear in the size of the input plus the size of the output.
 // The chunks' strings share memory with each other.
 func BuildChunks(paras []Paragraph, maxSize, overlapSize int) []Chunk {
-	cb := chunkBuilder{maxSize: maxSize, overlap: overlapSize, parentSize: max(2*maxSize, 3000)}
-	if maxSize <= 0 {
-		cb.maxSize, cb.overlap = 0, 0
-	} else {
-		cb.overlap = min(max(overlapSize, 0), maxSize/2)
-	}
-	var (
-		sec      []Paragraph // the current section
-		texts    []string    // normalised texts of sec
-		ascii    []bool      // whether each text is pure ASCII
-		sawBody  bool        // sec has a non-heading paragraph
-		bodyPath string      // Breadcrumb of sec's first non-heading paragraph
-	)
-	for _, p := range paras {
-		t, isASCII := normalizeSpacesASCII(p.Text)
-		if t == "" {
-			continue
-		}
-		if len(sec) > 0 && sawBody && (p.Heading || p.Breadcrumb != bodyPath) {
-			cb.section(sec, texts, ascii)
-			sec, texts, ascii, sawBody = sec[:0], texts[:0], ascii[:0], false
-		}
-		if !p.Heading && !sawBody {
-			sawBody, bodyPath = true, p.Breadcrumb
-		}
-		sec = append(sec, p)
-		texts = append(texts, t)
-		ascii = append(ascii, isASCII)
-	}
-	if len(sec) > 0 {
-		cb.section(sec, texts, ascii)
+	cb := newChunkBuilder(paras, maxSize, overlapSize)
+	cb.run(paras)
+	if len(cb.chunks) == 0 {
+		return nil
 	}
 	return cb.chunks
-}
-
-// chunkBuilder holds BuildChunks' settings, its output and scratch space
-// reused from section to section.
-type chunkBuilder struct {
-	maxSize, overlap, parentSize int
-	chunks                       []Chunk
-	words                        []chunkWord
-}
-
-// chunkWord is one word (or piece of an over-long word) of a section's text.
-type chunkWord struct {
-	start, end         int // byte offsets in the section text
-	runeStart, runeEnd int // rune offsets in the section text
-	para               int // index of the paragraph in the section
-	flags              uint8
-}
-
-const (
-	chunkParaStart  uint8 = 1 << iota // first word of a paragraph
-	chunkSentEnd                      // ends with '.', '!' or '?'
-	chunkAfterHead                    // first word after a heading paragraph
-	chunkWordPieces                   // continues the previous piece (no separator before)
-)
-
-// section appends the chunks of one section: its paragraphs, their
-// normalised, non-empty texts and whether each text is pure ASCII.
-func (cb *chunkBuilder) section(sec []Paragraph, texts []string, isASCII []bool) {
-	// Section text: paragraphs joined by "\n"; texts are normalised, so
-	// words are separated by single spaces.
-	n := len(texts) - 1
-	for _, t := range texts {
-		n += len(t)
-	}
-	var sb strings.Builder
-	sb.Grow(n)
-	words := cb.words[:0]
-	off, roff := 0, 0
-	lastHead := -1
-	for pi, t := range texts {
-		if pi > 0 {
-			sb.WriteByte('\n')
-			off++
-			roff++
-		}
-		sb.WriteString(t)
-		ascii := isASCII[pi]
-		flags := chunkParaStart
-		if pi > 0 && sec[pi-1].Heading {
-			flags |= chunkAfterHead
-		}
-		if sec[pi].Heading {
-			lastHead = pi
-		}
-		for i := 0; i < len(t); {
-			j := strings.IndexByte(t[i:], ' ')
-			if j < 0 {
-				j = len(t)
-			} else {
-				j += i
-			}
-			w := t[i:j]
-			rl := len(w)
-			if !ascii {
-				rl = utf8.RuneCountInString(w)
-			}
-			if cb.maxSize > 0 && rl > cb.maxSize {
-				words = cb.appendPieces(words, w, off+i, roff, pi, flags)
-			} else {
-				cw := chunkWord{start: off + i, end: off + j, runeStart: roff, runeEnd: roff + rl, para: pi, flags: flags}
-				if c := w[len(w)-1]; c == '.' || c == '!' || c == '?' {
-					cw.flags |= chunkSentEnd
-				}
-				words = append(words, cw)
-			}
-			flags = 0
-			roff += rl
-			if j < len(t) {
-				roff++ // the space
-			}
-			i = j + 1
-		}
-		off += len(t)
-	}
-	cb.words = words
-	text := sb.String()
-
-	// Section metadata.
-	var crumb, section string
-	if lastHead >= 0 {
-		crumb, section = sec[lastHead].Breadcrumb, texts[lastHead]
-		if crumb == "" {
-			crumb = section
-		}
-	} else {
-		crumb = sec[0].Breadcrumb
-		section = crumb
-		if k := strings.LastIndex(crumb, " > "); k >= 0 {
-			section = crumb[k+3:]
-		}
-	}
-	top := crumb
-	if k := strings.Index(crumb, " > "); k >= 0 {
-		top = crumb[:k]
-	}
-	base := Chunk{Section: section, Top: top, Breadcrumb: crumb}
-
-	nw := len(words)
-	if cb.maxSize <= 0 {
-		cb.emit(base, sec, text, 0, nw)
-		return
-	}
-	i, j := 0, 0
-	for i < nw {
-		j = max(j, i+1)
-		for j < nw && words[j].runeEnd-words[i].runeStart <= cb.maxSize {
-			j++
-		}
-		if j < nw {
-			j = cb.preferredEnd(i, j)
-		}
-		cb.emit(base, sec, text, i, j)
-		if j >= nw {
-			break
-		}
-		k := j
-		for k-1 > i && words[j-1].runeEnd-words[k-1].runeStart <= cb.overlap {
-			k--
-		}
-		i = k
-	}
-}
-
-// appendPieces appends the word w, longer than maxSize runes, as pieces of
-// maxSize runes (the last one shorter).
-func (cb *chunkBuilder) appendPieces(words []chunkWord, w string, off, roff, para int, flags uint8) []chunkWord {
-	start, rstart, count := 0, roff, 0
-	for k := range w {
-		if count == cb.maxSize {
-			words = append(words, chunkWord{start: off + start, end: off + k, runeStart: rstart, runeEnd: rstart + count, para: para, flags: flags})
-			flags = chunkWordPieces
-			start, rstart, count = k, rstart+count, 0
-		}
-		count++
-	}
-	words = append(words, chunkWord{start: off + start, end: off + len(w), runeStart: rstart, runeEnd: rstart + count, para: para, flags: flags})
-	return words
-}
-
-// preferredEnd returns where the chunk starting at word i ends, given that
-// words i..jmax-1 are the most that fit and more words follow: the last
-// paragraph end, else the last sentence end, that keeps the chunk at least
-// half full and does not leave a heading at its end; else jmax.
-func (cb *chunkBuilder) preferredEnd(i, jmax int) int {
-	words := cb.words
-	if words[jmax].flags&chunkWordPieces != 0 {
-		return jmax // inside an over-long word: cut where it must be cut
-	}
-	half := (cb.maxSize + 1) / 2
-	sentence := -1
-	for k := jmax; k > i+1; k-- {
-		if words[k-1].runeEnd-words[i].runeStart < half {
-			break
-		}
-		f := words[k].flags
-		if f&chunkParaStart != 0 && f&chunkAfterHead == 0 {
-			return k
-		}
-		if sentence < 0 && f&chunkWordPieces == 0 && words[k-1].flags&chunkSentEnd != 0 && f&chunkAfterHead == 0 {
-			sentence = k
-		}
-	}
-	if sentence > 0 {
-		return sentence
-	}
-	return jmax
-}
-
-// emit appends the chunk of words i..j-1 of the section with text text.
-func (cb *chunkBuilder) emit(base Chunk, sec []Paragraph, text string, i, j int) {
-	words := cb.words
-	c := base
-	c.Text = text[words[i].start:words[j-1].end]
-	c.ParentText = cb.parentWindow(text, i, j)
-	lo, hi := 0, 0
-	for p := words[i].para; p <= words[j-1].para; p++ {
-		n := sec[p].PageNum
-		if n <= 0 {
-			continue
-		}
-		if lo == 0 || n < lo {
-			lo = n
-		}
-		if n > hi {
-			hi = n
-		}
-	}
-	switch {
-	case lo == 0:
-	case lo == hi:
-		c.Pages = strconv.Itoa(lo)
-	default:
-		c.Pages = strconv.Itoa(lo) + "-" + strconv.Itoa(hi)
-	}
-	cb.chunks = append(cb.chunks, c)
-}
-
-// parentWindow returns the ParentText of the chunk of words i..j-1: up to
-// parentSize runes of whole words of the section around it, half of the
-// spare room before and half after the chunk, any room one side cannot use
-// going to the other.
-func (cb *chunkBuilder) parentWindow(text string, i, j int) string {
-	words := cb.words
-	n := len(words)
-	if words[n-1].runeEnd-words[0].runeStart <= cb.parentSize {
-		return text
-	}
-	spare := cb.parentSize - (words[j-1].runeEnd - words[i].runeStart)
-	if spare <= 0 {
-		return text[words[i].start:words[j-1].end]
-	}
-	// b: end of the window after extending right by at most spare/2.
-	b := cb.extendRight(j, words[j-1].runeEnd+spare/2)
-	// a: start after extending left by whatever is left.
-	used := words[b-1].runeEnd - words[j-1].runeEnd
-	a := cb.extendLeft(i, words[i].runeStart-(spare-used))
-	// b again, with the room the left side could not use.
-	used = words[i].runeStart - words[a].runeStart
-	b = cb.extendRight(j, words[j-1].runeEnd+(spare-used))
-	return text[words[a].start:words[b-1].end]
-}
-
-// extendRight returns the largest b >= j with words[b-1].runeEnd <= limit.
-func (cb *chunkBuilder) extendRight(j, limit int) int {
-	w := cb.words[j:]
-	lo, hi := 0, len(w) // find the first k with w[k].runeEnd > limit
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if w[m].runeEnd <= limit {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return j + lo
-}
-
-// extendLeft returns the smallest a <= i with words[a].runeStart >= limit.
-func (cb *chunkBuilder) extendLeft(i, limit int) int {
-	w := cb.words[:i]
-	lo, hi := 0, len(w) // find the first k with w[k].runeStart >= limit
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if w[m].runeStart < limit {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
 }

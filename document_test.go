@@ -101,21 +101,21 @@ func TestNormalizeSpaces(t *testing.T) {
 	}
 }
 
-// chunkPara builds a paragraph for the BuildChunks tests.
-func chunkPara(text string, page int, heading bool, crumb string) Paragraph {
+// chunkTestPara builds a paragraph for the BuildChunks tests.
+func chunkTestPara(text string, page int, heading bool, crumb string) Paragraph {
 	return Paragraph{Text: text, PageNum: page, Heading: heading, Breadcrumb: crumb}
 }
 
 func TestBuildChunksSectionsAndMetadata(t *testing.T) {
 	paras := []Paragraph{
-		chunkPara("Preface text before any heading.", 1, false, ""),
-		chunkPara("Guide", 1, true, "Guide"),
-		chunkPara("Install", 2, true, "Guide > Install"),
-		chunkPara("Run the installer.", 2, false, "Guide > Install"),
-		chunkPara("Then reboot.", 3, false, "Guide > Install"),
-		chunkPara("  ", 3, false, "Guide > Install"), // ignored
-		chunkPara("Use", 4, true, "Guide > Use"),
-		chunkPara("Open the app.", 4, false, "Guide > Use"),
+		chunkTestPara("Preface text before any heading.", 1, false, ""),
+		chunkTestPara("Guide", 1, true, "Guide"),
+		chunkTestPara("Install", 2, true, "Guide > Install"),
+		chunkTestPara("Run the installer.", 2, false, "Guide > Install"),
+		chunkTestPara("Then reboot.", 3, false, "Guide > Install"),
+		chunkTestPara("  ", 3, false, "Guide > Install"), // ignored
+		chunkTestPara("Use", 4, true, "Guide > Use"),
+		chunkTestPara("Open the app.", 4, false, "Guide > Use"),
 	}
 	got := BuildChunks(paras, 100, 20)
 	want := []Chunk{
@@ -136,9 +136,9 @@ func TestBuildChunksWithoutHeadingParagraphs(t *testing.T) {
 	// Sources that only set Breadcrumb: a change of breadcrumb is a new
 	// section; Section is its last element.
 	paras := []Paragraph{
-		chunkPara("Alpha text.", 0, false, "Docs > Alpha"),
-		chunkPara("More alpha.", 0, false, "Docs > Alpha"),
-		chunkPara("Beta text.", 0, false, "Docs > Beta"),
+		chunkTestPara("Alpha text.", 0, false, "Docs > Alpha"),
+		chunkTestPara("More alpha.", 0, false, "Docs > Alpha"),
+		chunkTestPara("Beta text.", 0, false, "Docs > Beta"),
 	}
 	got := BuildChunks(paras, 1000, 0)
 	if len(got) != 2 || got[0].Text != "Alpha text.\nMore alpha." || got[1].Section != "Beta" || got[1].Top != "Docs" || got[0].Pages != "" {
@@ -149,9 +149,9 @@ func TestBuildChunksWithoutHeadingParagraphs(t *testing.T) {
 func TestBuildChunksSplitsAtBoundaries(t *testing.T) {
 	// Paragraph ends are preferred, then sentence ends, then any word.
 	paras := []Paragraph{
-		chunkPara("Title", 1, true, "Title"),
-		chunkPara("One two three four five six. Seven eight nine ten.", 1, false, "Title"),
-		chunkPara("Eleven twelve thirteen fourteen fifteen sixteen seventeen.", 2, false, "Title"),
+		chunkTestPara("Title", 1, true, "Title"),
+		chunkTestPara("One two three four five six. Seven eight nine ten.", 1, false, "Title"),
+		chunkTestPara("Eleven twelve thirteen fourteen fifteen sixteen seventeen.", 2, false, "Title"),
 	}
 	got := BuildChunks(paras, 60, 0)
 	var texts []string
@@ -169,7 +169,7 @@ func TestBuildChunksSplitsAtBoundaries(t *testing.T) {
 		t.Errorf("pages %q %q", got[0].Pages, got[1].Pages)
 	}
 	// Sentence end inside a long paragraph.
-	got = BuildChunks([]Paragraph{chunkPara("Aaa bbb ccc ddd. Eee fff ggg hhh iii jjj kkk lll mmm.", 0, false, "")}, 30, 0)
+	got = BuildChunks([]Paragraph{chunkTestPara("Aaa bbb ccc ddd. Eee fff ggg hhh iii jjj kkk lll mmm.", 0, false, "")}, 30, 0)
 	if got[0].Text != "Aaa bbb ccc ddd." {
 		t.Errorf("sentence boundary: %q", got[0].Text)
 	}
@@ -180,8 +180,8 @@ func TestBuildChunksHeadingStaysWithText(t *testing.T) {
 	// not end right after the heading.
 	body := strings.Repeat("word ", 30) // 150 runes
 	got := BuildChunks([]Paragraph{
-		chunkPara("A fairly long heading line", 1, true, "A fairly long heading line"),
-		chunkPara(body, 1, false, "A fairly long heading line"),
+		chunkTestPara("A fairly long heading line", 1, true, "A fairly long heading line"),
+		chunkTestPara(body, 1, false, "A fairly long heading line"),
 	}, 60, 10)
 	if !strings.HasPrefix(got[0].Text, "A fairly long heading line\nword") {
 		t.Errorf("first chunk %q", got[0].Text)
@@ -198,7 +198,7 @@ func TestBuildChunksOverlap(t *testing.T) {
 	for i := range 200 {
 		words = append(words, fmt.Sprintf("w%03d", i))
 	}
-	got := BuildChunks([]Paragraph{chunkPara(strings.Join(words, " "), 0, false, "")}, 50, 15)
+	got := BuildChunks([]Paragraph{chunkTestPara(strings.Join(words, " "), 0, false, "")}, 50, 15)
 	for i := 1; i < len(got); i++ {
 		prev, cur := strings.Fields(got[i-1].Text), strings.Fields(got[i].Text)
 		// The first words of cur are the last words of prev, at most 15 runes.
@@ -224,10 +224,10 @@ func TestBuildChunksParentText(t *testing.T) {
 	}
 	long := sb.String() // 12,000 runes
 	paras := []Paragraph{
-		chunkPara("First", 1, true, "First"),
-		chunkPara(long, 1, false, "First"),
-		chunkPara("Second", 2, true, "Second"),
-		chunkPara("short body", 2, false, "Second"),
+		chunkTestPara("First", 1, true, "First"),
+		chunkTestPara(long, 1, false, "First"),
+		chunkTestPara("Second", 2, true, "Second"),
+		chunkTestPara("short body", 2, false, "Second"),
 	}
 	for _, maxSize := range []int{200, 2000} {
 		window := max(2*maxSize, 3000)
@@ -270,7 +270,7 @@ func TestBuildChunksDegenerate(t *testing.T) {
 	if got := BuildChunks([]Paragraph{{Text: " \n\t"}, {Text: ""}}, 100, 10); got != nil {
 		t.Errorf("blank input: %v", got)
 	}
-	paras := []Paragraph{chunkPara("H", 1, true, "H"), chunkPara(strings.Repeat("abc ", 1000), 1, false, "H")}
+	paras := []Paragraph{chunkTestPara("H", 1, true, "H"), chunkTestPara(strings.Repeat("abc ", 1000), 1, false, "H")}
 	for _, maxSize := range []int{0, -5} {
 		got := BuildChunks(paras, maxSize, 10)
 		if len(got) != 1 || utf8.RuneCountInString(got[0].Text) != 4001 {
@@ -313,7 +313,12 @@ func TestBuildChunksDeterministic(t *testing.T) {
 // chunkRandomParas returns n random paragraphs (words of 1-14 letters, now
 // and then a word longer than any chunk, non-ASCII letters, headings).
 func chunkRandomParas(r *rand.Rand, n int) []Paragraph {
-	letters := []rune("abcdefghijklmnopqrstuvwxyzéßжλ中")
+	return chunkRandomParasFrom(r, n, []rune("abcdefghijklmnopqrstuvwxyzéßжλ中"), true)
+}
+
+// chunkRandomParasFrom is chunkRandomParas with the given letters, and
+// with or without over-long words and odd whitespace.
+func chunkRandomParasFrom(r *rand.Rand, n int, letters []rune, odd bool) []Paragraph {
 	var paras []Paragraph
 	crumb := ""
 	for i := range n {
@@ -325,7 +330,7 @@ func chunkRandomParas(r *rand.Rand, n int) []Paragraph {
 		var words []string
 		for range r.IntN(60) {
 			l := 1 + r.IntN(14)
-			if r.IntN(80) == 0 {
+			if odd && r.IntN(80) == 0 {
 				l = 50 + r.IntN(400)
 			}
 			w := make([]rune, l)
@@ -338,7 +343,7 @@ func chunkRandomParas(r *rand.Rand, n int) []Paragraph {
 			words = append(words, string(w))
 		}
 		sep := " "
-		if r.IntN(4) == 0 {
+		if odd && r.IntN(4) == 0 {
 			sep = " \u00a0\t "
 		}
 		paras = append(paras, Paragraph{Text: strings.Join(words, sep), Breadcrumb: crumb, PageNum: i/10 + 1})
@@ -348,8 +353,11 @@ func chunkRandomParas(r *rand.Rand, n int) []Paragraph {
 
 func TestBuildChunksProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for iter := range 200 {
+	for iter := range 400 {
 		paras := chunkRandomParas(r, 1+r.IntN(40))
+		if iter%2 == 1 { // plain ASCII: the fast path
+			paras = chunkRandomParasFrom(r, 1+r.IntN(40), []rune("abcdefghijklmnopqrstuvwxyz"), false)
+		}
 		maxSize := 1 + r.IntN(300)
 		overlap := r.IntN(maxSize + 50)
 		chunks := BuildChunks(paras, maxSize, overlap)
@@ -394,6 +402,9 @@ func TestBuildChunksProperties(t *testing.T) {
 				if utf8.RuneCountInString(ov) > overlap && overlap >= 0 {
 					t.Fatalf("iter %d chunk %d: overlap %q longer than %d", iter, ci, ov, overlap)
 				}
+			}
+			if ci > 0 && start+len(words) <= end && start >= pos {
+				t.Fatalf("iter %d chunk %d: %q brings no new word", iter, ci, c.Text)
 			}
 			pos, end = start, start+len(words)
 		}
@@ -451,6 +462,31 @@ func BenchmarkBuildChunks(b *testing.B) {
 	for _, p := range paras {
 		bytes += int64(len(p.Text))
 	}
+	// Baseline for the ratio: a bare paragraph packer (whole paragraphs up
+	// to max runes, joined with newlines; no words, overlap, sections,
+	// pages or ParentText).
+	b.Run("baseline=packer", func(b *testing.B) {
+		b.SetBytes(bytes)
+		b.ReportAllocs()
+		var chunks int
+		for b.Loop() {
+			var out []string
+			var cur []string
+			size := 0
+			for _, p := range paras {
+				n := utf8.RuneCountInString(p.Text)
+				if size+n > 1000 && len(cur) > 0 {
+					out = append(out, strings.Join(cur, "\n"))
+					cur, size = cur[:0], 0
+				}
+				cur = append(cur, p.Text)
+				size += n + 1
+			}
+			out = append(out, strings.Join(cur, "\n"))
+			chunks = len(out)
+		}
+		b.ReportMetric(float64(chunks), "chunks/op")
+	})
 	for _, sz := range []struct{ max, overlap int }{{300, 50}, {1000, 150}, {4000, 400}} {
 		b.Run(fmt.Sprintf("max=%d", sz.max), func(b *testing.B) {
 			b.SetBytes(bytes)
@@ -461,5 +497,130 @@ func BenchmarkBuildChunks(b *testing.B) {
 			}
 			b.ReportMetric(float64(chunks), "chunks/op")
 		})
+	}
+}
+
+func TestChunkPathsAgree(t *testing.T) {
+	// Plain ASCII sections are chunked by scanning the text; all others
+	// through a word array. On ASCII input both must give the same chunks.
+	r := rand.New(rand.NewPCG(3, 4))
+	ascii := []rune("abcdefghijklmnopqrstuvwxyz")
+	fast := 0
+	for iter := range 300 {
+		paras := chunkRandomParasFrom(r, 1+r.IntN(60), ascii, false)
+		maxSize := 5 + r.IntN(400)
+		overlap := r.IntN(maxSize)
+		if iter%10 == 0 {
+			maxSize = 2000 + r.IntN(3000) // ParentText windows larger than 3000
+		}
+		a := newChunkBuilder(paras, maxSize, overlap)
+		a.run(paras)
+		b := newChunkBuilder(paras, maxSize, overlap)
+		b.forceWords = true
+		b.run(paras)
+		if !reflect.DeepEqual(a.chunks, b.chunks) {
+			for i := range min(len(a.chunks), len(b.chunks)) {
+				if a.chunks[i] != b.chunks[i] {
+					t.Fatalf("iter %d (max %d, overlap %d) chunk %d differs:\nascii %#v\nwords %#v", iter, maxSize, overlap, i, a.chunks[i], b.chunks[i])
+				}
+			}
+			t.Fatalf("iter %d: %d chunks vs %d", iter, len(a.chunks), len(b.chunks))
+		}
+		if len(a.words) == 0 {
+			fast++
+		}
+	}
+	if fast < 100 {
+		t.Errorf("the ASCII path ran on only %d inputs", fast)
+	}
+}
+
+func FuzzBuildChunks(f *testing.F) {
+	f.Add("# Title\nSome text. More text.\n\n## Sub\nBody \u00a0 words", 20, 5)
+	f.Add("one\ntwo three four five six seven eight nine ten", 3, 1)
+	f.Add(strings.Repeat("long", 100)+" x", 7, 100)
+	f.Add("\u4e2d\u6587 \u200b mixed \xff bytes\n#\n# \n", 1, 0)
+	f.Fuzz(func(t *testing.T, doc string, maxSize, overlap int) {
+		maxSize %= 5000
+		var paras []Paragraph
+		crumb := ""
+		for i, line := range strings.Split(doc, "\n") {
+			p := Paragraph{Text: line, PageNum: i / 3, Breadcrumb: crumb}
+			if h, ok := strings.CutPrefix(line, "#"); ok {
+				crumb = NormalizeSpaces(h)
+				p = Paragraph{Text: h, Heading: true, Breadcrumb: crumb, PageNum: i / 3}
+			}
+			paras = append(paras, p)
+		}
+		chunks := BuildChunks(paras, maxSize, overlap)
+		var words int
+		for _, p := range paras {
+			words += len(strings.Fields(NormalizeSpaces(p.Text)))
+		}
+		if words > 0 && len(chunks) == 0 {
+			t.Fatal("text but no chunks")
+		}
+		for _, c := range chunks {
+			if maxSize > 0 && utf8.RuneCountInString(c.Text) > maxSize {
+				t.Fatalf("chunk of %d runes, max %d", utf8.RuneCountInString(c.Text), maxSize)
+			}
+			if c.Text == "" || !strings.Contains(c.ParentText, c.Text) {
+				t.Fatalf("bad chunk %#v", c)
+			}
+		}
+	})
+}
+
+func TestChunkSimple(t *testing.T) {
+	// chunkSimple against its definition, byte by byte.
+	ref := func(t string, maxSize int) bool {
+		if t == "" || t != NormalizeSpaces(t) {
+			return false
+		}
+		for i := 0; i < len(t); i++ {
+			if t[i] < ' ' || t[i] >= utf8.RuneSelf {
+				return false
+			}
+		}
+		for _, w := range strings.Split(t, " ") {
+			if maxSize > 0 && len(w) > maxSize {
+				return false
+			}
+		}
+		return true
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"a", "b", "Z", "9", ".", "~", "\x7f", " ", " ", " ", "\t", "\n", "\x00", "\x1f", "é", "\u00a0", "\xff"}
+	for iter := range 20000 {
+		var sb strings.Builder
+		n := r.IntN(40)
+		for range n {
+			if iter%3 == 0 && r.IntN(3) > 0 {
+				sb.WriteString(alphabet[r.IntN(4)]) // mostly plain
+			} else {
+				sb.WriteString(alphabet[r.IntN(len(alphabet))])
+			}
+		}
+		s := sb.String()
+		maxSize := r.IntN(12)
+		if got, want := chunkSimple(s, maxSize), ref(s, maxSize); got != want {
+			t.Fatalf("chunkSimple(%q, %d) = %v, want %v", s, maxSize, got, want)
+		}
+	}
+	for _, c := range []struct {
+		s    string
+		max  int
+		want bool
+	}{
+		{"abcdefgh ijklmnop", 8, true},
+		{"abcdefgh ijklmnop", 7, false},
+		{"abcdefg  hijklmnop", 0, false},
+		{"abcdefg hijklmno pqrstuvw xyz", 8, true},
+		{"abcdefgh" + " " + "ijklmnopq", 8, false},
+		{"0123456 \x7f", 0, true},
+	} {
+		if got := chunkSimple(c.s, c.max); got != c.want {
+			t.Errorf("chunkSimple(%q, %d) = %v", c.s, c.max, got)
+		}
 	}
 }

@@ -181,6 +181,9 @@ func webDecode(body []byte, contentType string) ([]byte, error) {
 	default:
 		var name string
 		enc, name, _ = charset.DetermineEncoding(body, contentType)
+		if name == "windows-1252" && !webHasHighBit(body) {
+			return body, nil // ASCII reads the same
+		}
 		if name == "utf-8" {
 			if !utf8.Valid(body) {
 				return bytes.ToValidUTF8(body, []byte("\uFFFD")), nil

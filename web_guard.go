@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // ErrPrivateTarget is returned (wrapped) by FetchWebPage and the crawler when
@@ -18,6 +19,10 @@ import (
 // multicast, reserved, or an IPv6 form embedding such an IPv4 address) while
 // private targets are not allowed. See SetAllowPrivateTargets.
 var ErrPrivateTarget = errors.New("private network target refused")
+
+// webDialAttemptTimeout bounds a connection attempt to one address of a
+// name that has more addresses to try.
+const webDialAttemptTimeout = 10 * time.Second
 
 // webAllowPrivate is the package setting behind SetAllowPrivateTargets.
 var webAllowPrivate atomic.Bool
@@ -257,8 +262,16 @@ func (f *webFetcher) dialContext(ctx context.Context, network, addr string) (net
 		}
 	}
 	var errs []error
-	for _, ip := range ips {
-		c, err := f.dial(ctx, network, netip.AddrPortFrom(ip.WithZone(""), uint16(port)).String())
+	for i, ip := range ips {
+		dctx := ctx
+		if i < len(ips)-1 {
+			// Leave time for the other addresses when this one is
+			// unreachable without an error (e.g. IPv6 blackholed).
+			var cancel context.CancelFunc
+			dctx, cancel = context.WithTimeout(ctx, webDialAttemptTimeout)
+			defer cancel()
+		}
+		c, err := f.dial(dctx, network, netip.AddrPortFrom(ip.WithZone(""), uint16(port)).String())
 		if err == nil {
 			return c, nil
 		}

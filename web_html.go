@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -70,7 +69,12 @@ const (
 // error is returned only when r fails; a page without text gives no
 // paragraphs.
 func HTMLToStructuredText(r io.Reader) ([]Paragraph, error) {
-	raw, err := io.ReadAll(r)
+	var buf bytes.Buffer
+	if l, ok := r.(interface{ Len() int }); ok {
+		buf.Grow(l.Len() + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(r)
+	raw := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("read HTML: %w", err)
 	}
@@ -113,54 +117,8 @@ const (
 	htmlInBoiler
 	htmlInSectioning
 	htmlInLink
+	htmlInForeign // inside <svg> or <math>
 )
-
-// htmlKind classifies element types.
-type htmlKind uint16
-
-const (
-	htmlBlock      htmlKind = 1 << iota // separates paragraphs
-	htmlVoid                            // never has content or an end tag
-	htmlSkip                            // content is dropped
-	htmlClosesP                         // start tag closes an open <p>
-	htmlPScope                          // boundary for closing <p>
-	htmlListScope                       // boundary for closing <li>, <dt>, <dd>
-)
-
-var htmlKinds = func() map[atom.Atom]htmlKind {
-	m := make(map[atom.Atom]htmlKind)
-	add := func(k htmlKind, as ...atom.Atom) {
-		for _, a := range as {
-			m[a] |= k
-		}
-	}
-	add(htmlBlock, atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Body, atom.Caption,
-		atom.Center, atom.Dd, atom.Details, atom.Dialog, atom.Dir, atom.Div, atom.Dl, atom.Dt,
-		atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form, atom.Frameset,
-		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Header, atom.Hgroup, atom.Hr,
-		atom.Html, atom.Legend, atom.Li, atom.Listing, atom.Main, atom.Menu, atom.Nav, atom.Ol,
-		atom.P, atom.Plaintext, atom.Pre, atom.Search, atom.Section, atom.Summary, atom.Table,
-		atom.Tbody, atom.Td, atom.Tfoot, atom.Th, atom.Thead, atom.Tr, atom.Ul, atom.Xmp)
-	add(htmlVoid, atom.Area, atom.Base, atom.Br, atom.Col, atom.Embed, atom.Hr, atom.Img,
-		atom.Image, atom.Input, atom.Keygen, atom.Link, atom.Meta, atom.Param, atom.Source,
-		atom.Track, atom.Wbr)
-	add(htmlSkip, atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math,
-		atom.Iframe, atom.Object, atom.Canvas, atom.Audio, atom.Video, atom.Select,
-		atom.Textarea, atom.Button, atom.Head, atom.Title, atom.Noembed, atom.Noframes,
-		atom.Frame, atom.Datalist)
-	add(htmlClosesP, atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Center,
-		atom.Details, atom.Dialog, atom.Dir, atom.Div, atom.Dl, atom.Fieldset, atom.Figcaption,
-		atom.Figure, atom.Footer, atom.Form, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
-		atom.Header, atom.Hgroup, atom.Hr, atom.Main, atom.Menu, atom.Nav, atom.Ol, atom.P,
-		atom.Pre, atom.Listing, atom.Search, atom.Section, atom.Summary, atom.Table, atom.Ul,
-		atom.Li, atom.Dd, atom.Dt, atom.Plaintext, atom.Xmp)
-	add(htmlPScope, atom.Applet, atom.Caption, atom.Html, atom.Table, atom.Td, atom.Th,
-		atom.Marquee, atom.Object, atom.Template, atom.Button)
-	add(htmlListScope, atom.Ol, atom.Ul, atom.Menu, atom.Dl, atom.Table, atom.Td, atom.Th,
-		atom.Caption, atom.Blockquote, atom.Section, atom.Article, atom.Aside, atom.Nav,
-		atom.Main, atom.Header, atom.Footer, atom.Form, atom.Fieldset, atom.Figure, atom.Details)
-	return m
-}()
 
 // Indexes into htmlOpen.scope: the stack index of the nearest open element
 // of a kind that an implied end tag may close, or -1.
@@ -192,41 +150,6 @@ type htmlRawPara struct {
 	text  string
 	level int8
 	zone  htmlFlags
-}
-
-type htmlCell struct {
-	paras     []htmlRawPara
-	th        bool
-	heading   bool // a heading ended in the cell
-	nested    bool // a table ended in the cell
-	colspan   int32
-	rowspan   int32
-	col       int32
-	linkChars int32
-	textChars int32
-}
-
-type htmlRow struct {
-	cells []htmlCell
-	head  bool
-}
-
-// htmlTable collects a table until its end decides how it is emitted.
-type htmlTable struct {
-	out       *[]htmlRawPara // where the table's paragraphs go
-	zone      htmlFlags
-	layout    bool
-	rows      []htmlRow
-	rowOpen   bool
-	cellOpen  bool
-	caption   []htmlRawPara
-	inCaption bool
-	thCount   int
-}
-
-func (t *htmlTable) cell() *htmlCell {
-	r := &t.rows[len(t.rows)-1]
-	return &r.cells[len(r.cells)-1]
 }
 
 // htmlBuilder turns a token stream into paragraphs.
@@ -272,11 +195,11 @@ func (b *htmlBuilder) dropping() bool {
 func (b *htmlBuilder) sink() *[]htmlRawPara {
 	if n := len(b.tables); n > 0 {
 		t := b.tables[n-1]
-		switch {
-		case t.inCaption:
+		if t.inCaption {
 			return &t.caption
-		case t.cellOpen:
-			return &t.cell().paras
+		}
+		if c := t.openCell(); c != nil {
+			return &c.paras
 		}
 		return t.out
 	}
@@ -343,8 +266,7 @@ func (b *htmlBuilder) appendText(s []byte) {
 	}
 	b.brRun = 0
 	if n := len(b.tables); n > 0 {
-		if t := b.tables[n-1]; t.cellOpen && !t.inCaption {
-			c := t.cell()
+		if c := b.tables[n-1].openCell(); c != nil {
 			if b.topFlags()&htmlInLink != 0 {
 				c.linkChars += words
 			} else {
@@ -369,99 +291,26 @@ func (b *htmlBuilder) flush() {
 	s := b.sink()
 	*s = append(*s, htmlRawPara{text: string(b.text), level: level, zone: zone})
 	if level > 0 {
-		if n := len(b.tables); n > 0 && b.tables[n-1].cellOpen && !b.tables[n-1].inCaption {
-			b.tables[n-1].cell().heading = true
+		if n := len(b.tables); n > 0 {
+			if c := b.tables[n-1].openCell(); c != nil {
+				c.heading = true
+			}
 		}
 	}
 	b.text = b.text[:0]
-}
-
-// htmlTagAttrs are the attributes the builder looks at.
-type htmlTagAttrs struct {
-	hidden  bool
-	role    string
-	href    bool
-	start   int
-	colspan int
-	rowspan int
-}
-
-func (b *htmlBuilder) readAttrs(z *html.Tokenizer) htmlTagAttrs {
-	at := htmlTagAttrs{start: 1, colspan: 1, rowspan: 1}
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		switch string(k) {
-		case "hidden":
-			if !bytes.EqualFold(bytes.TrimSpace(v), []byte("until-found")) {
-				at.hidden = true
-			}
-		case "aria-hidden":
-			if bytes.EqualFold(bytes.TrimSpace(v), []byte("true")) {
-				at.hidden = true
-			}
-		case "style":
-			if b.styleHidden(v) {
-				at.hidden = true
-			}
-		case "class":
-			for _, c := range bytes.Fields(v) {
-				switch string(c) {
-				case "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text":
-					at.hidden = true
-				}
-			}
-		case "role":
-			if f := bytes.Fields(v); len(f) > 0 {
-				at.role = strings.ToLower(string(f[0]))
-			}
-		case "href":
-			at.href = true
-		case "start":
-			at.start = htmlAtoi(v, 1, -1<<30, 1<<30)
-		case "colspan":
-			at.colspan = htmlAtoi(v, 1, 1, htmlMaxCols)
-		case "rowspan":
-			at.rowspan = htmlAtoi(v, 1, 1, htmlMaxRowspan)
-		}
-	}
-	return at
-}
-
-// htmlAtoi parses an integer attribute, clamped to [lo, hi]; def when it
-// is not a number.
-func htmlAtoi(v []byte, def, lo, hi int) int {
-	n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
-	if err != nil {
-		return def
-	}
-	return min(max(n, lo), hi)
-}
-
-// styleHidden reports whether an inline style hides the element.
-func (b *htmlBuilder) styleHidden(v []byte) bool {
-	b.scratch = b.scratch[:0]
-	for _, c := range v {
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-		case 'A' <= c && c <= 'Z':
-			b.scratch = append(b.scratch, c+'a'-'A')
-		default:
-			b.scratch = append(b.scratch, c)
-		}
-	}
-	return bytes.Contains(b.scratch, []byte("display:none")) || bytes.Contains(b.scratch, []byte("visibility:hidden"))
 }
 
 func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	rawName, hasAttr := z.TagName()
 	a := atom.Lookup(rawName)
 	kind := htmlKinds[a]
-	var at htmlTagAttrs
+	at := htmlTagAttrs{start: 1, colspan: 1, rowspan: 1}
 	if hasAttr && !b.dropping() {
-		at = b.readAttrs(z)
-	} else {
-		at = htmlTagAttrs{start: 1, colspan: 1, rowspan: 1}
+		if matter, href := b.attrsMatter(a, z.Raw()); matter {
+			at = b.readAttrs(z)
+		} else {
+			at.href = href
+		}
 	}
 	if a == atom.Br {
 		if !b.dropping() {
@@ -475,8 +324,8 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 		}
 		return
 	}
-	if selfClosing && a == 0 {
-		return // <foo/> of foreign content
+	if selfClosing && (a == 0 || a == atom.Svg || a == atom.Math || b.topFlags()&htmlInForeign != 0) {
+		return // <x/> is closed at once in SVG and MathML (and unknown elements)
 	}
 	var name string
 	if a != 0 {
@@ -500,6 +349,9 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	b.inherit(&e)
 	if drop {
 		e.flags |= htmlDropped
+	}
+	if a == atom.Svg || a == atom.Math {
+		e.flags |= htmlInForeign
 	}
 	switch {
 	case a == atom.Main || at.role == "main":
@@ -587,16 +439,18 @@ func (b *htmlBuilder) closeImplied(a atom.Atom, kind htmlKind) {
 		if i := t.scope[htmlScopeCell]; i >= 0 {
 			b.popTo(int(i))
 		}
-	case atom.Tr:
-		if i := t.scope[htmlScopeRow]; i >= 0 {
-			b.popTo(int(i))
+	case atom.Tr, atom.Thead, atom.Tbody, atom.Tfoot, atom.Caption:
+		// A row, row group or caption ends the open cell and row; a row
+		// group also ends the open row group.
+		for _, k := range []int{htmlScopeCell, htmlScopeRow} {
+			if t := b.top(); t != nil && t.scope[k] >= 0 {
+				b.popTo(int(t.scope[k]))
+			}
 		}
-	case atom.Thead, atom.Tbody, atom.Tfoot:
-		if i := t.scope[htmlScopeRow]; i >= 0 {
-			b.popTo(int(i))
-		}
-		if t := b.top(); t != nil && t.scope[htmlScopeTSect] >= 0 {
-			b.popTo(int(t.scope[htmlScopeTSect]))
+		if a != atom.Tr {
+			if t := b.top(); t != nil && t.scope[htmlScopeTSect] >= 0 {
+				b.popTo(int(t.scope[htmlScopeTSect]))
+			}
 		}
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 		switch t.a {
@@ -630,62 +484,6 @@ func (b *htmlBuilder) push(e htmlOpen, drop bool) bool {
 	b.stack = append(b.stack, e)
 	b.counts[e.name]++
 	return true
-}
-
-// openStructure starts the table, row, cell or list item e opened.
-func (b *htmlBuilder) openStructure(a atom.Atom, at htmlTagAttrs) {
-	e := b.top()
-	var t *htmlTable
-	if n := len(b.tables); n > 0 {
-		t = b.tables[n-1]
-	}
-	switch a {
-	case atom.Table:
-		if t != nil {
-			t.layout = true
-			if t.cellOpen && !t.inCaption {
-				t.cell().nested = true
-			}
-		}
-		nt := &htmlTable{out: b.sink(), zone: e.flags, layout: at.role == "presentation" || at.role == "none"}
-		b.tables = append(b.tables, nt)
-		e.table = true
-	case atom.Caption:
-		if t != nil {
-			t.inCaption = true
-			e.table = true
-		}
-	case atom.Tr:
-		if t != nil {
-			head := false
-			if s := e.scope[htmlScopeTSect]; s >= 0 && b.stack[s].a == atom.Thead {
-				head = true
-			}
-			t.rows = append(t.rows, htmlRow{head: head})
-			t.rowOpen = true
-			e.table = true
-		}
-	case atom.Td, atom.Th:
-		if t != nil && !t.inCaption {
-			if !t.rowOpen {
-				t.rows = append(t.rows, htmlRow{})
-				t.rowOpen = true
-			}
-			r := &t.rows[len(t.rows)-1]
-			r.cells = append(r.cells, htmlCell{th: a == atom.Th, colspan: int32(at.colspan), rowspan: int32(at.rowspan)})
-			t.cellOpen = true
-			if a == atom.Th {
-				t.thCount++
-			}
-			e.table = true
-		}
-	case atom.Li:
-		b.prefix = "- "
-		if l := e.scope[htmlScopeList]; l >= 0 && b.stack[l].ordered {
-			b.prefix = strconv.Itoa(b.stack[l].next) + ". "
-			b.stack[l].next++
-		}
-	}
 }
 
 func (b *htmlBuilder) endTag(rawName []byte) {

@@ -1,6 +1,53 @@
 package engine
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/html/atom"
+)
+
+type htmlCell struct {
+	paras     []htmlRawPara
+	th        bool
+	heading   bool // a heading ended in the cell
+	nested    bool // a table ended in the cell
+	colspan   int32
+	rowspan   int32
+	col       int32
+	linkChars int32
+	textChars int32
+}
+
+type htmlRow struct {
+	cells []htmlCell
+	head  bool
+}
+
+// htmlTable collects a table until its end decides how it is emitted.
+type htmlTable struct {
+	out       *[]htmlRawPara // where the table's paragraphs go
+	zone      htmlFlags
+	layout    bool
+	rows      []htmlRow
+	rowOpen   bool
+	cellOpen  bool
+	caption   []htmlRawPara
+	inCaption bool
+	thCount   int
+}
+
+// openCell returns the cell being filled, or nil.
+func (t *htmlTable) openCell() *htmlCell {
+	if !t.cellOpen || t.inCaption || len(t.rows) == 0 {
+		return nil
+	}
+	r := &t.rows[len(t.rows)-1]
+	if len(r.cells) == 0 {
+		return nil
+	}
+	return &r.cells[len(r.cells)-1]
+}
 
 // emitTable writes a finished table to its sink: as ordinary content when it
 // is a layout table, not at all when it is a navigation table, else as one
@@ -179,4 +226,60 @@ func htmlDataRows(t *htmlTable) []string {
 		return headerRows
 	}
 	return dataRows
+}
+
+// openStructure starts the table, row, cell or list item e opened.
+func (b *htmlBuilder) openStructure(a atom.Atom, at htmlTagAttrs) {
+	e := b.top()
+	var t *htmlTable
+	if n := len(b.tables); n > 0 {
+		t = b.tables[n-1]
+	}
+	switch a {
+	case atom.Table:
+		if t != nil {
+			t.layout = true
+			if c := t.openCell(); c != nil {
+				c.nested = true
+			}
+		}
+		nt := &htmlTable{out: b.sink(), zone: e.flags, layout: at.role == "presentation" || at.role == "none"}
+		b.tables = append(b.tables, nt)
+		e.table = true
+	case atom.Caption:
+		if t != nil {
+			t.inCaption = true
+			e.table = true
+		}
+	case atom.Tr:
+		if t != nil {
+			head := false
+			if s := e.scope[htmlScopeTSect]; s >= 0 && b.stack[s].a == atom.Thead {
+				head = true
+			}
+			t.rows = append(t.rows, htmlRow{head: head})
+			t.rowOpen, t.cellOpen = true, false
+			e.table = true
+		}
+	case atom.Td, atom.Th:
+		if t != nil && !t.inCaption {
+			if !t.rowOpen {
+				t.rows = append(t.rows, htmlRow{})
+				t.rowOpen = true
+			}
+			r := &t.rows[len(t.rows)-1]
+			r.cells = append(r.cells, htmlCell{th: a == atom.Th, colspan: int32(at.colspan), rowspan: int32(at.rowspan)})
+			t.cellOpen = true
+			if a == atom.Th {
+				t.thCount++
+			}
+			e.table = true
+		}
+	case atom.Li:
+		b.prefix = "- "
+		if l := e.scope[htmlScopeList]; l >= 0 && b.stack[l].ordered {
+			b.prefix = strconv.Itoa(b.stack[l].next) + ". "
+			b.stack[l].next++
+		}
+	}
 }

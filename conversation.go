@@ -1,0 +1,368 @@
+package engine
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/core/logger"
+)
+
+// QATurn is one earlier question and answer of a conversation.
+type QATurn struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+}
+
+// ConversationLabels are the words the multi-turn helpers put into text:
+// FormatHistory's speaker labels and ConfidenceLabel's three levels.
+type ConversationLabels struct {
+	User, Assistant   string
+	High, Medium, Low string
+}
+
+// Label sets for WithLabels; GermanLabels is the default.
+var (
+	// GermanLabels: "Nutzer"/"Assistent", "hoch"/"mittel"/"niedrig".
+	GermanLabels = ConversationLabels{User: "Nutzer", Assistant: "Assistent", High: "hoch", Medium: "mittel", Low: "niedrig"}
+	// EnglishLabels: "User"/"Assistant", "high"/"medium"/"low".
+	EnglishLabels = ConversationLabels{User: "User", Assistant: "Assistant", High: "high", Medium: "medium", Low: "low"}
+)
+
+// LabelOption changes the labels FormatHistory and ConfidenceLabel use.
+type LabelOption func(*ConversationLabels)
+
+// WithLanguage selects the built-in labels for lang: "de" (the default) or
+// "en" (case and a region suffix such as "en-US" are ignored). Other
+// languages keep the German labels; use WithLabels for them.
+func WithLanguage(lang string) LabelOption {
+	return func(l *ConversationLabels) {
+		base, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(lang)), "-")
+		base, _, _ = strings.Cut(base, "_")
+		switch base {
+		case "en":
+			*l = EnglishLabels
+		case "de":
+			*l = GermanLabels
+		}
+	}
+}
+
+// WithLabels sets custom labels; empty fields keep the current ones.
+func WithLabels(custom ConversationLabels) LabelOption {
+	return func(l *ConversationLabels) {
+		for _, f := range []struct {
+			dst *string
+			src string
+		}{
+			{&l.User, custom.User}, {&l.Assistant, custom.Assistant},
+			{&l.High, custom.High}, {&l.Medium, custom.Medium}, {&l.Low, custom.Low},
+		} {
+			if f.src != "" {
+				*f.dst = f.src
+			}
+		}
+	}
+}
+
+func conversationLabels(opts []LabelOption) ConversationLabels {
+	l := GermanLabels
+	for _, o := range opts {
+		if o != nil {
+			o(&l)
+		}
+	}
+	return l
+}
+
+// TrimHistory returns the most recent turns of history that fit both
+// limits: at most maxTurns turns (<= 0: no limit) and at most maxChars
+// characters of questions and answers together (<= 0: no limit). The
+// newest turn is always kept, whole, even if it alone exceeds maxChars:
+// a follow-up without its immediate context cannot be understood. The
+// result is a new slice in the original order; history is not modified.
+func TrimHistory(history []QATurn, maxTurns, maxChars int) []QATurn {
+	start := len(history)
+	chars := 0
+	for i := len(history) - 1; i >= 0; i-- {
+		if maxTurns > 0 && len(history)-i > maxTurns {
+			break
+		}
+		n := utf8.RuneCountInString(history[i].Question) + utf8.RuneCountInString(history[i].Answer)
+		if maxChars > 0 && chars+n > maxChars && i != len(history)-1 {
+			break
+		}
+		chars += n
+		start = i
+	}
+	return append([]QATurn(nil), history[start:]...)
+}
+
+// FormatHistory renders history for a prompt, oldest first, one line per
+// question and answer and a blank line between turns:
+//
+//	Nutzer: <question>
+//	Assistent: <answer>
+//
+// The labels are German unless an option selects others. Line breaks
+// inside a question or answer are kept; "" for an empty history.
+func FormatHistory(history []QATurn, opts ...LabelOption) string {
+	l := conversationLabels(opts)
+	var b strings.Builder
+	for i, t := range history {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(l.User + ": " + strings.TrimSpace(t.Question) + "\n")
+		b.WriteString(l.Assistant + ": " + strings.TrimSpace(t.Answer) + "\n")
+	}
+	return b.String()
+}
+
+// CondenseFollowUp rewrites a follow-up question into a standalone one by
+// executing condensePrompt with the input {"history": FormatHistory(history),
+// "question": question}; the formatted history is also passed as
+// "conversation". In a dotprompt template write {{this.history}} or
+// {{conversation}}: a bare {{history}} is dotprompt's built-in message
+// history helper and renders nothing here. It returns question unchanged when history is
+// empty (no model call). When the call fails, the reply is empty, or
+// IsReliableCondense rejects it, it returns FallbackStandaloneQuestion and
+// logs a warning. It never fails; labels are German unless an option
+// selects others.
+func CondenseFollowUp(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, history []QATurn, question string, opts ...LabelOption) string {
+	if len(history) == 0 || condensePrompt == nil {
+		return question
+	}
+	log := logger.FromContext(ctx)
+	formatted := FormatHistory(history, opts...)
+	input := map[string]any{"history": formatted, "conversation": formatted, "question": question}
+	resp, err := condensePrompt.Execute(ctx, PromptOptions(model, config, input)...)
+	if err != nil {
+		log.Warn("condensing the follow-up failed, using a fallback question", "err", err)
+		return FallbackStandaloneQuestion(history, question)
+	}
+	condensed := cleanCondensed(resp.Text())
+	if !IsReliableCondense(history, question, condensed) {
+		log.Warn("condensed question rejected, using a fallback question")
+		log.Debug("condensed question rejected", "question", question, "condensed", condensed)
+		return FallbackStandaloneQuestion(history, question)
+	}
+	log.Debug("condensed question", "question", question, "condensed", condensed)
+	return condensed
+}
+
+// cleanCondensed strips quotes and a leading label a model may add.
+func cleanCondensed(s string) string {
+	s = strings.TrimSpace(s)
+	for _, p := range []string{"Standalone question:", "Eigenständige Frage:", "Frage:", "Question:"} {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
+			s = strings.TrimSpace(s[len(p):])
+		}
+	}
+	return strings.TrimSpace(strings.Trim(s, "\"'„“”«»"))
+}
+
+// numberPattern matches numbers: digit runs with inner separators
+// ("2024", "3,5", "1.000", "12:30").
+var numberPattern = regexp.MustCompile(`\d+(?:[.,:/]\d+)*`)
+
+// conversationNumbers returns the numbers in s in a normalised form (each
+// number once as written with "," read as ".", and once digits only).
+func conversationNumbers(s string) map[string]bool {
+	out := make(map[string]bool)
+	for _, m := range numberPattern.FindAllString(s, -1) {
+		out[strings.ReplaceAll(m, ",", ".")] = true
+		out[digitsOnly(m)] = true
+	}
+	return out
+}
+
+func digitsOnly(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+// IsReliableCondense reports whether condensed is an acceptable standalone
+// version of the follow-up question: it is not empty, not much longer than
+// the conversation warrants (at most 3 times the question plus 300
+// characters), invents no number (each number in it appears in the
+// question or the history) and drops none (each number in the question
+// appears in it).
+func IsReliableCondense(history []QATurn, question, condensed string) bool {
+	condensed = strings.TrimSpace(condensed)
+	if condensed == "" {
+		return false
+	}
+	if utf8.RuneCountInString(condensed) > 3*utf8.RuneCountInString(question)+300 {
+		return false
+	}
+	known := conversationNumbers(question)
+	for _, t := range history {
+		for n := range conversationNumbers(t.Question + "\n" + t.Answer) {
+			known[n] = true
+		}
+	}
+	for _, m := range numberPattern.FindAllString(condensed, -1) {
+		if !known[strings.ReplaceAll(m, ",", ".")] && !known[digitsOnly(m)] {
+			return false
+		}
+	}
+	have := conversationNumbers(condensed)
+	for _, m := range numberPattern.FindAllString(question, -1) {
+		if !have[strings.ReplaceAll(m, ",", ".")] && !have[digitsOnly(m)] {
+			return false
+		}
+	}
+	return true
+}
+
+// FallbackStandaloneQuestion returns a retrieval query for a follow-up
+// when no reliable condensed question is available: the previous question
+// followed by the follow-up, so retrieval sees the topic the follow-up
+// refers to. With an empty history it returns question unchanged.
+func FallbackStandaloneQuestion(history []QATurn, question string) string {
+	question = strings.TrimSpace(question)
+	for i := len(history) - 1; i >= 0; i-- {
+		if prev := strings.TrimSpace(history[i].Question); prev != "" {
+			if question == "" {
+				return prev
+			}
+			return prev + " " + question
+		}
+	}
+	return question
+}
+
+// ConfidenceLabel returns a coarse confidence label for an answer from the
+// reranker's top score (0-10): "hoch" for 7 and above, "mittel" for 4 to
+// 6, "niedrig" below 4 (German unless an option selects other labels).
+func ConfidenceLabel(topScore int, opts ...LabelOption) string {
+	l := conversationLabels(opts)
+	switch {
+	case topScore >= 7:
+		return l.High
+	case topScore >= 4:
+		return l.Medium
+	}
+	return l.Low
+}
+
+// BestExcerpt returns a short verbatim quote from text for a citation: the
+// sentence sharing the most words with question (ties: the earliest),
+// extended by the following sentences while it stays within maxChars
+// characters. A sentence longer than maxChars is cut at a word boundary
+// and ends in "…". Words match case-insensitively, and words of 5 or more
+// letters also by their first 5 letters (so inflections match). When no
+// word matches, the excerpt starts at the beginning of text. maxChars <= 0
+// means 300. Whitespace runs are collapsed; otherwise the quote is
+// verbatim.
+func BestExcerpt(text, question string, maxChars int) string {
+	if maxChars <= 0 {
+		maxChars = 300
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	if text == "" {
+		return ""
+	}
+	sentences := excerptSentences(text)
+	terms := excerptTerms(question)
+	best, bestScore := 0, 0
+	for i, s := range sentences {
+		if sc := excerptScore(s, terms); sc > bestScore {
+			best, bestScore = i, sc
+		}
+	}
+	out := sentences[best]
+	for j := best + 1; j < len(sentences); j++ {
+		next := out + " " + sentences[j]
+		if utf8.RuneCountInString(next) > maxChars {
+			break
+		}
+		out = next
+	}
+	if utf8.RuneCountInString(out) <= maxChars {
+		return out
+	}
+	runes := []rune(out)[:maxChars-1]
+	cut := string(runes)
+	if i := strings.LastIndexByte(cut, ' '); i > maxChars/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}
+
+// excerptSentences splits text after ".", "!" or "?" followed by a space.
+func excerptSentences(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text)-1; i++ {
+		if (text[i] == '.' || text[i] == '!' || text[i] == '?') && text[i+1] == ' ' {
+			// Not after a single digit or letter (1. / z. B.).
+			if i >= 1 && (i < 2 || text[i-2] == ' ') && unicode.IsLetter(rune(text[i-1])) {
+				continue
+			}
+			out = append(out, text[start:i+1])
+			start = i + 2
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// excerptTerms returns the lower-cased words of question with 3 or more
+// letters, once each.
+func excerptTerms(question string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if utf8.RuneCountInString(w) >= 3 && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// excerptScore counts the terms that occur in sentence.
+func excerptScore(sentence string, terms []string) int {
+	words := strings.FieldsFunc(strings.ToLower(sentence), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	score := 0
+	for _, t := range terms {
+		tp := excerptPrefix(t)
+		for _, w := range words {
+			if w == t || (tp != "" && excerptPrefix(w) == tp) {
+				score++
+				break
+			}
+		}
+	}
+	return score
+}
+
+// excerptPrefix returns the first 5 runes of a word of 5 or more runes.
+func excerptPrefix(w string) string {
+	n := 0
+	for i := range w {
+		if n == 5 {
+			return w[:i]
+		}
+		n++
+	}
+	if n == 5 {
+		return w
+	}
+	return ""
+}

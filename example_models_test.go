@@ -1,0 +1,132 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
+)
+
+// A fake Ollama server stands in for a real one so the example runs
+// anywhere; in an app, cfg comes from ProviderConfigFromEnv.
+func ExampleNewProviders() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Options   map[string]any `json:"options"`
+			KeepAlive string         `json:"keep_alive"`
+			Think     *bool          `json:"think"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		reply := fmt.Sprintf("num_ctx=%v keep_alive=%s think=%v", req.Options["num_ctx"], req.KeepAlive, *req.Think)
+		json.NewEncoder(w).Encode(map[string]any{"message": map[string]any{"role": "assistant", "content": reply}, "done": true})
+	}))
+	defer srv.Close()
+
+	const llmSpec = "ollama/gemma3:12b"
+	p, err := askyourdocs.NewProviders(askyourdocs.ProviderConfig{OllamaHost: srv.URL},
+		[]string{askyourdocs.ProviderOllama, askyourdocs.ProviderGPUStack}, llmSpec)
+	if err != nil {
+		panic(err)
+	}
+	g := genkit.Init(context.Background(), genkit.WithPlugins(p.Plugins()...))
+	llm, err := p.Model(g, llmSpec)
+	if err != nil {
+		panic(err)
+	}
+	cfg := askyourdocs.GenerateConfig(llmSpec, askyourdocs.GenerateOptions{NumCtx: 8192, KeepAlive: "10m"})
+	resp, err := genkit.Generate(context.Background(), g, ai.WithModel(llm), ai.WithConfig(cfg), ai.WithPrompt("hi"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(resp.Text())
+
+	// A Gemini spec is refused when only on-premises providers are allowed.
+	_, err = askyourdocs.NewProviders(askyourdocs.ProviderConfig{}, []string{askyourdocs.ProviderOllama}, "googleai/gemini-2.5-flash")
+	fmt.Println(err)
+	// Output:
+	// num_ctx=8192 keep_alive=10m think=false
+	// model spec "googleai/gemini-2.5-flash": model provider not allowed: googleai (allowed: ollama)
+}
+
+func ExampleReciprocalRankFusion() {
+	byVector := []*ai.Document{ai.DocumentFromText("a", nil), ai.DocumentFromText("b", nil), ai.DocumentFromText("c", nil)}
+	byKeyword := []*ai.Document{ai.DocumentFromText("c", nil), ai.DocumentFromText("a", nil)}
+	fused := askyourdocs.ReciprocalRankFusion([]askyourdocs.RankedList{
+		{Docs: byVector, Weight: 1},
+		{Docs: byKeyword, Weight: 0.5},
+	}, 60, 0)
+	for _, f := range fused {
+		fmt.Printf("%s %.4f\n", f.Text, f.Score)
+	}
+	// Output:
+	// a 0.0245
+	// c 0.0241
+	// b 0.0161
+}
+
+func ExampleRerankScores() {
+	g := genkit.Init(context.Background())
+	// A stand-in for a real rerank model: it gives every passage 7.
+	model := genkit.DefineModel(g, "example/rerank", nil, func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		return &ai.ModelResponse{Message: ai.NewModelTextMessage("[7, 7, 7]")}, nil
+	})
+	prompt := genkit.DefinePrompt(g, "rerank", ai.WithPrompt(
+		"Rate each passage 0-10 for the question {{question}}. Reply with a JSON array of {{count}} integers.\n\n{{numbered}}"))
+	texts := []string{"first passage", "second passage", "first passage"}
+	scores := askyourdocs.RerankScores(context.Background(), prompt, model, nil, "which passage?", texts,
+		askyourdocs.RerankOptions{BatchSize: 10, Parallel: 2, DefaultScore: 0})
+	fmt.Println(scores)
+	// Output:
+	// [7 7 7]
+}
+
+func ExampleNewPrefixEmbedder() {
+	q, p, ok := askyourdocs.EmbeddingPrefixes("ollama/nomic-embed-text")
+	fmt.Printf("%q %q %v\n", q, p, ok)
+
+	local := askyourdocs.NewLocalEmbedder(256)
+	// The local embedder is not a known asymmetric model: left unwrapped.
+	fmt.Println(askyourdocs.NewPrefixEmbedder(local, local.Name()) == local)
+
+	resp, err := local.Embed(context.Background(), &ai.EmbedRequest{Input: []*ai.Document{
+		askyourdocs.QueryDocument("Kündigungsfrist"),
+	}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(local.Name(), len(resp.Embeddings[0].Embedding))
+	// Output:
+	// "search_query: " "search_document: " true
+	// true
+	// askyourdocs/local-hash-256 256
+}
+
+func ExampleFormatHistory() {
+	history := []askyourdocs.QATurn{{Question: "Wie hoch ist die Kaution?", Answer: "Drei Monatsmieten."}}
+	fmt.Print(askyourdocs.FormatHistory(history))
+	fmt.Print(askyourdocs.FormatHistory(history, askyourdocs.WithLanguage("en")))
+	fmt.Println(askyourdocs.ConfidenceLabel(8), askyourdocs.ConfidenceLabel(5), askyourdocs.ConfidenceLabel(2, askyourdocs.WithLanguage("en")))
+	fmt.Println(askyourdocs.IsReliableCondense(history, "Und in 3 Raten?", "Kann ich die Kaution in 4 Raten zahlen?"))
+	// Output:
+	// Nutzer: Wie hoch ist die Kaution?
+	// Assistent: Drei Monatsmieten.
+	// User: Wie hoch ist die Kaution?
+	// Assistant: Drei Monatsmieten.
+	// hoch mittel low
+	// false
+}
+
+func ExampleBestExcerpt() {
+	text := "Die Wohnung liegt im dritten Stock. Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt."
+	fmt.Println(askyourdocs.BestExcerpt(text, "Wie hoch ist die Kaution?", 80))
+	// Output:
+	// Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt.
+}

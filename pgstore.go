@@ -1,0 +1,639 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/core"
+	"github.com/firebase/genkit/go/genkit"
+	"github.com/firebase/genkit/go/plugins/localvec"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+)
+
+// PgvecStore is a VectorStore in PostgreSQL with the pgvector extension. Each
+// store keeps its chunks in its own table, named after the store (see
+// Table), with an HNSW index for cosine similarity, a GIN full-text index
+// and B-tree indexes on the "url" and "source" metadata values.
+//
+// Re-indexing is incremental: every chunk row carries a hash of its text and
+// metadata and a stable ID, so a chunk that is already stored is neither
+// embedded nor written again, and a chunk whose text equals a stored one
+// reuses that embedding.
+//
+// A PgvecStore is safe for concurrent use. It works with a regular Postgres
+// server and with single-session servers such as PGlite: it writes with
+// multi-row INSERT statements (never COPY) and never holds a transaction
+// open while it waits for anything else.
+type PgvecStore struct {
+	// Retriever runs an unfiltered similarity search; it is registered in
+	// the Genkit instance as "pgvector/<name>". Its request options may be
+	// nil (3 results), *PgvecRetrieverOptions, *localvec.RetrieverOptions
+	// or a map with a "k" entry.
+	Retriever ai.Retriever
+	// Pool is the store's connection pool, for an app's own queries (see
+	// Table for the table's name and columns). The pgvector types are
+	// registered on every connection.
+	Pool *pgxpool.Pool
+	// Embedder embeds documents and queries.
+	Embedder ai.Embedder
+
+	name      string
+	names     pgvecNames
+	dim       int
+	language  string
+	vec       pgvecVectorSQL
+	embName   string
+	migration PgvecMigration
+	closed    atomic.Bool
+}
+
+// PgvecOptions are the optional settings of NewPgvecStoreWithOptions. The
+// zero value (or nil) gives the defaults.
+type PgvecOptions struct {
+	// TextSearchConfig is the Postgres text search configuration of the
+	// full-text index ("simple", "english", "german", ...); default
+	// "simple". Pass the same name to KeywordSearchSQL, or the index is not
+	// used. Changing it rebuilds the index at start-up.
+	TextSearchConfig string
+}
+
+// PgvecRetrieverOptions are the options of PgvecStore.Retriever requests.
+type PgvecRetrieverOptions struct {
+	// K is the number of documents to return (default 3).
+	K int `json:"k,omitempty"`
+}
+
+const (
+	// pgvecDefaultK is the Retriever's default result count (as localvec).
+	pgvecDefaultK = 3
+	// pgvecEmbedBatch is the number of documents per embedder call.
+	pgvecEmbedBatch = 100
+	// pgvecWriteBatch is the largest number of rows Index writes with one
+	// INSERT statement (atomic without an explicit transaction); larger
+	// calls write several statements inside one transaction.
+	pgvecWriteBatch = 5000
+	// pgvecLookupBatch is the number of documents per lookup of stored
+	// chunks and vectors.
+	pgvecLookupBatch = 1000
+	// pgvecDefaultEfSearch is pgvector's default hnsw.ef_search; an HNSW
+	// scan returns at most that many rows, so larger k raises it.
+	pgvecDefaultEfSearch = 40
+	// pgvecCleanupTimeout bounds the removal of a failed run's rows, which
+	// runs even after the caller's context is cancelled.
+	pgvecCleanupTimeout = time.Minute
+)
+
+// NewPgvecStore connects to the Postgres database at dsn (a pgx connection
+// string or URL), creates or migrates the store's schema and returns the
+// store; it is NewPgvecStoreWithOptions with default options.
+func NewPgvecStore(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dsn string, embeddingDim int) (*PgvecStore, error) {
+	return NewPgvecStoreWithOptions(ctx, g, name, emb, dsn, embeddingDim, nil)
+}
+
+// NewPgvecStoreWithOptions connects to the Postgres database at dsn, creates
+// the vector extension if it is missing and creates or migrates the schema
+// of the store called name, then returns the store.
+//
+// Schema work runs in one transaction under an advisory lock, so processes
+// starting at the same time do not race. If the store exists with another
+// embedding dimension, its chunks are removed in that transaction (their
+// vectors cannot be compared with the new ones), a warning is logged and
+// Migration reports it. The Retriever is registered in g as
+// "pgvector/<name>" (if g is nil it is created without registering).
+// The caller must Close the store.
+func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dsn string, embeddingDim int, opts *PgvecOptions) (*PgvecStore, error) {
+	var o PgvecOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.TextSearchConfig == "" {
+		o.TextSearchConfig = "simple"
+	}
+	switch {
+	case name == "":
+		return nil, errors.New("new pgvector store: empty store name")
+	case emb == nil:
+		return nil, fmt.Errorf("new pgvector store %q: nil embedder", name)
+	case embeddingDim < 1 || embeddingDim > pgvecMaxDim:
+		return nil, fmt.Errorf("new pgvector store %q: embedding dimension %d out of range 1..%d", name, embeddingDim, pgvecMaxDim)
+	}
+	if _, err := pgvecRegconfig(o.TextSearchConfig); err != nil {
+		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("new pgvector store %q: parse dsn: %w", name, err)
+	}
+	s := &PgvecStore{
+		Embedder: emb,
+		name:     name,
+		names:    pgvecTableNames(name),
+		dim:      embeddingDim,
+		language: o.TextSearchConfig,
+		vec:      pgvecVectorFor(embeddingDim),
+		embName:  emb.Name(),
+	}
+
+	// The schema is made on a connection of its own: the pool's connections
+	// register the vector type when they connect, which needs the extension.
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("new pgvector store %q: connect: %w", name, err)
+	}
+	s.migration, err = pgvecMigrate(ctx, conn, name, s.names, embeddingDim, o.TextSearchConfig)
+	closeErr := conn.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
+	}
+	if closeErr != nil {
+		return nil, fmt.Errorf("new pgvector store %q: close schema connection: %w", name, closeErr)
+	}
+
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		if err := pgxvec.RegisterTypes(ctx, c); err != nil {
+			return fmt.Errorf("register pgvector types: %w", err)
+		}
+		return nil
+	}
+	cfg.ConnConfig.Tracer = &pgvecTracer{store: name, table: s.names.table, language: o.TextSearchConfig}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("new pgvector store %q: open pool: %w", name, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
+	}
+	s.Pool = pool
+
+	s.Retriever, err = pgvecDefineRetriever(g, "pgvector/"+name, s.retrieve)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
+	}
+	slog.Info("pgvector store ready", "store", name, "table", s.names.table, "dim", embeddingDim,
+		"schema_version", s.migration.ToVersion, "created", s.migration.Created)
+	return s, nil
+}
+
+// pgvecDefineRetriever defines the store's retriever, registered in g when g
+// is not nil. A name that is already registered gives an error, not
+// Genkit's panic.
+func pgvecDefineRetriever(g *genkit.Genkit, name string, fn ai.RetrieverFunc) (r ai.Retriever, err error) {
+	opts := &ai.RetrieverOptions{
+		Label:        name,
+		ConfigSchema: core.InferSchemaMap(PgvecRetrieverOptions{}),
+	}
+	if g == nil {
+		return ai.NewRetriever(name, opts, fn), nil
+	}
+	if genkit.LookupRetriever(g, name) != nil {
+		return nil, fmt.Errorf("retriever %q is already defined in this Genkit instance", name)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("define retriever %q: %v", name, p)
+		}
+	}()
+	return genkit.DefineRetriever(g, name, opts, fn), nil
+}
+
+// Table returns the unquoted name of the store's chunk table, for an app's
+// own queries; quote it with pgx.Identifier{s.Table()}.Sanitize(). Its
+// columns: id text (stable chunk ID), content text, metadata jsonb, url and
+// source text (generated from metadata "url"/"source", "" when absent),
+// content_hash, text_hash, embedder text, embedding vector(dim) and
+// created_at timestamptz.
+func (s *PgvecStore) Table() string { return s.names.table }
+
+// Migration reports what NewPgvecStore found and changed in the schema,
+// including whether a dimension change removed the old chunks.
+func (s *PgvecStore) Migration() PgvecMigration { return s.migration }
+
+// TextSearchConfig returns the text search configuration of the store's
+// full-text index, the language to pass to KeywordSearchSQL.
+func (s *PgvecStore) TextSearchConfig() string { return s.language }
+
+func (s *PgvecStore) checkOpen(op string) error {
+	if s == nil || s.closed.Load() {
+		return fmt.Errorf("pgvector store: %s: %w", op, ErrStoreClosed)
+	}
+	return nil
+}
+
+// Close closes the store's connections. Blocks until the pool's connections
+// are closed; later calls of other methods return ErrStoreClosed, later
+// calls of Close return nil.
+func (s *PgvecStore) Close() error {
+	if s == nil || s.closed.Swap(true) {
+		return nil
+	}
+	if s.Pool != nil {
+		s.Pool.Close()
+	}
+	return nil
+}
+
+// Retrieve returns the k chunks most similar to query by cosine similarity,
+// most similar first, without any filter. It embeds the query with the
+// store's Embedder; k must be positive.
+func (s *PgvecStore) Retrieve(ctx context.Context, query *ai.Document, k int) ([]*ai.Document, error) {
+	if err := s.checkOpen("retrieve"); err != nil {
+		return nil, err
+	}
+	if query == nil {
+		return nil, errors.New("pgvector retrieve: nil query")
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("pgvector retrieve: k must be positive, got %d", k)
+	}
+	resp, err := s.Embedder.Embed(ctx, &ai.EmbedRequest{Input: []*ai.Document{query}})
+	if err != nil {
+		return nil, fmt.Errorf("pgvector retrieve: embed query: %w", err)
+	}
+	if resp == nil || len(resp.Embeddings) != 1 || resp.Embeddings[0] == nil {
+		return nil, errors.New("pgvector retrieve: embedder returned no embedding for the query")
+	}
+	v := resp.Embeddings[0].Embedding
+	if len(v) != s.dim {
+		return nil, fmt.Errorf("pgvector retrieve: %w: embedder returned %d dimensions, store has %d", ErrDimensionMismatch, len(v), s.dim)
+	}
+	sql := `SELECT content, metadata FROM ` + pgvecIdent(s.names.table) + ` ORDER BY ` + s.vec.order + ` LIMIT $2`
+	var docs []*ai.Document
+	scan := func(q interface {
+		Query(context.Context, string, ...any) (pgx.Rows, error)
+	}) error {
+		rows, err := q.Query(ctx, sql, pgvector.NewVector(v), k)
+		if err != nil {
+			return err
+		}
+		docs, err = pgvecScanDocs(rows)
+		return err
+	}
+	if k <= pgvecDefaultEfSearch || s.vec.indexExpr == "" {
+		err = scan(s.Pool)
+	} else {
+		// An HNSW scan yields at most hnsw.ef_search rows: raise it for
+		// this query only.
+		err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, fmt.Sprint(min(k, 1000))); err != nil {
+				return err
+			}
+			return scan(tx)
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgvector retrieve: %w", err)
+	}
+	return docs, nil
+}
+
+// retrieve implements the Retriever.
+func (s *PgvecStore) retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai.RetrieverResponse, error) {
+	if req == nil {
+		return nil, errors.New("pgvector retriever: nil request")
+	}
+	k, err := pgvecRetrieverK(req.Options)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := s.Retrieve(ctx, req.Query, k)
+	if err != nil {
+		return nil, err
+	}
+	return &ai.RetrieverResponse{Documents: docs}, nil
+}
+
+// pgvecRetrieverK reads the result count from a retriever request's options.
+func pgvecRetrieverK(opts any) (int, error) {
+	k := 0
+	switch o := opts.(type) {
+	case nil:
+	case *PgvecRetrieverOptions:
+		if o != nil {
+			k = o.K
+		}
+	case PgvecRetrieverOptions:
+		k = o.K
+	case *localvec.RetrieverOptions:
+		if o != nil {
+			k = o.K
+		}
+	case map[string]any:
+		switch n := o["k"].(type) {
+		case nil:
+		case float64:
+			k = int(n)
+		case int:
+			k = n
+		default:
+			return 0, fmt.Errorf("pgvector retriever: option k has type %T, want a number", n)
+		}
+	default:
+		return 0, fmt.Errorf("pgvector retriever: options have type %T, want *PgvecRetrieverOptions", opts)
+	}
+	if k <= 0 {
+		k = pgvecDefaultK
+	}
+	return k, nil
+}
+
+// pgvecScanDocs reads (content, metadata) rows into documents.
+func pgvecScanDocs(rows pgx.Rows) ([]*ai.Document, error) {
+	defer rows.Close()
+	var docs []*ai.Document
+	for rows.Next() {
+		var content string
+		var meta map[string]any
+		if err := rows.Scan(&content, &meta); err != nil {
+			return nil, err
+		}
+		docs = append(docs, ai.DocumentFromText(content, meta))
+	}
+	return docs, rows.Err()
+}
+
+// Sources lists what the store holds: the number of chunks per ("url",
+// "source") metadata pair, ordered by source and URL. It reads the B-tree
+// index on (url, source), not the table.
+func (s *PgvecStore) Sources(ctx context.Context) ([]Source, error) {
+	if err := s.checkOpen("sources"); err != nil {
+		return nil, err
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT url, source, count(*) FROM `+pgvecIdent(s.names.table)+
+		` GROUP BY url, source ORDER BY source, url`)
+	if err != nil {
+		return nil, fmt.Errorf("pgvector sources: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Source, error) {
+		var src Source
+		var n int64
+		err := r.Scan(&src.URL, &src.Source, &n)
+		src.Chunks = int(n)
+		return src, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgvector sources: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteByURL deletes the chunks whose "url" metadata value is url and
+// returns how many it deleted.
+func (s *PgvecStore) DeleteByURL(ctx context.Context, url string) (int, error) {
+	return s.deleteWhere(ctx, "delete by url", "url", url)
+}
+
+// DeleteBySource deletes the chunks whose "source" metadata value is
+// sourceName and returns how many it deleted.
+func (s *PgvecStore) DeleteBySource(ctx context.Context, sourceName string) (int, error) {
+	return s.deleteWhere(ctx, "delete by source", "source", sourceName)
+}
+
+func (s *PgvecStore) deleteWhere(ctx context.Context, op, column, value string) (int, error) {
+	if err := s.checkOpen(op); err != nil {
+		return 0, err
+	}
+	tag, err := s.Pool.Exec(ctx, `DELETE FROM `+pgvecIdent(s.names.table)+` WHERE `+pgvecIdent(column)+` = $1`, value)
+	if err != nil {
+		return 0, fmt.Errorf("pgvector %s %q: %w", op, value, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// pgvecRow is a document on its way into the table.
+type pgvecRow struct {
+	doc                               *ai.Document
+	id, content, meta, hash, textHash string
+	vec                               []float32
+}
+
+// pgvecPrepare validates docs and computes their rows. A nil document or
+// one without text is an error wrapping ErrEmptyDocument.
+func pgvecPrepare(docs []*ai.Document) ([]pgvecRow, error) {
+	for i, d := range docs {
+		if d == nil {
+			return nil, fmt.Errorf("document %d is nil: %w", i, ErrEmptyDocument)
+		}
+		if strings.TrimSpace(DocText(d)) == "" {
+			return nil, fmt.Errorf("document %d: %w", i, ErrEmptyDocument)
+		}
+	}
+	ids, err := documentIdentities(docs)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]pgvecRow, len(docs))
+	for i, d := range docs {
+		meta := d.Metadata
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		mj, err := json.Marshal(meta)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: metadata is not JSON-encodable: %w", i, err)
+		}
+		// Postgres text holds neither NUL nor invalid UTF-8.
+		content := strings.ToValidUTF8(strings.ReplaceAll(DocText(d), "\x00", ""), "\uFFFD")
+		rows[i] = pgvecRow{doc: d, id: ids[i].id, content: content, meta: string(mj), hash: ids[i].hash, textHash: ids[i].textHash}
+	}
+	return rows, nil
+}
+
+// lookup fills the vectors of rows whose text is already stored (embedded
+// by the same embedder) and returns the IDs of rows that already exist.
+// One query per call.
+func (s *PgvecStore) lookup(ctx context.Context, rows []*pgvecRow) (map[string]bool, error) {
+	ids := make([]string, len(rows))
+	hashes := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i], hashes[i] = r.id, r.textHash
+	}
+	res, err := s.Pool.Query(ctx, `SELECT id, text_hash, embedding FROM `+pgvecIdent(s.names.table)+
+		` WHERE embedder = $3 AND (id = ANY($1) OR text_hash = ANY($2))`, ids, hashes, s.embName)
+	if err != nil {
+		return nil, fmt.Errorf("look up stored chunks: %w", err)
+	}
+	defer res.Close()
+	existing := make(map[string]bool)
+	vecs := make(map[string][]float32)
+	for res.Next() {
+		var id, th string
+		var v pgvector.Vector
+		if err := res.Scan(&id, &th, &v); err != nil {
+			return nil, fmt.Errorf("look up stored chunks: %w", err)
+		}
+		existing[id] = true
+		vecs[th] = v.Slice()
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("look up stored chunks: %w", err)
+	}
+	for _, r := range rows {
+		if v, ok := vecs[r.textHash]; ok && r.vec == nil {
+			r.vec = v
+		}
+	}
+	return existing, nil
+}
+
+// embed fills the vectors of rows that have none, embedding each distinct
+// text once, pgvecEmbedBatch documents per embedder call. It checks every
+// vector's dimension.
+func (s *PgvecStore) embed(ctx context.Context, rows []*pgvecRow) (embedded int, err error) {
+	var todo []*pgvecRow
+	first := make(map[string]*pgvecRow)
+	for _, r := range rows {
+		if r.vec != nil {
+			continue
+		}
+		if _, ok := first[r.textHash]; !ok {
+			first[r.textHash] = r
+			todo = append(todo, r)
+		}
+	}
+	for start := 0; start < len(todo); start += pgvecEmbedBatch {
+		if err := ctx.Err(); err != nil {
+			return embedded, err
+		}
+		batch := todo[start:min(start+pgvecEmbedBatch, len(todo))]
+		in := make([]*ai.Document, len(batch))
+		for i, r := range batch {
+			in[i] = r.doc
+		}
+		resp, err := s.Embedder.Embed(ctx, &ai.EmbedRequest{Input: in})
+		if err != nil {
+			return embedded, fmt.Errorf("embed %d documents: %w", len(in), err)
+		}
+		if resp == nil || len(resp.Embeddings) != len(in) {
+			n := 0
+			if resp != nil {
+				n = len(resp.Embeddings)
+			}
+			return embedded, fmt.Errorf("embedder returned %d embeddings for %d documents", n, len(in))
+		}
+		for i, e := range resp.Embeddings {
+			if e == nil || len(e.Embedding) != s.dim {
+				n := 0
+				if e != nil {
+					n = len(e.Embedding)
+				}
+				return embedded, fmt.Errorf("%w: embedder returned %d dimensions, store has %d", ErrDimensionMismatch, n, s.dim)
+			}
+			batch[i].vec = e.Embedding
+		}
+		embedded += len(in)
+	}
+	for _, r := range rows {
+		if r.vec == nil {
+			r.vec = first[r.textHash].vec
+		}
+	}
+	return embedded, nil
+}
+
+// pgvecExecer is what insert needs: a pool or a transaction.
+type pgvecExecer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// insert writes rows with one multi-row INSERT ... SELECT FROM unnest(...)
+// statement (one round trip, atomic). A row whose ID exists is overwritten.
+func (s *PgvecStore) insert(ctx context.Context, q pgvecExecer, rows []*pgvecRow) error {
+	ids := make([]string, len(rows))
+	contents := make([]string, len(rows))
+	metas := make([]string, len(rows))
+	hashes := make([]string, len(rows))
+	textHashes := make([]string, len(rows))
+	vecs := make([]pgvector.Vector, len(rows))
+	for i, r := range rows {
+		ids[i], contents[i], metas[i], hashes[i], textHashes[i] = r.id, r.content, r.meta, r.hash, r.textHash
+		vecs[i] = pgvector.NewVector(r.vec)
+	}
+	_, err := q.Exec(ctx, `INSERT INTO `+pgvecIdent(s.names.table)+
+		` (id, content, metadata, content_hash, text_hash, embedder, embedding)
+		SELECT u.id, u.content, u.meta::jsonb, u.hash, u.text_hash, $6, u.embedding
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $7::vector[])
+			AS u(id, content, meta, hash, text_hash, embedding)
+		ON CONFLICT (id) DO UPDATE SET content = EXCLUDED.content, metadata = EXCLUDED.metadata,
+			content_hash = EXCLUDED.content_hash, text_hash = EXCLUDED.text_hash,
+			embedder = EXCLUDED.embedder, embedding = EXCLUDED.embedding`,
+		ids, contents, metas, hashes, textHashes, s.embName, vecs)
+	if err != nil {
+		return fmt.Errorf("insert %d chunks: %w", len(rows), err)
+	}
+	return nil
+}
+
+// Index embeds and stores docs. Documents already stored unchanged (same
+// text, metadata, "url" and "source", embedded by the same embedder) are
+// skipped without embedding; a text already stored reuses its vector. The
+// call is atomic: on error (an embedder failure, a vector of the wrong
+// dimension, a cancelled ctx) nothing of docs is written. A nil document or
+// one without text gives an error wrapping ErrEmptyDocument, a vector of the
+// wrong length one wrapping ErrDimensionMismatch, a closed store one
+// wrapping ErrStoreClosed. An empty docs does nothing.
+func (s *PgvecStore) Index(ctx context.Context, docs []*ai.Document) error {
+	if err := s.checkOpen("index"); err != nil {
+		return err
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	prepared, err := pgvecPrepare(docs)
+	if err != nil {
+		return fmt.Errorf("pgvector index: %w", err)
+	}
+	var todo []*pgvecRow
+	for start := 0; start < len(prepared); start += pgvecLookupBatch {
+		part := make([]*pgvecRow, 0, pgvecLookupBatch)
+		for i := start; i < min(start+pgvecLookupBatch, len(prepared)); i++ {
+			part = append(part, &prepared[i])
+		}
+		existing, err := s.lookup(ctx, part)
+		if err != nil {
+			return fmt.Errorf("pgvector index: %w", err)
+		}
+		for _, r := range part {
+			if !existing[r.id] {
+				todo = append(todo, r)
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if _, err := s.embed(ctx, todo); err != nil {
+		return fmt.Errorf("pgvector index: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("pgvector index: %w", err)
+	}
+	if len(todo) <= pgvecWriteBatch {
+		err = s.insert(ctx, s.Pool, todo)
+	} else {
+		err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			for start := 0; start < len(todo); start += pgvecWriteBatch {
+				if err := s.insert(ctx, tx, todo[start:min(start+pgvecWriteBatch, len(todo))]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("pgvector index: %w", err)
+	}
+	return nil
+}

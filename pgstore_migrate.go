@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// pgvecMetaTable is the table, shared by all PgvecStores of a database, that
+// records each store's chunk table, schema version, embedding dimension and
+// text search configuration.
+const pgvecMetaTable = "askyourdocs_pgvec_stores"
+
+// pgvecSchemaLockKey is the key of the transaction-scoped advisory lock held
+// while a PgvecStore creates or migrates its schema, so that processes
+// starting at the same time never race on DDL ("aydpgvec" in ASCII).
+const pgvecSchemaLockKey int64 = 0x6179647067766563
+
+// pgvecMaxDim is pgvector's limit for the vector type.
+const pgvecMaxDim = 16000
+
+// PgvecMigration reports what NewPgvecStore found in the database and what
+// it changed there. An app checks DimensionChanged to learn that the store
+// was emptied and its documents must be indexed again.
+type PgvecMigration struct {
+	// Created reports that this call created the store's table.
+	Created bool
+	// FromVersion and ToVersion are the store's schema version before (0
+	// for a new store) and after start-up.
+	FromVersion, ToVersion int
+	// DimensionChanged reports that the embedding dimension recorded in the
+	// database differed from the one NewPgvecStore was called with: the old
+	// vectors, which cannot be compared with new ones, were removed.
+	DimensionChanged bool
+	// PreviousDim is the dimension recorded before start-up (0 for a new
+	// store).
+	PreviousDim int
+	// RemovedChunks counts the chunks removed because the dimension changed.
+	RemovedChunks int
+	// TextSearchChanged reports that the full-text index was rebuilt for a
+	// different text search configuration.
+	TextSearchChanged bool
+}
+
+// pgvecNames holds a store's table and index names (unquoted).
+type pgvecNames struct {
+	table, hnsw, fts, urlSource, source, textHash string
+}
+
+// pgvecPlainName matches store names used as they are in table names.
+var pgvecPlainName = regexp.MustCompile(`^[a-z0-9_]{1,28}$`)
+
+// pgvecTableNames derives the table and index names of the store called
+// name. Plain short names are kept ("docs" -> askyourdocs_docs); any other
+// name is reduced to a slug plus a hash of the full name, so that distinct
+// names ("my/docs", "my_docs") never share a table and every derived name
+// stays within Postgres' 63-byte identifier limit.
+func pgvecTableNames(name string) pgvecNames {
+	slug := name
+	if !pgvecPlainName.MatchString(name) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(name) {
+			if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '_' {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte('_')
+			}
+			if b.Len() >= 19 {
+				break
+			}
+		}
+		sum := sha256.Sum256([]byte(name))
+		slug = b.String() + "_" + hex.EncodeToString(sum[:4])
+	}
+	t := "askyourdocs_" + slug
+	return pgvecNames{
+		table:     t,
+		hnsw:      t + "_embedding_hnsw",
+		fts:       t + "_content_fts",
+		urlSource: t + "_url_source",
+		source:    t + "_source",
+		textHash:  t + "_text_hash",
+	}
+}
+
+// pgvecIdent quotes a name as a Postgres identifier.
+func pgvecIdent(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+// pgvecTSConfigRE matches a text search configuration name that may be
+// interpolated into SQL: a plain identifier, optionally schema-qualified.
+var pgvecTSConfigRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
+
+// errPgvecLanguage is wrapped by the error for a text search configuration
+// name that is not a plain identifier.
+var errPgvecLanguage = errors.New("text search configuration must be a plain identifier such as simple, english or german")
+
+// pgvecRegconfig validates a text search configuration name and returns it
+// as a SQL literal cast to regconfig. Validation makes the interpolation
+// safe: the name can contain neither quotes nor anything but letters,
+// digits, underscores and one dot.
+func pgvecRegconfig(language string) (string, error) {
+	if !pgvecTSConfigRE.MatchString(language) {
+		return "", fmt.Errorf("%w: got %q", errPgvecLanguage, language)
+	}
+	return "'" + language + "'::regconfig", nil
+}
+
+// pgvecVectorSQL describes how a store of a given dimension stores and
+// searches its vectors. pgvector's HNSW index handles vector up to 2000
+// dimensions and halfvec up to 4000; above that the store searches exactly.
+type pgvecVectorSQL struct {
+	// column is the embedding column's type.
+	column string
+	// indexExpr is the HNSW index's column expression and operator class
+	// ("" when no ANN index is possible).
+	indexExpr string
+	// order is the ORDER BY expression for a query vector bound as $1.
+	order string
+}
+
+func pgvecVectorFor(dim int) pgvecVectorSQL {
+	v := pgvecVectorSQL{column: fmt.Sprintf("vector(%d)", dim)}
+	switch {
+	case dim <= 2000:
+		v.indexExpr = "embedding vector_cosine_ops"
+		v.order = "embedding <=> $1::vector"
+	case dim <= 4000:
+		half := fmt.Sprintf("halfvec(%d)", dim)
+		v.indexExpr = "(embedding::" + half + ") halfvec_cosine_ops"
+		v.order = "embedding::" + half + " <=> $1::vector::" + half
+	default:
+		v.order = "embedding <=> $1::vector"
+	}
+	return v
+}
+
+// pgvecMigrationStep is one versioned change to a store's schema. Steps run
+// in order inside the start-up transaction; a store records the highest
+// version applied, so a later release appends a step instead of editing one.
+type pgvecMigrationStep struct {
+	version int
+	what    string
+	apply   func(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, regconfig string) error
+}
+
+// pgvecMigrations is the ordered list of schema versions.
+var pgvecMigrations = []pgvecMigrationStep{
+	{version: 1, what: "create chunk table and indexes", apply: pgvecCreateV1},
+}
+
+// pgvecSchemaVersion is the schema version this code writes.
+func pgvecSchemaVersion() int { return pgvecMigrations[len(pgvecMigrations)-1].version }
+
+// pgvecCreateV1 creates the chunk table: content and metadata as written,
+// url and source generated from the metadata (so an app that edits metadata
+// keeps them right), the hashes that make re-indexing incremental, the name
+// of the embedder that made the vector, and the vector itself; plus the
+// HNSW, full-text and B-tree indexes.
+func pgvecCreateV1(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, regconfig string) error {
+	vs := pgvecVectorFor(dim)
+	t := pgvecIdent(n.table)
+	stmts := []string{
+		`CREATE TABLE IF NOT EXISTS ` + t + ` (
+			id           text PRIMARY KEY,
+			content      text NOT NULL,
+			metadata     jsonb NOT NULL DEFAULT '{}'::jsonb,
+			url          text GENERATED ALWAYS AS (coalesce(metadata->>'url', '')) STORED,
+			source       text GENERATED ALWAYS AS (coalesce(metadata->>'source', '')) STORED,
+			content_hash text NOT NULL,
+			text_hash    text NOT NULL,
+			embedder     text NOT NULL,
+			embedding    ` + vs.column + ` NOT NULL,
+			created_at   timestamptz NOT NULL DEFAULT now()
+		)`,
+		`CREATE INDEX IF NOT EXISTS ` + pgvecIdent(n.urlSource) + ` ON ` + t + ` (url, source)`,
+		`CREATE INDEX IF NOT EXISTS ` + pgvecIdent(n.source) + ` ON ` + t + ` (source)`,
+		`CREATE INDEX IF NOT EXISTS ` + pgvecIdent(n.textHash) + ` ON ` + t + ` (text_hash)`,
+		pgvecFTSIndexSQL(n, regconfig),
+	}
+	if s := pgvecHNSWIndexSQL(n, dim); s != "" {
+		stmts = append(stmts, s)
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pgvecFTSIndexSQL(n pgvecNames, regconfig string) string {
+	return `CREATE INDEX IF NOT EXISTS ` + pgvecIdent(n.fts) + ` ON ` + pgvecIdent(n.table) +
+		` USING gin (to_tsvector(` + regconfig + `, content))`
+}
+
+func pgvecHNSWIndexSQL(n pgvecNames, dim int) string {
+	vs := pgvecVectorFor(dim)
+	if vs.indexExpr == "" {
+		return ""
+	}
+	return `CREATE INDEX IF NOT EXISTS ` + pgvecIdent(n.hnsw) + ` ON ` + pgvecIdent(n.table) +
+		` USING hnsw (` + vs.indexExpr + `)`
+}
+
+// pgvecMigrate creates or migrates the schema of the store called name on
+// conn, in one transaction holding pgvecSchemaLockKey: a second process
+// starting at the same time waits for the first and then finds the schema
+// done. A dimension change removes the old chunks in that same transaction.
+func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames, dim int, language string) (PgvecMigration, error) {
+	var m PgvecMigration
+	regconfig, err := pgvecRegconfig(language)
+	if err != nil {
+		return m, err
+	}
+	var oldTS string
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgvecSchemaLockKey); err != nil {
+			return fmt.Errorf("take schema lock: %w", err)
+		}
+		var haveVector bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&haveVector); err != nil {
+			return fmt.Errorf("look for the vector extension: %w", err)
+		}
+		if !haveVector {
+			if _, err := tx.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+				return fmt.Errorf("create extension vector (install pgvector or have a superuser run CREATE EXTENSION vector): %w", err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+pgvecIdent(pgvecMetaTable)+` (
+			store          text PRIMARY KEY,
+			chunk_table    text NOT NULL,
+			schema_version integer NOT NULL,
+			embedding_dim  integer NOT NULL,
+			ts_config      text NOT NULL,
+			updated_at     timestamptz NOT NULL DEFAULT now()
+		)`); err != nil {
+			return fmt.Errorf("create %s: %w", pgvecMetaTable, err)
+		}
+
+		err := tx.QueryRow(ctx, `SELECT schema_version, embedding_dim, ts_config FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name).
+			Scan(&m.FromVersion, &m.PreviousDim, &oldTS)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			m.Created = true
+		case err != nil:
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if m.FromVersion > pgvecSchemaVersion() {
+			return fmt.Errorf("store %q has schema version %d, newer than this library's %d: upgrade askyourdocs", name, m.FromVersion, pgvecSchemaVersion())
+		}
+		for _, step := range pgvecMigrations {
+			if step.version <= m.FromVersion {
+				continue
+			}
+			if err := step.apply(ctx, tx, n, dim, regconfig); err != nil {
+				return fmt.Errorf("migrate to schema version %d (%s): %w", step.version, step.what, err)
+			}
+		}
+		m.ToVersion = pgvecSchemaVersion()
+
+		if !m.Created && m.PreviousDim != dim {
+			if err := pgvecChangeDimension(ctx, tx, n, dim, &m); err != nil {
+				return err
+			}
+		}
+		if !m.Created && oldTS != language {
+			m.TextSearchChanged = true
+			if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+pgvecIdent(n.fts)); err != nil {
+				return fmt.Errorf("drop full-text index: %w", err)
+			}
+			if _, err := tx.Exec(ctx, pgvecFTSIndexSQL(n, regconfig)); err != nil {
+				return fmt.Errorf("rebuild full-text index for %s: %w", language, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+pgvecIdent(pgvecMetaTable)+` (store, chunk_table, schema_version, embedding_dim, ts_config)
+			VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (store) DO UPDATE SET chunk_table = EXCLUDED.chunk_table, schema_version = EXCLUDED.schema_version,
+				embedding_dim = EXCLUDED.embedding_dim, ts_config = EXCLUDED.ts_config, updated_at = now()`,
+			name, n.table, m.ToVersion, dim, language); err != nil {
+			return fmt.Errorf("record schema version: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return PgvecMigration{}, err
+	}
+	if m.DimensionChanged {
+		slog.Warn("pgvector store: embedding dimension changed, old chunks removed; index the documents again",
+			"store", name, "table", n.table, "from", m.PreviousDim, "to", dim, "removed", m.RemovedChunks)
+	}
+	if m.TextSearchChanged {
+		slog.Info("pgvector store: full-text index rebuilt", "store", name, "from", oldTS, "to", language)
+	}
+	if vs := pgvecVectorFor(dim); vs.indexExpr == "" {
+		slog.Warn("pgvector store: no HNSW index above 4000 dimensions, searches scan every chunk", "store", name, "dim", dim)
+	}
+	return m, nil
+}
+
+// pgvecChangeDimension removes every chunk (their vectors cannot be compared
+// with the new embedder's), changes the column type and rebuilds the HNSW
+// index, inside the caller's transaction.
+func pgvecChangeDimension(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, m *PgvecMigration) error {
+	t := pgvecIdent(n.table)
+	tag, err := tx.Exec(ctx, `DELETE FROM `+t)
+	if err != nil {
+		return fmt.Errorf("remove chunks of dimension %d: %w", m.PreviousDim, err)
+	}
+	m.RemovedChunks = int(tag.RowsAffected())
+	m.DimensionChanged = true
+	stmts := []string{
+		`DROP INDEX IF EXISTS ` + pgvecIdent(n.hnsw),
+		`ALTER TABLE ` + t + ` ALTER COLUMN embedding TYPE ` + pgvecVectorFor(dim).column,
+	}
+	if s := pgvecHNSWIndexSQL(n, dim); s != "" {
+		stmts = append(stmts, s)
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return fmt.Errorf("change embedding dimension from %d to %d: %w", m.PreviousDim, dim, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// searchSQLTestStore returns a store holding a small corpus for keyword
+// search tests.
+func searchSQLTestStore(t *testing.T, opts *PgvecOptions) *PgvecStore {
+	t.Helper()
+	ctx := context.Background()
+	dsn := pgTestDSN(t)
+	name := pgTestStoreName(t)
+	pgTestDropStore(t, dsn, name)
+	s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(16), dsn, 16, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	texts := []struct{ text, tag string }{
+		{"The annual report covers revenue and costs", "finance"},
+		{"Die Rechnungen werden monatlich geprüft", "finance"},
+		{"Eine Rechnung muss binnen 30 Tagen bezahlt werden", "finance"},
+		{"We are 100% sure about the deadline", "misc"},
+		{"The variable a_b holds the total", "misc"},
+		{"The variable axb is unrelated", "misc"},
+		{"Mr O'Brien signed the contract", "legal"},
+		{`Files live under C:\data\reports`, "misc"},
+		{"The contract renewal deadline is in March", "legal"},
+		{"Revenue grew while the costs of the contract fell", "finance"},
+		{"Payment terms:\n\tnet   thirty days", "finance"},
+	}
+	var docs []*ai.Document
+	for i, tx := range texts {
+		docs = append(docs, ai.DocumentFromText(tx.text, map[string]any{MetaURL: "doc" + string(rune('a'+i)), "tag": tx.tag}))
+	}
+	// The same text under a second URL: returned once.
+	docs = append(docs, ai.DocumentFromText(texts[8].text, map[string]any{MetaURL: "copy", "tag": "legal"}))
+	if err := s.Index(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestKeywordSearchSQLStages(t *testing.T) {
+	ctx := context.Background()
+	s := searchSQLTestStore(t, nil)
+	stop := map[string]bool{"the": true, "is": true, "in": true, "find": true}
+
+	for _, tc := range []struct {
+		name, query string
+		max         int
+		want        []string // texts, in order (prefix of the result when max is 0)
+		wantLen     int
+	}{
+		{
+			name:  "quoted phrase first",
+			query: `find "renewal deadline" contract`,
+			want: []string{
+				"The contract renewal deadline is in March",
+				"Mr O'Brien signed the contract",
+			},
+			wantLen: 3,
+		},
+		{
+			name:  "long keyword prefix bridges inflection",
+			query: "Rechnungen",
+			want: []string{
+				"Die Rechnungen werden monatlich geprüft",
+				"Eine Rechnung muss binnen 30 Tagen bezahlt werden",
+			},
+			wantLen: 2,
+		},
+		{
+			name:    "within a stage more keywords rank first",
+			query:   "revenue costs contract",
+			want:    []string{"Revenue grew while the costs of the contract fell"},
+			wantLen: 4,
+		},
+		{
+			name:    "full-text ranks documents with more keywords first",
+			query:   "revenue costs annual",
+			want:    []string{"The annual report covers revenue and costs", "Revenue grew while the costs of the contract fell"},
+			wantLen: 2,
+		},
+		{
+			name:    "substring stage finds parts of words",
+			query:   "report",
+			want:    []string{"The annual report covers revenue and costs", `Files live under C:\data\reports`},
+			wantLen: 2,
+		},
+		{name: "capped", query: "the contract revenue", max: 2, wantLen: 2},
+		{name: "deduplicated by text", query: `"renewal deadline"`, wantLen: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := KeywordSearchSQL(ctx, s.Pool, tc.query, tc.max, "simple", stop, "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts := pgTestTexts(got)
+			if len(texts) != tc.wantLen {
+				t.Errorf("%d results, want %d: %q", len(texts), tc.wantLen, texts)
+			}
+			if len(texts) < len(tc.want) || !slices.Equal(texts[:len(tc.want)], tc.want) {
+				t.Errorf("results %q, want to start with %q", texts, tc.want)
+			}
+		})
+	}
+}
+
+func TestKeywordSearchSQLStopWordsAndMetacharacters(t *testing.T) {
+	ctx := context.Background()
+	s := searchSQLTestStore(t, nil)
+	stop := map[string]bool{"the": true, "is": true, "a": true, "of": true, "or": true}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"the is of", nil},
+		{"", nil},
+		{`%`, nil},
+		{`_`, nil},
+		{`'`, nil},
+		{`\`, nil},
+		{`' OR 1=1 --`, nil},
+		{`"100%"`, []string{"We are 100% sure about the deadline"}},
+		{`"a_b"`, []string{"The variable a_b holds the total"}},
+		{`"O'Brien"`, []string{"Mr O'Brien signed the contract"}},
+		{`"C:\data"`, []string{`Files live under C:\data\reports`}},
+		{`"%"`, []string{"We are 100% sure about the deadline"}},
+		{`"NET thirty"`, []string{"Payment terms:\n\tnet   thirty days"}},
+	} {
+		got, err := KeywordSearchSQL(ctx, s.Pool, tc.query, 10, "simple", stop, "", nil)
+		if err != nil {
+			t.Errorf("query %q: %v", tc.query, err)
+			continue
+		}
+		if texts := pgTestTexts(got); !slices.Equal(texts, tc.want) && !(len(texts) == 0 && len(tc.want) == 0) {
+			t.Errorf("query %q = %q, want %q", tc.query, texts, tc.want)
+		}
+	}
+}
+
+func TestKeywordSearchSQLExtraWhere(t *testing.T) {
+	ctx := context.Background()
+	s := searchSQLTestStore(t, nil)
+	got, err := KeywordSearchSQL(ctx, s.Pool, "contract", 10, "simple", nil, "metadata->>'tag' = $3 AND url <> $4", []any{"legal", "copy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Mr O'Brien signed the contract", "The contract renewal deadline is in March"}
+	texts := pgTestTexts(got)
+	slices.Sort(texts)
+	if !slices.Equal(texts, want) {
+		t.Errorf("filtered results %q, want %q", texts, want)
+	}
+	if _, err := KeywordSearchSQL(ctx, s.Pool, "contract", 10, "simple", nil, "", []any{"legal"}); err == nil {
+		t.Error("extraArgs without extraWhere: no error")
+	}
+	// The method uses the store's own configuration.
+	if m, err := s.KeywordSearch(ctx, "contract", 10, nil, "metadata->>'tag' = $3", []any{"legal"}); err != nil || len(m) != 2 {
+		t.Errorf("PgvecStore.KeywordSearch = %q, %v", pgTestTexts(m), err)
+	}
+}
+
+func TestKeywordSearchSQLLanguage(t *testing.T) {
+	ctx := context.Background()
+	s := searchSQLTestStore(t, &PgvecOptions{TextSearchConfig: "english"})
+	if s.TextSearchConfig() != "english" {
+		t.Fatalf("TextSearchConfig() = %q", s.TextSearchConfig())
+	}
+	// english stems "costs" and "cost" alike: the full-text stage finds it.
+	got, err := KeywordSearchSQL(ctx, s.Pool, "cost", 10, "", nil, "", nil)
+	if err != nil || len(got) != 2 {
+		t.Errorf("stemmed search = %q, %v; want 2 results", pgTestTexts(got), err)
+	}
+	for _, bad := range []string{"english'", "simple; DROP TABLE x", "a b", "'simple'", "1simple", "x.y.z"} {
+		if _, err := KeywordSearchSQL(ctx, s.Pool, "cost", 10, bad, nil, "", nil); !errors.Is(err, errPgvecLanguage) {
+			t.Errorf("language %q: err = %v, want errPgvecLanguage", bad, err)
+		}
+	}
+	if _, err := KeywordSearchSQL(ctx, s.Pool, "cost", 10, "pg_catalog.german", nil, "", nil); err != nil {
+		t.Errorf("schema-qualified language: %v", err)
+	}
+}
+
+func TestKeywordSearchSQLForeignPool(t *testing.T) {
+	dsn := pgTestDSN(t)
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := KeywordSearchSQL(context.Background(), pool, "x", 1, "simple", nil, "", nil); !errors.Is(err, ErrNotPgvecPool) {
+		t.Errorf("foreign pool: err = %v, want ErrNotPgvecPool", err)
+	}
+	if _, err := KeywordSearchSQL(context.Background(), nil, "x", 1, "simple", nil, "", nil); err == nil {
+		t.Error("nil pool: no error")
+	}
+}
