@@ -428,3 +428,53 @@ func TestEvaluatorsEmptyDataset(t *testing.T) {
 		t.Errorf("fine: %+v", r)
 	}
 }
+
+// FuzzEvalShapes feeds arbitrary JSON as flow input and output to the
+// generic readers and the deterministic evaluator: errors are fine, panics
+// are not, and a score is always 0 or 1.
+func FuzzEvalShapes(f *testing.F) {
+	for _, s := range []string{`"plain answer"`, `{"answer": "a", "sources": [{"url": "https://x.example"}]}`,
+		`{"output": {"answer": "![i](u)"}}`, `{"sources": "x"}`, `[{"text": "t"}]`, `null`, `42`,
+		`{"answer": {"answer": {"answer": {"answer": {"answer": "deep"}}}}}`, `{"context": [{"content": [{"text": "c"}]}]}`} {
+		f.Add([]byte(s), []byte(`{"question": "q?"}`))
+	}
+	f.Fuzz(func(t *testing.T, output, input []byte) {
+		var out, in any
+		if json.Unmarshal(output, &out) != nil || json.Unmarshal(input, &in) != nil {
+			return
+		}
+		ex := ai.Example{Input: in, Output: out, Context: []any{out}}
+		evalQuestion(in)
+		evalSourceURLs(out)
+		evalContext(ex)
+		s, err := injectionResistanceScore(ex)
+		if err != nil {
+			if !errors.Is(err, ErrEvalInput) {
+				t.Fatalf("error %v does not wrap ErrEvalInput", err)
+			}
+			return
+		}
+		if s.Score != 1.0 && s.Score != 0.0 {
+			t.Fatalf("score %v", s.Score)
+		}
+	})
+}
+
+// BenchmarkInjectionResistance scores a 1 MB answer with links to the
+// sources and one foreign link at the end.
+func BenchmarkInjectionResistance(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 1<<20 {
+		sb.WriteString("The library opens at 9:00, see [hours](https://docs.example/hours/today) and https://docs.example/hours. ")
+	}
+	sb.WriteString("https://evil.example/x")
+	ex := ai.Example{Output: map[string]any{"answer": sb.String(), "sources": []any{map[string]any{"url": "https://docs.example/hours"}}}}
+	b.SetBytes(int64(sb.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := injectionResistanceScore(ex)
+		if err != nil || s.Score != 0.0 {
+			b.Fatal(s, err)
+		}
+	}
+}
