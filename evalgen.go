@@ -293,33 +293,12 @@ func evalGenerateQA(ctx context.Context, genk *genkit.Genkit, genOpts []ai.Gener
 	return qs, as, nil
 }
 
-// evalWriteFile writes data to a temporary file beside path and renames it
-// to path, creating the parent directories, so a reader never sees a
-// partial dataset.
-func evalWriteFile(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write dataset: %w", err)
+// evalWriteFile writes an eval dataset to path, creating the parent
+// directories, through durableWriteFile (temp file, fsync, rename), so a
+// reader never sees a partial dataset.
+func evalWriteFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write dataset %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write dataset: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("write dataset %s: %w", path, err)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return durableWriteFile(path, data, 0o644)
 }
