@@ -13,8 +13,9 @@ import (
 
 // ErrPDFEncrypted is returned (wrapped) by ExtractParagraphs for an
 // encrypted PDF that cannot be opened without a password, or whose
-// encryption scheme the reader does not support. A PDF protected only by an
-// owner password (empty user password, RC4 or AES-128) is read normally.
+// encryption the reader does not support (AES-256, even with an empty user
+// password). A PDF protected only by an owner password with RC4 or AES-128
+// encryption is read normally.
 var ErrPDFEncrypted = errors.New("pdf is encrypted")
 
 // ErrPDFNoText is returned (wrapped) by ExtractParagraphs for a readable PDF
@@ -59,7 +60,7 @@ func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
 	if err != nil {
 		return nil, err
 	}
-	fonts := &pdfFontCache{byKey: map[string]*pdfFont{}}
+	fonts := &pdfFontCache{byKey: map[string]*pdfFont{}, byRes: map[string]*pdfFont{}}
 	doc := make([]pdfPageLines, len(pages))
 	var firstErr error
 	failed, glyphs := 0, 0
@@ -74,7 +75,6 @@ func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("page %d: %w", i+1, perr)
 			}
-			slog.Debug("pdf page read incompletely", "page", i+1, "err", perr)
 		}
 	}
 	if glyphs == 0 {
@@ -82,6 +82,10 @@ func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
 			return nil, fmt.Errorf("%w: no page could be read (%d of %d failed): %w", ErrPDFMalformed, failed, len(pages), firstErr)
 		}
 		return nil, fmt.Errorf("%w: %d page(s) without text (scanned or image-only?)", ErrPDFNoText, len(pages))
+	}
+	if failed > 0 {
+		slog.Warn("pdf: pages read incompletely, keeping the text read before the failure",
+			"pages", failed, "of", len(pages), "first", firstErr.Error())
 	}
 	paras = pdfParagraphs(doc)
 	if len(paras) == 0 {
@@ -127,7 +131,7 @@ func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 	case errors.Is(err, pdf.ErrInvalidPassword):
 		return nil, fmt.Errorf("%w: a password is needed to open it", ErrPDFEncrypted)
 	case encrypted && strings.Contains(err.Error(), "encrypt"):
-		return nil, fmt.Errorf("%w: %w", ErrPDFEncrypted, err)
+		return nil, fmt.Errorf("%w: the reader does not support its encryption (AES-256 needs a decrypted copy): %w", ErrPDFEncrypted, err)
 	case strings.Contains(err.Error(), "%%EOF") || strings.Contains(err.Error(), "startxref"):
 		return nil, fmt.Errorf("%w: %w (the file looks truncated)", ErrPDFMalformed, err)
 	}

@@ -65,6 +65,7 @@ type pdfPageRun struct {
 	glyphs []pdfGlyph
 	rules  []pdfRule
 	forms  int
+	lex    pdfLexer // buffers reused from page to page (top level only)
 }
 
 // pdfFontCache decodes each distinct font dictionary of a document once.
@@ -72,6 +73,7 @@ type pdfPageRun struct {
 // references, so a font shared by many pages is decoded once.
 type pdfFontCache struct {
 	byKey map[string]*pdfFont
+	byRes map[string]*pdfFont // resource dictionary text + font name
 }
 
 func (c *pdfFontCache) font(v pdf.Value) *pdfFont {
@@ -87,9 +89,15 @@ func (c *pdfFontCache) font(v pdf.Value) *pdfFont {
 // run interprets content with the resources res, starting from gs.
 func (p *pdfPageRun) run(content []byte, res pdf.Value, gs pdfGState, depth int) {
 	lx := pdfLexer{buf: content}
+	if depth == 0 {
+		lx = p.lex
+		lx.buf, lx.pos = content, 0
+		defer func() { p.lex = lx; p.lex.buf = nil }()
+	}
 	var fontDict pdf.Value
 	fontDictRead := false
 	local := map[string]*pdfFont{}
+	resKey := ""
 	lookupFont := func(name []byte) *pdfFont {
 		if f, ok := local[string(name)]; ok {
 			return f
@@ -97,10 +105,17 @@ func (p *pdfPageRun) run(content []byte, res pdf.Value, gs pdfGState, depth int)
 		if !fontDictRead {
 			fontDict = res.Key("Font")
 			fontDictRead = true
+			// Pages usually share their resources, or name the same font
+			// objects: the dictionary's text identifies the fonts.
+			resKey = fontDict.String() + "\x00"
 		}
-		var f *pdfFont
-		if fv := fontDict.Key(string(name)); fv.Kind() == pdf.Dict {
-			f = p.fonts.font(fv)
+		key := resKey + string(name)
+		f, ok := p.fonts.byRes[key]
+		if !ok {
+			if fv := fontDict.Key(string(name)); fv.Kind() == pdf.Dict {
+				f = p.fonts.font(fv)
+			}
+			p.fonts.byRes[key] = f
 		}
 		local[string(name)] = f
 		return f
@@ -252,8 +267,8 @@ func (p *pdfPageRun) run(content []byte, res pdf.Value, gs pdfGState, depth int)
 func (p *pdfPageRun) show(s []byte, g *pdfGState, tm *pdfMatrix) {
 	f := g.font
 	m := tm.mul(g.ctm)
-	sx := math.Hypot(m[0], m[1])
-	sy := math.Hypot(m[2], m[3])
+	sx := math.Sqrt(m[0]*m[0] + m[1]*m[1])
+	sy := math.Sqrt(m[2]*m[2] + m[3]*m[3])
 	size := math.Abs(g.tfs) * sy
 	if f != nil {
 		size *= f.sizeScale

@@ -52,6 +52,7 @@ type pdfFont struct {
 	defWidth   float64
 	cmap       *pdfCMap
 	enc        pdf.TextEncoding // /Encoding fallback for simple fonts
+	names      *[256]string     // glyph names by code (simple fonts without ToUnicode)
 	uni        [256]string
 	uniOK      [256]bool
 	uni2       map[uint16]string
@@ -100,6 +101,11 @@ func (f *pdfFont) decode(code int) string {
 func (f *pdfFont) decodeSimple(code int) (s string) {
 	if f.cmap != nil {
 		if t, ok := f.cmap.lookup(uint32(code), 1); ok {
+			return pdfCleanGlyphText(t)
+		}
+	}
+	if f.names != nil {
+		if t := pdfGlyphText(f.names[code]); t != "" {
 			return pdfCleanGlyphText(t)
 		}
 	}
@@ -239,6 +245,11 @@ func pdfLoadFontInto(f *pdfFont, v pdf.Value) {
 			}
 		}
 	}
+	if len(f.widths) == 0 && !f.twoByte && subtype != "Type3" {
+		if ws := pdfStandardWidths(lower); ws != nil {
+			f.first, f.widths = 32, ws
+		}
+	}
 	if strings.Contains(lower, "bold") || strings.Contains(lower, "black") || strings.Contains(lower, "heavy") ||
 		strings.Contains(lower, "semibold") || strings.Contains(lower, "demi") {
 		f.bold = true
@@ -252,6 +263,16 @@ func pdfLoadFontInto(f *pdfFont, v pdf.Value) {
 	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
 		if data, _ := pdfStreamBytes(tu); len(data) > 0 {
 			f.cmap = pdfParseCMap(data)
+		}
+	}
+	if !f.twoByte && f.cmap == nil {
+		encV := v.Key("Encoding")
+		builtin := encV.IsNull() || (encV.Kind() == pdf.Dict && encV.Key("BaseEncoding").IsNull())
+		if !builtin {
+			desc = pdf.Value{} // a named base encoding replaces the font's own
+		}
+		if names, ok := pdfFontNames(v, desc); ok {
+			f.names = &names
 		}
 	}
 	if !f.twoByte {
@@ -433,4 +454,52 @@ func pdfParseCMap(data []byte) *pdfCMap {
 		}
 	}
 	return m
+}
+
+// Advance widths (1/1000 em) of the printable ASCII characters 32-126 in the
+// standard Helvetica and Times-Roman fonts (Adobe's AFM metrics), used for
+// standard fonts a PDF names without a /Widths array. Bold and italic faces
+// use the regular widths, which are close enough for word spacing.
+var (
+	pdfHelveticaWidths = [95]int{
+		278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278,
+		556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556,
+		1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778,
+		667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556,
+		333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556,
+		556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584,
+	}
+	pdfTimesWidths = [95]int{
+		250, 333, 408, 500, 500, 833, 778, 180, 333, 333, 500, 564, 250, 333, 250, 278,
+		500, 500, 500, 500, 500, 500, 500, 500, 500, 500, 278, 278, 564, 564, 564, 444,
+		921, 722, 667, 667, 722, 611, 556, 722, 722, 333, 389, 722, 611, 889, 722, 722,
+		556, 722, 667, 556, 611, 722, 722, 944, 722, 722, 611, 333, 278, 333, 469, 500,
+		333, 444, 500, 444, 500, 444, 333, 500, 500, 278, 278, 500, 278, 778, 500, 500,
+		500, 500, 333, 389, 278, 500, 500, 722, 500, 500, 444, 480, 200, 480, 541,
+	}
+)
+
+// pdfStandardWidths returns widths (em) for codes 32-126 of a standard font
+// named by lower (lower-case base font name), or nil for other fonts.
+func pdfStandardWidths(lower string) []float64 {
+	var table *[95]int
+	switch {
+	case strings.HasPrefix(lower, "courier"):
+		ws := make([]float64, 95)
+		for i := range ws {
+			ws[i] = 0.6
+		}
+		return ws
+	case strings.HasPrefix(lower, "helvetica") || strings.HasPrefix(lower, "arial"):
+		table = &pdfHelveticaWidths
+	case strings.HasPrefix(lower, "times"):
+		table = &pdfTimesWidths
+	default:
+		return nil
+	}
+	ws := make([]float64, 95)
+	for i, w := range table {
+		ws[i] = float64(w) / 1000
+	}
+	return ws
 }

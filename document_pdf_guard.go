@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
-	"regexp"
-	"strconv"
 
 	"github.com/ledongthuc/pdf"
 )
@@ -31,15 +29,19 @@ func pdfPreflight(data []byte) error {
 	if err := pdfCheckNesting(data); err != nil {
 		return err
 	}
-	for _, m := range pdfColumnsRe.FindAllSubmatch(data, -1) {
-		if n, err := strconv.Atoi(string(m[1])); err != nil || n > 1<<16 {
-			return fmt.Errorf("%w: predictor /Columns %s out of range", ErrPDFMalformed, m[1])
+	for rest := data; ; {
+		i := bytes.Index(rest, []byte("/Columns"))
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len("/Columns"):]
+		lx := pdfLexer{buf: rest}
+		if v, _, _ := lx.token(0); v.kind == pdfOpNumber && (v.num > 1<<16 || v.num < 0) {
+			return fmt.Errorf("%w: predictor /Columns %g out of range", ErrPDFMalformed, v.num)
 		}
 	}
 	return pdfCheckXrefChain(data)
 }
-
-var pdfColumnsRe = regexp.MustCompile(`/Columns\s+(\d+)`)
 
 // pdfCheckNesting rejects objects nested deeper than pdfMaxNestingInFile,
 // skipping stream data.

@@ -96,19 +96,20 @@ func pdfRotate(x, y float64, rot int) (float64, float64) {
 	return x, y
 }
 
-// pdfWords groups glyphs, in content-stream order, into words.
+// pdfWords groups glyphs, in content-stream order, into words. The texts
+// of all words share one string.
 func pdfWords(gs []pdfGlyph) []pdfWord {
 	words := make([]pdfWord, 0, len(gs)/4+1)
+	var ends []int // end offset of each word's text in buf
 	var buf []byte
 	var cur pdfWord
 	var last pdfGlyph
 	have, pendingSpace := false, false
 	flush := func() {
 		if have {
-			cur.text = string(buf)
 			words = append(words, cur)
+			ends = append(ends, len(buf))
 			have = false
-			buf = buf[:0]
 		}
 	}
 	for _, g := range gs {
@@ -141,6 +142,12 @@ func pdfWords(gs []pdfGlyph) []pdfWord {
 		have, pendingSpace, last = true, false, g
 	}
 	flush()
+	all := string(buf)
+	from := 0
+	for i := range words {
+		words[i].text = all[from:ends[i]]
+		from = ends[i]
+	}
 	return words
 }
 
@@ -152,7 +159,8 @@ func pdfOverlap(y1, s1, y2, s2 float64) bool {
 	return ov >= 0.5*math.Min(s1, s2)
 }
 
-// pdfRows clusters items with baselines into rows, top to bottom.
+// pdfRows sorts items top to bottom and clusters them into rows; each row
+// is a sub-slice of items.
 func pdfRows[T any](items []T, pos func(*T) (y, size float64)) [][]T {
 	sort.SliceStable(items, func(i, j int) bool {
 		yi, _ := pos(&items[i])
@@ -161,31 +169,39 @@ func pdfRows[T any](items []T, pos func(*T) (y, size float64)) [][]T {
 	})
 	var rows [][]T
 	var ry, rs float64
+	start := 0
 	for i := range items {
 		y, s := pos(&items[i])
-		if len(rows) > 0 && pdfOverlap(ry, rs, y, s) {
-			rows[len(rows)-1] = append(rows[len(rows)-1], items[i])
+		if i > 0 && pdfOverlap(ry, rs, y, s) {
 			if s > rs {
 				ry, rs = y, s
 			}
 			continue
 		}
-		rows = append(rows, []T{items[i]})
-		ry, rs = y, s
+		if i > 0 {
+			rows = append(rows, items[start:i])
+		}
+		start, ry, rs = i, y, s
+	}
+	if len(items) > 0 {
+		rows = append(rows, items[start:])
 	}
 	return rows
 }
 
 // pdfSegments groups words into rows and splits rows into segments at wide
 // gaps. Words with no gap and no space glyph between them are joined.
+// Segments keep sub-slices of words, which is reordered in place.
 func pdfSegments(words []pdfWord) []*pdfSeg {
-	var segs []*pdfSeg
+	var slab []pdfSeg
 	for _, row := range pdfRows(words, func(w *pdfWord) (float64, float64) { return w.y, w.size }) {
 		sort.SliceStable(row, func(i, j int) bool { return row[i].x0 < row[j].x0 })
+		out := 0   // words kept so far in row (compacted in place)
+		first := 0 // index in row of the current segment's first word
 		var seg *pdfSeg
 		for _, w := range row {
 			if seg != nil {
-				prev := &seg.words[len(seg.words)-1]
+				prev := &row[out-1]
 				sz := math.Max(prev.size, w.size)
 				gap := w.x0 - prev.x1
 				if w.text == prev.text && math.Abs(w.x0-prev.x0) < 0.3*sz {
@@ -198,17 +214,25 @@ func pdfSegments(words []pdfWord) []*pdfSeg {
 						prev.chars += w.chars
 						prev.bold += w.bold
 					} else {
-						seg.words = append(seg.words, w)
+						row[out] = w
+						out++
 					}
 					seg.x1 = math.Max(seg.x1, w.x1)
 					seg.grow(w)
+					seg.words = row[first:out]
 					continue
 				}
 			}
-			seg = &pdfSeg{x0: w.x0, x1: w.x1, y: w.y, size: w.size, top: w.y + 0.75*w.size, bot: w.y - 0.25*w.size}
-			seg.words = append(seg.words, w)
-			segs = append(segs, seg)
+			row[out] = w
+			first = out
+			out++
+			slab = append(slab, pdfSeg{x0: w.x0, x1: w.x1, y: w.y, size: w.size, top: w.y + 0.75*w.size, bot: w.y - 0.25*w.size, words: row[first:out]})
+			seg = &slab[len(slab)-1]
 		}
+	}
+	segs := make([]*pdfSeg, len(slab))
+	for i := range slab {
+		segs[i] = &slab[i]
 	}
 	return segs
 }

@@ -252,17 +252,23 @@ func pdfContinues(b *pdfBlock, ln pdfLine, newPage bool, rules []pdfRule, lead m
 	return true
 }
 
-// pdfJoinLines joins the lines of a paragraph, removing the hyphen of a
-// word broken across lines ("exam-" + "ple" gives "example").
+// pdfJoinLines joins the lines of a paragraph. A word broken with a hyphen
+// at a line end is joined: the hyphen goes before a lower-case letter
+// ("exam-" + "ple" gives "example") and inside an upper-case word ("ELE-" +
+// "MENT" gives "ELEMENT"); otherwise it stays ("Jean-" + "Paul" gives
+// "Jean-Paul").
 func pdfJoinLines(lines []pdfLine) string {
 	var b strings.Builder
 	for i, ln := range lines {
 		t := strings.TrimSpace(ln.text)
 		if i > 0 && b.Len() > 0 {
 			s := b.String()
-			if pdfLastRune(s) == '-' && len(s) >= 2 && unicode.IsLetter(pdfLastRune(s[:len(s)-1])) && unicode.IsLower(pdfFirstRune(t)) {
-				b.Reset()
-				b.WriteString(s[:len(s)-1])
+			if pdfLastRune(s) == '-' && len(s) >= 2 && unicode.IsLetter(pdfLastRune(s[:len(s)-1])) && t != "" {
+				before, next := pdfLastRune(s[:len(s)-1]), pdfFirstRune(t)
+				if unicode.IsLower(next) || (unicode.IsUpper(before) && unicode.IsUpper(next)) {
+					b.Reset()
+					b.WriteString(s[:len(s)-1])
+				}
 			} else {
 				b.WriteByte(' ')
 			}

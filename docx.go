@@ -74,8 +74,9 @@ func extractDocx(path string) ([]Paragraph, error) {
 // counts explicit page breaks, page-break-before paragraphs, section breaks
 // that start a new page and the page breaks Word recorded when it last laid
 // out the document (a rendered break directly after an explicit one is the
-// same break). Deleted revisions, field codes, headers and footers are left
-// out.
+// same break). Deleted revisions, field codes, content controls still
+// showing their placeholder text, list items with no text, headers and
+// footers are left out.
 func extractDocxReader(r io.ReaderAt, size int64) ([]Paragraph, error) {
 	return readDocx(r, size, docxDefaultLimits)
 }

@@ -38,12 +38,48 @@ type docxParser struct {
 	sect       int    // section breaks seen
 	sectBreak  []bool // per section break: does it start a new page (known later)
 	altTaken   []bool // mc:AlternateContent stack: a branch was taken
+	// sdtPlaceholder: the last w:sdtPr read says its content is placeholder
+	// text.
+	sdtPlaceholder bool
 }
 
-// alternate handles the markup-compatibility elements: of an
-// mc:AlternateContent, only the first mc:Choice (or the mc:Fallback when
-// there is no choice) is read. It reports whether se was consumed (skipped).
-func (p *docxParser) alternate(se xml.StartElement) (bool, error) {
+// wrapper handles the elements that decide which of their content is read:
+// of an mc:AlternateContent, only the first mc:Choice (or the mc:Fallback
+// when there is no choice); of a content control (w:sdt) showing its
+// placeholder ("Click here to enter text."), nothing. It reports whether se
+// was consumed.
+func (p *docxParser) wrapper(se xml.StartElement) (bool, error) {
+	if docxW(se.Name, "sdtPr") {
+		placeholder := false
+		nest := 0
+		for {
+			tok, err := p.d.Token()
+			if err != nil {
+				return true, err
+			}
+			switch t := tok.(type) {
+			case xml.StartElement:
+				if nest == 0 && docxW(t.Name, "showingPlcHdr") {
+					placeholder = docxOn(t)
+				}
+				nest++
+			case xml.EndElement:
+				if nest == 0 {
+					p.sdtPlaceholder = placeholder
+					return true, nil
+				}
+				nest--
+			}
+		}
+	}
+	if docxW(se.Name, "sdtContent") {
+		skip := p.sdtPlaceholder
+		p.sdtPlaceholder = false
+		if skip {
+			return true, p.d.Skip()
+		}
+		return false, nil
+	}
 	if se.Name.Space != docxNSMC {
 		return false, nil
 	}
@@ -81,7 +117,7 @@ func (p *docxParser) parseBlocks(cellSpan *int) ([]docxBlock, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if skipped, err := p.alternate(t); err != nil {
+			if skipped, err := p.wrapper(t); err != nil {
 				return nil, err
 			} else if skipped {
 				continue
@@ -314,7 +350,7 @@ func (p *docxParser) parseParagraph() (docxBlock, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if skipped, err := p.alternate(t); err != nil {
+			if skipped, err := p.wrapper(t); err != nil {
 				return blk, err
 			} else if skipped {
 				continue
@@ -384,7 +420,9 @@ func (p *docxParser) parseParagraph() (docxBlock, error) {
 		case xml.EndElement:
 			p.altEnd(t)
 			if nest == 0 {
-				blk.text = NormalizeSpaces(prefix + txt.b.String())
+				if body := NormalizeSpaces(txt.b.String()); body != "" {
+					blk.text = prefix + body // a list marker alone is no text
+				}
 				if props.endsSection {
 					p.sectionEnd()
 				}

@@ -33,7 +33,7 @@ func (p *docxParser) parseTable() ([]docxBlock, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if skipped, err := p.alternate(t); err != nil {
+			if skipped, err := p.wrapper(t); err != nil {
 				return nil, err
 			} else if skipped {
 				continue
@@ -73,7 +73,7 @@ func (p *docxParser) parseRow() (docxRow, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if skipped, err := p.alternate(t); err != nil {
+			if skipped, err := p.wrapper(t); err != nil {
 				return row, err
 			} else if skipped {
 				continue

@@ -524,3 +524,34 @@ func TestDocxMathOLEAndHeaderNotes(t *testing.T) {
 		t.Errorf("OLE file: %v", err)
 	}
 }
+
+func TestDocxPlaceholdersAndEmptyItems(t *testing.T) {
+	// Content controls showing their placeholder are left out, filled ones
+	// kept; a list item with no text is no paragraph.
+	sdt := func(placeholder bool, text string) string {
+		pr := `<w:sdtPr><w:alias w:val="x"/></w:sdtPr>`
+		if placeholder {
+			pr = `<w:sdtPr><w:temporary/><w:showingPlcHdr/><w:text/></w:sdtPr>`
+		}
+		return `<w:sdt>` + pr + `<w:sdtContent>` + docxRun(text) + `</w:sdtContent></w:sdt>`
+	}
+	body := docxPara("", docxRun("Dear ")+sdt(true, "Click here to enter text.")+sdt(false, "Alice")+docxRun(",")) +
+		`<w:sdt><w:sdtPr><w:showingPlcHdr/></w:sdtPr><w:sdtContent>` + docxPara("", docxRun("Type the body here.")) + `</w:sdtContent></w:sdt>` +
+		docxNumbered("", "1", "0", "") + docxNumbered("", "1", "0", "Item") + docxNumbered("", "2", "0", " ")
+	data := docxBytes(t, body)
+	paras, err := extractDocxReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range paras {
+		got = append(got, p.Text)
+		if p.PageNum != 1 {
+			t.Errorf("%q on page %d", p.Text, p.PageNum)
+		}
+	}
+	want := []string{"Dear Alice,", "- Item"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

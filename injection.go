@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode"
@@ -451,40 +449,8 @@ func WriteInjectionEvalSet[In any](outPath string, buildInput func(question stri
 		return 0, fmt.Errorf("write injection eval set %s: encode cases: %w", outPath, err)
 	}
 	data = append(data, '\n')
-	if err := injectionWriteFile(outPath, data); err != nil {
+	if err := evalWriteFile(outPath, data); err != nil {
 		return 0, fmt.Errorf("write injection eval set: %w", err)
 	}
 	return len(cases), nil
-}
-
-// injectionWriteFile writes data to a temporary file beside path and renames
-// it to path, creating the parent directories.
-func injectionWriteFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }

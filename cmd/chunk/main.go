@@ -4,10 +4,12 @@
 //
 // Usage:
 //
-//	go run ./cmd/chunk [-size 1200] [-overlap 150] [-paragraphs] FILE
+//	go run ./cmd/chunk [-size 1200] [-overlap 150] [-paragraphs] [-allow-private] FILE|URL
 //
-// FILE is a .pdf or .docx file. With -paragraphs it prints the extracted
-// paragraphs instead of chunks.
+// FILE is a .pdf or .docx file; an http(s) URL is fetched as a web page
+// (following <meta refresh> stubs on the same host) through the SSRF guard,
+// which refuses private addresses unless -allow-private is given. With
+// -paragraphs it prints the extracted paragraphs instead of chunks.
 package main
 
 import (
@@ -30,13 +32,14 @@ func main() {
 }
 
 // errUsage reports a wrong command line.
-var errUsage = errors.New("usage: chunk [-size N] [-overlap N] [-paragraphs] FILE")
+var errUsage = errors.New("usage: chunk [-size N] [-overlap N] [-paragraphs] [-allow-private] FILE|URL")
 
 func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("chunk", flag.ContinueOnError)
 	size := fs.Int("size", 1200, "maximum chunk size in characters")
 	overlap := fs.Int("overlap", 150, "characters carried over between chunks")
 	paragraphs := fs.Bool("paragraphs", false, "print the extracted paragraphs instead of chunks")
+	allowPrivate := fs.Bool("allow-private", false, "allow fetching URLs on private or loopback addresses")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,13 +47,8 @@ func run(args []string, out io.Writer) error {
 		return errUsage
 	}
 	src := fs.Arg(0)
-	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
-		return fmt.Errorf("%s: URL input arrives with web.go; pass a .pdf or .docx file", src)
-	}
-	if !askyourdocs.SupportedDocumentExt(filepath.Ext(src)) {
-		return fmt.Errorf("%s: not a .pdf or .docx file", src)
-	}
-	paras, err := askyourdocs.ExtractParagraphs(src)
+	askyourdocs.SetAllowPrivateTargets(*allowPrivate)
+	paras, url, err := extract(src)
 	if err != nil {
 		return err
 	}
@@ -66,7 +64,29 @@ func run(args []string, out io.Writer) error {
 	}
 	chunks := askyourdocs.BuildChunks(paras, *size, *overlap)
 	for i, c := range chunks {
-		fmt.Fprintf(out, "--- chunk %d/%d  pages %s  %s\n%s\n\n", i+1, len(chunks), c.Pages, c.Breadcrumb, c.Text)
+		where := "pages " + c.Pages
+		if url != "" {
+			where = url
+		}
+		fmt.Fprintf(out, "--- chunk %d/%d  %s  %s\n%s\n\n", i+1, len(chunks), where, c.Breadcrumb, c.Text)
 	}
 	return nil
+}
+
+// extract returns the paragraphs of a file or web page, and the URL the page
+// came from ("" for a file).
+func extract(src string) ([]askyourdocs.Paragraph, string, error) {
+	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+		page, from, err := askyourdocs.FetchWebPageFollowingRefresh(src)
+		if err != nil {
+			return nil, "", err
+		}
+		paras, err := askyourdocs.HTMLToStructuredText(strings.NewReader(page))
+		return paras, from, err
+	}
+	if !askyourdocs.SupportedDocumentExt(filepath.Ext(src)) {
+		return nil, "", fmt.Errorf("%s: not a .pdf or .docx file (or an http(s) URL)", src)
+	}
+	paras, err := askyourdocs.ExtractParagraphs(src)
+	return paras, "", err
 }

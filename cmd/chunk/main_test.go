@@ -2,9 +2,14 @@ package main
 
 import (
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
 func TestRunPrintsChunks(t *testing.T) {
@@ -37,10 +42,30 @@ func TestRunErrors(t *testing.T) {
 	if err := run([]string{"notes.txt"}, &out); err == nil {
 		t.Error("a .txt file was accepted")
 	}
-	if err := run([]string{"https://example.org/"}, &out); err == nil || !strings.Contains(err.Error(), "web.go") {
-		t.Errorf("URL: %v", err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the guard let a request to a loopback server through: %s", r.URL)
+	}))
+	defer srv.Close()
+	if err := run([]string{srv.URL}, &out); !errors.Is(err, askyourdocs.ErrPrivateTarget) {
+		t.Errorf("loopback URL without -allow-private: %v", err)
 	}
 	if err := run([]string{filepath.Join(t.TempDir(), "missing.docx")}, &out); err == nil {
 		t.Error("missing file accepted")
+	}
+}
+
+func TestRunURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<html><body><main><h1>Opening hours</h1><p>The library opens at nine on weekdays.</p></main></body></html>`)
+	}))
+	defer srv.Close()
+	var out strings.Builder
+	if err := run([]string{"-allow-private", srv.URL + "/hours"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "--- chunk 1/1  " + srv.URL + "/hours  Opening hours\nOpening hours\nThe library opens at nine on weekdays.\n"
+	if !strings.HasPrefix(out.String(), want) {
+		t.Errorf("got\n%s\nwant prefix\n%s", out.String(), want)
 	}
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make-fixtures.sh regenerates the PDF fixtures of this directory and their
 # pdftotext golden text. Needs python3, LibreOffice (soffice), poppler-utils,
-# qpdf, and img2pdf; on Debian:
-#   apt-get install -y python3 libreoffice-writer-nogui poppler-utils qpdf img2pdf fonts-dejavu
+# qpdf, ghostscript and img2pdf; on Debian:
+#   apt-get install -y python3 libreoffice-writer-nogui poppler-utils qpdf ghostscript img2pdf fonts-dejavu
 # After running it, refresh the expected paragraphs with
 #   go test -run TestPDFGolden -update-pdf .
 set -euo pipefail
@@ -12,6 +12,10 @@ trap 'rm -rf "$tmp"' EXIT
 
 (cd src && python3 gen.py --out "$tmp")
 soffice --headless --convert-to pdf --outdir . "$tmp"/table.fodt "$tmp"/two-column.fodt "$tmp"/greek.fodt "$tmp"/bench-100.fodt >/dev/null
+
+# A different producer: Ghostscript (ps2pdf) with the standard Times fonts,
+# not embedded and without /Widths, words placed one by one.
+ps2pdf src/harbour.ps ghostscript.pdf
 
 # Encrypted: RC4 128-bit with a user password ("secret"), so a reader needs it.
 qpdf --allow-weak-crypto --encrypt secret owner 128 --use-aes=n -- table.pdf encrypted.pdf
@@ -25,6 +29,6 @@ head -c $(( $(stat -c %s two-column.pdf) * 6 / 10 )) two-column.pdf > truncated.
 pdftoppm -f 1 -l 1 -r 100 -mono -png greek.pdf "$tmp"/scan
 img2pdf --pagesize A4 -o image-only.pdf "$tmp"/scan-1.png
 
-for f in table two-column greek bench-100 owner-only; do
+for f in table two-column greek bench-100 owner-only ghostscript; do
   pdftotext -enc UTF-8 "$f.pdf" "$f.pdftotext.txt"
 done

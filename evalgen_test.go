@@ -1,0 +1,266 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
+)
+
+var evalUpdate = flag.Bool("eval.update", false, "rewrite the golden files under testdata/eval")
+
+// evalGenFake is a fake question generator: it answers with a question
+// derived from the passage in the prompt (so replies are deterministic and
+// differ per chunk), or with reply when set.
+type evalGenFake struct {
+	calls   atomic.Int64
+	prompts []string
+	reply   func(prompt string) (string, error)
+}
+
+func (f *evalGenFake) generate(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+	f.calls.Add(1)
+	prompt := req.Messages[len(req.Messages)-1].Text()
+	f.prompts = append(f.prompts, prompt)
+	if f.reply != nil {
+		text, err := f.reply(prompt)
+		if err != nil {
+			return nil, err
+		}
+		return &ai.ModelResponse{Message: ai.NewModelTextMessage(text)}, nil
+	}
+	passage := prompt[strings.Index(prompt, ContextOpenTag):]
+	passage = passage[:strings.Index(passage, ContextCloseTag)]
+	words := strings.Fields(strings.TrimPrefix(passage, ContextOpenTag))
+	if len(words) > 4 {
+		words = words[:4]
+	}
+	h := fnv.New32a()
+	h.Write([]byte(passage))
+	reply := fmt.Sprintf("Sure!\n```json\n{\"question\": \"What about %s?\", \"answer\": \"It is %08x.\"}\n```", strings.Join(words, " "), h.Sum32())
+	return &ai.ModelResponse{Message: ai.NewModelTextMessage(reply)}, nil
+}
+
+// evalGenSetup returns a Genkit with the fake as "test/qa" and a directory
+// with two readable .docx files (one in a subdirectory), an unreadable .docx,
+// an unreadable .pdf and a text file that is not a document.
+func evalGenSetup(t *testing.T, f *evalGenFake) (*genkit.Genkit, []ai.GenerateOption, string) {
+	t.Helper()
+	g := genkit.Init(context.Background())
+	m := genkit.DefineModel(g, "test/qa", nil, f.generate)
+	dir := t.TempDir()
+	copyFile := func(src, dst string) {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile("testdata/docx/birds.docx", filepath.Join(dir, "birds.docx"))
+	copyFile("testdata/docx/recipes.docx", filepath.Join(dir, "sub", "recipes.docx"))
+	copyFile("testdata/eval/broken.docx", filepath.Join(dir, "broken.docx"))
+	copyFile("testdata/eval/broken.pdf", filepath.Join(dir, "a-broken.pdf"))
+	copyFile("testdata/eval/README.md", filepath.Join(dir, "notes.txt"))
+	return g, []ai.GenerateOption{ai.WithModel(m)}, dir
+}
+
+// evalGenQuestion is the flow input of the struct-input tests.
+type evalGenQuestion struct {
+	Question string   `json:"question"`
+	Tags     []string `json:"tags"`
+}
+
+func TestGenerateEvalSetGolden(t *testing.T) {
+	f := &evalGenFake{}
+	g, opts, dir := evalGenSetup(t, f)
+	out := filepath.Join(t.TempDir(), "nested", "eval_dataset_generated.json")
+	cfg := GenerateEvalSetInput{Dir: dir, SampleRate: 2, MaxPerDoc: 3, OutPath: out}
+	build := func(q string) evalGenQuestion { return evalGenQuestion{Question: q, Tags: []string{"all"}} }
+	res, err := GenerateEvalSet(context.Background(), g, opts, 300, 50, cfg, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Documents != 2 || res.Skipped != 2 || res.OutPath != out || res.Written != int(f.calls.Load()) {
+		t.Errorf("result %+v, model calls %d", res, f.calls.Load())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "eval", "generated.golden.json")
+	if *evalUpdate {
+		if err := os.WriteFile(golden, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestGenerateEvalSetGolden -eval.update .)", err)
+	}
+	if !bytes.Equal(data, want) {
+		t.Errorf("dataset differs from %s (rerun with -eval.update after checking):\n%s", golden, data)
+	}
+
+	// The dataset is what genkit eval:flow reads: testCaseId, input, reference.
+	var cases []ai.Example
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	perDoc := map[string]int{}
+	for _, c := range cases {
+		in, _ := c.Input.(map[string]any)
+		if c.TestCaseId == "" || seen[c.TestCaseId] || in["question"] == "" || c.Reference == "" {
+			t.Errorf("bad case %+v", c)
+		}
+		seen[c.TestCaseId] = true
+		perDoc[c.TestCaseId[:strings.LastIndex(c.TestCaseId, "-")]]++
+	}
+	if perDoc["generated-birds.docx"] == 0 || perDoc["generated-sub/recipes.docx"] == 0 || len(perDoc) != 2 {
+		t.Errorf("cases per document %v", perDoc)
+	}
+	for d, n := range perDoc {
+		if n > 3 {
+			t.Errorf("%s: %d cases, MaxPerDoc is 3", d, n)
+		}
+	}
+
+	// Same files and replies: the same bytes.
+	res2, err := GenerateEvalSet(context.Background(), g, opts, 300, 50, cfg, build)
+	if err != nil || res2 != res {
+		t.Fatalf("second run %+v, %v", res2, err)
+	}
+	if again, _ := os.ReadFile(out); !bytes.Equal(again, data) {
+		t.Error("second run wrote a different dataset")
+	}
+	// The prompt quotes the chunk as context and names the document.
+	if p := f.prompts[0]; !strings.Contains(p, "Document: birds.docx") || !strings.Contains(p, ContextOpenTag+"\n") {
+		t.Errorf("prompt:\n%s", p)
+	}
+}
+
+func TestGenerateEvalSetSampling(t *testing.T) {
+	f := &evalGenFake{}
+	g, opts, dir := evalGenSetup(t, f)
+	count := func(rate, maxPer int) int {
+		t.Helper()
+		res, err := GenerateEvalSet(context.Background(), g, opts, 200, 0,
+			GenerateEvalSetInput{Dir: dir, SampleRate: rate, MaxPerDoc: maxPer, OutPath: filepath.Join(t.TempDir(), "x.json")}, evalNoBuild[string]())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Written
+	}
+	all := count(1, 1000)
+	if all < 6 {
+		t.Fatalf("only %d chunks sampled with rate 1; fixtures too small for this test", all)
+	}
+	// Every other chunk of each document: about half, rounded up per document.
+	if half := count(2, 1000); half < all/2 || half > all/2+2 {
+		t.Errorf("rate 2: %d cases of %d", half, all)
+	}
+	if one := count(1, 1); one != 2 {
+		t.Errorf("maxPerDoc 1: %d cases, want one per readable document", one)
+	}
+	// Defaults (every 10th chunk): each fixture has fewer than 10 chunks,
+	// so only its first is sampled.
+	if def := count(0, 0); def != 2 {
+		t.Errorf("defaults: %d cases, want 2", def)
+	}
+}
+
+// evalNoBuild returns a nil buildInput of the given input type.
+func evalNoBuild[In any]() func(string) In { return nil }
+
+func TestGenerateEvalSetErrors(t *testing.T) {
+	ctx := context.Background()
+	t.Run("struct input without buildInput", func(t *testing.T) {
+		g, opts, dir := evalGenSetup(t, &evalGenFake{})
+		_, err := GenerateEvalSet(ctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: dir}, evalNoBuild[evalGenQuestion]())
+		if err == nil || !strings.Contains(err.Error(), "buildInput is nil") {
+			t.Errorf("err %v", err)
+		}
+	})
+	t.Run("missing dir", func(t *testing.T) {
+		g, opts, _ := evalGenSetup(t, &evalGenFake{})
+		_, err := GenerateEvalSet(ctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: filepath.Join(t.TempDir(), "nope")}, evalNoBuild[string]())
+		if !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("err %v", err)
+		}
+	})
+	t.Run("empty dir", func(t *testing.T) {
+		g, opts, _ := evalGenSetup(t, &evalGenFake{})
+		out := filepath.Join(t.TempDir(), "out.json")
+		_, err := GenerateEvalSet(ctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: t.TempDir(), OutPath: out}, evalNoBuild[string]())
+		if !errors.Is(err, ErrNoEvalCases) {
+			t.Errorf("err %v", err)
+		}
+		if _, serr := os.Stat(out); !errors.Is(serr, os.ErrNotExist) {
+			t.Error("a dataset was written without cases")
+		}
+	})
+	t.Run("negative sample rate", func(t *testing.T) {
+		g, opts, dir := evalGenSetup(t, &evalGenFake{})
+		_, err := GenerateEvalSet(ctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: dir, SampleRate: -1}, evalNoBuild[string]())
+		if err == nil {
+			t.Error("no error")
+		}
+	})
+	t.Run("replies that are not JSON", func(t *testing.T) {
+		f := &evalGenFake{reply: func(string) (string, error) { return "I cannot do that.", nil }}
+		g, opts, dir := evalGenSetup(t, f)
+		out := filepath.Join(t.TempDir(), "out.json")
+		res, err := GenerateEvalSet(ctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: dir, SampleRate: 1, OutPath: out}, evalNoBuild[string]())
+		if !errors.Is(err, ErrNoEvalCases) || res.Documents != 2 || f.calls.Load() < 2 {
+			t.Errorf("res %+v err %v calls %d", res, err, f.calls.Load())
+		}
+	})
+	t.Run("some replies unusable", func(t *testing.T) {
+		var n atomic.Int64
+		f := &evalGenFake{reply: func(string) (string, error) {
+			if n.Add(1)%2 == 0 {
+				return `{"question": "", "answer": "x"}`, nil
+			}
+			return `{"question": "Q?", "answer": "A."} trailing`, nil
+		}}
+		g, opts, dir := evalGenSetup(t, f)
+		res, err := GenerateEvalSet(ctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: dir, SampleRate: 1, MaxPerDoc: 4, OutPath: filepath.Join(t.TempDir(), "o.json")}, evalNoBuild[string]())
+		if err != nil || res.Written != int(f.calls.Load()+1)/2 {
+			t.Errorf("res %+v err %v calls %d", res, err, f.calls.Load())
+		}
+	})
+	t.Run("model error", func(t *testing.T) {
+		f := &evalGenFake{reply: func(string) (string, error) { return "", errors.New("model down") }}
+		g, opts, dir := evalGenSetup(t, f)
+		_, err := GenerateEvalSet(ctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: dir, OutPath: filepath.Join(t.TempDir(), "o.json")}, evalNoBuild[string]())
+		if err == nil || !strings.Contains(err.Error(), "model down") || f.calls.Load() != 1 {
+			t.Errorf("err %v calls %d", err, f.calls.Load())
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		f := &evalGenFake{}
+		g, opts, dir := evalGenSetup(t, f)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := GenerateEvalSet(cctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: dir, OutPath: filepath.Join(t.TempDir(), "o.json")}, evalNoBuild[string]())
+		if !errors.Is(err, context.Canceled) || f.calls.Load() != 0 {
+			t.Errorf("err %v calls %d", err, f.calls.Load())
+		}
+	})
+}

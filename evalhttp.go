@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The HTTP contract cmd/evalset speaks with an app (all routes behind the
+// app's admin check):
+//
+//	POST /api/eval/{kind}            EvalJobHandler: starts the job, 202 {"jobId": "..."}
+//	GET  /api/jobs/{id}              JobStatusHandler: the Job as JSON, polled until finished
+//	GET  /api/eval/datasets/{name}   EvalDatasetHandler: the dataset file
+//
+// The job's result names the dataset: a JSON object with an outPath (as
+// GenerateEvalSetResult has), whose base name is fetched; without one the
+// client fetches eval_dataset_<kind>.json.
+
+// ErrUnsafeEvalPath is returned by RestrictEvalPaths for a directory a
+// client may not name: absolute, leaving the working directory through
+// "..", or containing a NUL byte or a backslash. EvalJobHandler answers it
+// (like any validation error) with 400 Bad Request.
+var ErrUnsafeEvalPath = errors.New("unsafe eval path")
+
+// evalMaxBody caps the JSON body EvalJobHandler reads.
+const evalMaxBody = 1 << 20
+
+// RestrictEvalPaths makes a client-supplied eval job input safe to run on
+// the server. It clears *outPath, so the job writes where the server
+// decides (the default path of GenerateEvalSet, or the app's own for the
+// feedback and injection sets), never where a client asks. It rejects a
+// *dir that is absolute or that leaves the working directory after
+// cleaning ("../x", "a/../../x"), or contains a NUL byte or a backslash,
+// with an error wrapping ErrUnsafeEvalPath; an accepted *dir is replaced by
+// its cleaned form ("./docs/" becomes "docs"), an empty one stays empty.
+// Either pointer may be nil. A dir is interpreted relative to the server's
+// working directory; symbolic links inside it are the operator's business.
+func RestrictEvalPaths(dir *string, outPath *string) error {
+	if outPath != nil {
+		*outPath = ""
+	}
+	if dir == nil || *dir == "" {
+		return nil
+	}
+	d := *dir
+	switch {
+	case strings.ContainsRune(d, 0):
+		return fmt.Errorf("%w: dir %q contains a NUL byte", ErrUnsafeEvalPath, d)
+	case strings.ContainsRune(d, '\\'):
+		return fmt.Errorf("%w: dir %q contains a backslash", ErrUnsafeEvalPath, d)
+	case strings.HasPrefix(d, "/") || filepath.IsAbs(d) || filepath.VolumeName(d) != "":
+		return fmt.Errorf("%w: dir %q is absolute; give a directory relative to the server's working directory", ErrUnsafeEvalPath, d)
+	}
+	clean := filepath.Clean(d)
+	if !filepath.IsLocal(clean) {
+		return fmt.Errorf("%w: dir %q leaves the server's working directory", ErrUnsafeEvalPath, d)
+	}
+	for _, el := range strings.Split(filepath.ToSlash(clean), "/") {
+		if el == ".." {
+			return fmt.Errorf("%w: dir %q contains ..", ErrUnsafeEvalPath, d)
+		}
+	}
+	*dir = clean
+	return nil
+}
+
+// EvalJobHandler returns a handler that starts an eval dataset job: it
+// decodes the request body (JSON, at most 1 MiB; an empty body is the zero
+// In; unknown fields are rejected) into an In, runs validate on it (nil
+// means none; typically RestrictEvalPaths), enqueues run on jobs as a job
+// of the given kind and answers 202 Accepted with {"jobId": "..."}. A
+// malformed body or a validation error gets 400 with {"error": "..."};
+// methods other than POST get 405.
+//
+// The job runs with ctx, the app's long-lived context, not the request's:
+// the response is sent before the job starts. Clients poll the job through
+// JobStatusHandler. Mount the handler behind the app's admin check: it
+// starts model work and reads server files.
+func EvalJobHandler[In any](jobs *JobStore, ctx context.Context, kind string, run func(ctx context.Context, in In) (any, error), validate func(in *In) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			evalHTTPError(w, http.StatusMethodNotAllowed, "use POST")
+			return
+		}
+		in, status, err := evalDecodeBody[In](w, r)
+		if err != nil {
+			evalHTTPError(w, status, err.Error())
+			return
+		}
+		if validate != nil {
+			if err := validate(&in); err != nil {
+				evalHTTPError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+		id := jobs.Enqueue(ctx, kind, func(ctx context.Context, progress func(string)) (any, error) {
+			return run(ctx, in)
+		})
+		evalHTTPJSON(w, http.StatusAccepted, map[string]string{"jobId": id})
+	}
+}
+
+// evalDecodeBody decodes r's body as one JSON value of type In.
+func evalDecodeBody[In any](w http.ResponseWriter, r *http.Request) (In, int, error) {
+	var in In
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, evalMaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return in, http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", tooBig.Limit)
+		}
+		return in, http.StatusBadRequest, fmt.Errorf("read request body: %w", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return in, 0, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, http.StatusBadRequest, fmt.Errorf("malformed JSON body: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return in, http.StatusBadRequest, errors.New("malformed JSON body: data after the JSON value")
+	}
+	return in, 0, nil
+}
+
+// JobStatusHandler returns a handler for GET /api/jobs/{id}: the Job with
+// the id path value as JSON (status, progress, result, error), 404 for an
+// unknown ID. It is the route cmd/evalset polls after starting a job;
+// mount it behind the same admin check as the eval routes, since a job's
+// result may hold what its run returned.
+func JobStatusHandler(jobs *JobStore) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			evalHTTPError(w, http.StatusMethodNotAllowed, "use GET")
+			return
+		}
+		id := r.PathValue("id")
+		job, ok := jobs.Get(id)
+		if !ok {
+			evalHTTPError(w, http.StatusNotFound, fmt.Sprintf("job %q not found", id))
+			return
+		}
+		evalHTTPJSON(w, http.StatusOK, job)
+	}
+}
+
+// EvalDatasetHandler returns a handler for GET /api/eval/datasets/{name}
+// that serves the file name from dir. Only names of the form
+// eval_dataset_<letters, digits, '.', '_', '-'>.json are served (400 for
+// any other: paths, "..", NUL bytes, other files); the file is opened
+// inside dir with os.Root, so a symbolic link leading out of dir is not
+// followed (404, like a missing file or a directory).
+func EvalDatasetHandler(dir string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			evalHTTPError(w, http.StatusMethodNotAllowed, "use GET")
+			return
+		}
+		name := r.PathValue("name")
+		if !ValidEvalDatasetName(name) {
+			evalHTTPError(w, http.StatusBadRequest, fmt.Sprintf("invalid dataset name %q: want eval_dataset_<name>.json", name))
+			return
+		}
+		f, info, err := evalOpenDataset(dir, name)
+		if err != nil {
+			evalHTTPError(w, http.StatusNotFound, fmt.Sprintf("dataset %s not found", name))
+			return
+		}
+		defer f.Close()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+		http.ServeContent(w, r, name, info.ModTime(), f)
+	}
+}
+
+// evalOpenDataset opens the regular file name inside dir, never leaving dir.
+func evalOpenDataset(dir, name string) (*os.File, fs.FileInfo, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	return f, info, nil
+}
+
+// ValidEvalDatasetName reports whether name is a dataset name
+// EvalDatasetHandler serves: "eval_dataset_" followed by at least one
+// ASCII letter, digit, '.', '_' or '-', then ".json", without "..", at
+// most 255 bytes. Such a name is a plain file name on every platform.
+func ValidEvalDatasetName(name string) bool {
+	const prefix, suffix = "eval_dataset_", ".json"
+	if len(name) > 255 || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) ||
+		len(name) <= len(prefix)+len(suffix) || strings.Contains(name, "..") {
+		return false
+	}
+	for _, c := range []byte(name[len(prefix) : len(name)-len(suffix)]) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// evalHTTPJSON writes v as a JSON response with the given status.
+func evalHTTPJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		evalHTTPError(w, http.StatusInternalServerError, fmt.Sprintf("encode response: %v", err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n'))
+}
+
+// evalHTTPError writes {"error": msg} with the given status.
+func evalHTTPError(w http.ResponseWriter, status int, msg string) {
+	data, _ := json.Marshal(map[string]string{"error": msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n'))
+}
