@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,6 +27,25 @@ var (
 	cliBinaryPath string
 	cliBinaryErr  error
 )
+
+// TestMain removes the binary built by buildCLI and the stores built by
+// the benchmarks after the run.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if cliBinaryPath != "" {
+		os.RemoveAll(filepath.Dir(cliBinaryPath))
+	}
+	benchStores.Range(func(_, v any) bool {
+		be := v.(*backend)
+		be.Close()
+		if ls, ok := be.store.(*localStore); ok {
+			os.RemoveAll(ls.dir)
+		}
+		return true
+	})
+	os.Exit(code)
+}
 
 // buildCLI builds this command into a temporary directory (once per test
 // run) and returns the binary's path.
