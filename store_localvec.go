@@ -325,6 +325,40 @@ func (s *LocalvecStore) endDeferredPersist() error {
 	return s.flushLocked()
 }
 
+// Bulk runs fn with persistence deferred, so that indexing many sources in
+// one run costs one file write instead of one per source: Index,
+// DeleteByURL, DeleteBySource and IndexSource calls made while fn runs (from
+// any goroutine) change only the in-memory data, and the file is written
+// once when fn returns. Queries see the changes at once.
+//
+// The file is written when fn returns an error, too: what fn completed is
+// kept (IndexSource has already rolled back a source that failed). A process
+// that dies inside Bulk leaves the file as it was before Bulk, or as of the
+// last Flush. Bulk calls may nest; the outermost one writes. The error
+// joins fn's error and the write's.
+func (s *LocalvecStore) Bulk(fn func() error) error {
+	if err := s.beginDeferredPersist(); err != nil {
+		return err
+	}
+	ferr := fn()
+	if perr := s.endDeferredPersist(); perr != nil {
+		return errors.Join(ferr, fmt.Errorf("localvec %s: write after bulk: %w", s.path, perr))
+	}
+	return ferr
+}
+
+// Flush writes changes held in memory by an open Bulk to the file now, so a
+// long bulk run can bound what a crash would lose. Outside Bulk there is
+// nothing to write and Flush returns nil.
+func (s *LocalvecStore) Flush() error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	return s.flushLocked()
+}
+
 // flushLocked writes the in-memory data to the file if it is dirty. Called
 // with writeMu held.
 func (s *LocalvecStore) flushLocked() error {

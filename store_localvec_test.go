@@ -626,3 +626,86 @@ func TestLocalvecResultsAreCopies(t *testing.T) {
 		t.Errorf("changing results changed the store: %v", src)
 	}
 }
+
+func TestLocalvecBulk(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := ingestTestLocalvec(t, dir, newTestEmbedder(16))
+	srcs := []*ingestTestSource{
+		{url: "a.pdf", texts: []string{"alpha one", "alpha two"}},
+		{url: "b.pdf", texts: []string{"beta one"}},
+		{url: "c.pdf", texts: []string{"gamma one", "gamma two", "gamma three"}},
+	}
+	failing := &ingestTestSource{url: "d.pdf", fetchErr: errors.New("unreadable")}
+	fnErr := errors.New("stopped by the caller")
+	err := s.Bulk(func() error {
+		for i, src := range srcs {
+			if _, _, err := IndexSource(ctx, s, src, 100, 10, nil); err != nil {
+				return err
+			}
+			if i == 0 {
+				if _, _, err := IndexSource(ctx, s, failing, 100, 10, nil); err == nil {
+					t.Error("failing source indexed")
+				}
+			}
+		}
+		if n := s.fileWrites.Load(); n != 0 {
+			t.Errorf("file written %d times inside Bulk", n)
+		}
+		if s.Len() != 6 {
+			t.Errorf("inside Bulk the store holds %d chunks, want 6 (queries see changes at once)", s.Len())
+		}
+		return fnErr
+	})
+	if !errors.Is(err, fnErr) {
+		t.Fatalf("Bulk returned %v, want fn's error", err)
+	}
+	if n := s.fileWrites.Load(); n != 1 {
+		t.Errorf("Bulk over 3 sources wrote the file %d times, want 1", n)
+	}
+	// What fn completed is on disk: a fresh store on the same file sees it.
+	g := genkit.Init(ctx)
+	s2, err := NewLocalvecStore(g, "reopen", newTestEmbedder(16), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s2.Close()
+	reread, err := LocalvecKeywordSearch(s.Path(), "gamma", 10, nil, nil)
+	if err != nil || len(reread) != 3 {
+		t.Errorf("after Bulk the file has %d gamma chunks (%v), want 3", len(reread), err)
+	}
+
+	// Flush inside Bulk writes at once; nested Bulk writes only at the end
+	// of the outermost.
+	writes := s.fileWrites.Load()
+	err = s.Bulk(func() error {
+		if err := s.Index(ctx, localvecTestDocs(3, "e.pdf")); err != nil {
+			return err
+		}
+		if err := s.Flush(); err != nil {
+			return err
+		}
+		if got := s.fileWrites.Load() - writes; got != 1 {
+			t.Errorf("Flush wrote %d times, want 1", got)
+		}
+		return s.Bulk(func() error { _, err := s.DeleteByURL(ctx, "b.pdf"); return err })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.fileWrites.Load() - writes; got != 2 {
+		t.Errorf("Flush + nested Bulk wrote %d times, want 2", got)
+	}
+	if err := s.Flush(); err != nil {
+		t.Errorf("Flush outside Bulk: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Bulk(func() error { return nil }); !errors.Is(err, ErrStoreClosed) {
+		t.Errorf("Bulk after Close: %v", err)
+	}
+	if err := s.Flush(); !errors.Is(err, ErrStoreClosed) {
+		t.Errorf("Flush after Close: %v", err)
+	}
+}

@@ -58,31 +58,48 @@ func BenchmarkIndexCorpus(b *testing.B) {
 			size += fi.Size()
 		}
 	}
-	b.SetBytes(size)
 	ctx := context.Background()
-	chunks := 0
-	runs := 0
-	for b.Loop() {
-		dir := b.TempDir()
-		be, err := benchApp().open(ctx, &commonFlags{data: dir, name: storeName}, openOptions{write: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		chunks = 0
-		for _, p := range pages {
-			n, _, err := askyourdocs.IndexSource(ctx, be.store, newFileSource(p, filepath.Dir(p), "html"), defaultChunkSize, defaultChunkOverlap, nil)
-			if err != nil {
-				b.Fatal(err)
+	// per-source: one file write per IndexSource; bulk: the whole run in
+	// one store.bulk, as `askyourdocs index` does.
+	for _, mode := range []string{"per-source", "bulk"} {
+		b.Run("write="+mode, func(b *testing.B) {
+			b.SetBytes(size)
+			chunks := 0
+			runs := 0
+			for b.Loop() {
+				dir := b.TempDir()
+				be, err := benchApp().open(ctx, &commonFlags{data: dir, name: storeName}, openOptions{write: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				chunks = 0
+				indexAll := func() error {
+					for _, p := range pages {
+						n, _, err := askyourdocs.IndexSource(ctx, be.store, newFileSource(p, filepath.Dir(p), "html"), defaultChunkSize, defaultChunkOverlap, nil)
+						if err != nil {
+							return err
+						}
+						chunks += n
+					}
+					return nil
+				}
+				if mode == "bulk" {
+					err = be.store.bulk(indexAll)
+				} else {
+					err = indexAll()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				be.Close()
+				runs++
 			}
-			chunks += n
-		}
-		be.Close()
-		runs++
+			sec := b.Elapsed().Seconds() / float64(runs)
+			b.ReportMetric(float64(len(pages))/sec, "pages/s")
+			b.ReportMetric(float64(chunks)/sec, "chunks/s")
+			b.ReportMetric(float64(chunks), "chunks")
+		})
 	}
-	sec := b.Elapsed().Seconds() / float64(runs)
-	b.ReportMetric(float64(len(pages))/sec, "pages/s")
-	b.ReportMetric(float64(chunks)/sec, "chunks/s")
-	b.ReportMetric(float64(chunks), "chunks")
 }
 
 // benchVocabulary is the synthetic corpus' word list: pseudo-words drawn

@@ -207,16 +207,24 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		total += *maxPages
 	}
 	prog := newProgress(a.stderr, total, !cf.json)
-	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap}
+	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap, lastFlush: time.Now()}
 
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
+	// One bulk run: the local store writes its file once at the end (and
+	// every flushInterval, bounding what a crash could lose) instead of once
+	// per source, which made large folders quadratic.
+	if err := b.store.bulk(func() error {
+		for _, j := range jobs {
+			if ctx.Err() != nil {
+				break
+			}
+			ix.indexOne(ctx, j.display, j.src)
 		}
-		ix.indexOne(ctx, j.display, j.src)
-	}
-	if len(seeds) > 0 && ctx.Err() == nil && rep.Interrupted == "" {
-		ix.crawl(ctx, seeds, *maxPages, *maxDepth, *delay)
+		if len(seeds) > 0 && ctx.Err() == nil && rep.Interrupted == "" {
+			ix.crawl(ctx, seeds, *maxPages, *maxDepth, *delay)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("saving the index: %w", err)
 	}
 	prog.finish()
 	rep.Embedded = b.emb.docs.Load() - embeddedBefore
@@ -260,12 +268,22 @@ type indexer struct {
 	rep                *indexReport
 	prog               *progress
 	chunkSize, overlap int
+	lastFlush          time.Time
 }
+
+// flushInterval is how often a long index run persists what it has done.
+const flushInterval = 30 * time.Second
 
 // indexOne indexes one source; a failure is recorded, Ctrl-C marks the
 // source as interrupted (IndexSource has rolled it back).
 func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource) (int, error) {
 	ix.prog.begin(display)
+	if time.Since(ix.lastFlush) > flushInterval {
+		if err := ix.b.store.flush(); err != nil {
+			return 0, fmt.Errorf("saving the index: %w", err)
+		}
+		ix.lastFlush = time.Now()
+	}
 	before := ix.b.emb.docs.Load()
 	n, deleted, err := askyourdocs.IndexSource(ctx, ix.b.store, src, ix.chunkSize, ix.overlap, nil)
 	embedded := ix.b.emb.docs.Load() - before

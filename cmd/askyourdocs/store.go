@@ -113,6 +113,11 @@ type cliStore interface {
 	manifest(ctx context.Context) (m indexManifest, ok bool, err error)
 	// saveManifest records the embedder that builds the index.
 	saveManifest(ctx context.Context, m indexManifest) error
+	// bulk runs fn as one indexing run: the local store writes its file
+	// once at the end (and at each flush) instead of once per source.
+	bulk(fn func() error) error
+	// flush persists what a bulk run holds in memory so far.
+	flush() error
 }
 
 // indexManifest records which embedder built an index.
@@ -152,6 +157,9 @@ func (s *localStore) listSources(ctx context.Context) ([]askyourdocs.Source, err
 func (s *localStore) chunkCount(context.Context) (int, error) { return s.Len(), nil }
 
 func (s *localStore) describe() string { return s.Path() }
+
+func (s *localStore) bulk(fn func() error) error { return s.Bulk(fn) }
+func (s *localStore) flush() error               { return s.Flush() }
 
 // manifestPath is askyourdocs-index.json for the default store name, else
 // <name>.askyourdocs-index.json.
@@ -199,6 +207,10 @@ type pgStore struct {
 	*askyourdocs.PgvecStore
 	name string
 }
+
+// bulk and flush: PostgreSQL commits every batch itself.
+func (s *pgStore) bulk(fn func() error) error { return fn() }
+func (s *pgStore) flush() error               { return nil }
 
 func (s *pgStore) vectorSearch(ctx context.Context, q *ai.Document, k int) ([]*ai.Document, error) {
 	docs, err := s.Retrieve(ctx, q, k)
