@@ -166,29 +166,6 @@ type keywordScore struct {
 	phrases, prefixes, keywords, occurrences int
 }
 
-// score returns how the lower-cased text matches the plan, and whether it
-// matches at all.
-func (p keywordPlan) score(lower string) (keywordScore, bool) {
-	var s keywordScore
-	for _, ph := range p.phrases {
-		if strings.Contains(lower, ph) {
-			s.phrases++
-		}
-	}
-	for _, pre := range p.prefixes {
-		if strings.Contains(lower, pre) {
-			s.prefixes++
-		}
-	}
-	for _, k := range p.keywords {
-		if n := strings.Count(lower, k); n > 0 {
-			s.keywords++
-			s.occurrences += n
-		}
-	}
-	return s, s.phrases+s.prefixes+s.keywords > 0
-}
-
 // keywordNormalize returns text lower-cased with runs of white space
 // collapsed to one space, the form phrases are matched against.
 func keywordNormalize(text string) string {
@@ -225,12 +202,118 @@ func compareKeywordScores(a, b keywordScore) int {
 // text are returned once; at most maxResults (all when maxResults <= 0).
 // filter, when non-nil, must accept a document's metadata for it to count.
 func (p keywordPlan) search(ctx context.Context, docs []*ai.Document, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+	return p.searchIndexed(ctx, docs, nil, maxResults, filter)
+}
+
+// keywordSigWords is the size of a keywordSig in 64-bit words.
+const keywordSigWords = 16
+
+// keywordSig is the byte-bigram signature of a normalised text: bit
+// keywordSigBit(a, b) is set for every two consecutive bytes a, b of the
+// text. A pattern can only be a substring of the text if every bit of its
+// own signature is set in the text's, so one AND per word rules most
+// non-matching rows out without a substring search.
+type keywordSig [keywordSigWords]uint64
+
+// keywordSigBit returns the signature bit of the byte pair a, b.
+func keywordSigBit(a, b byte) uint {
+	h := (uint32(a)<<8 | uint32(b)) * 0x9E3779B1
+	return uint(h>>22) % (keywordSigWords * 64)
+}
+
+// newKeywordSig returns the signature of s.
+func newKeywordSig(s string) keywordSig {
+	var g keywordSig
+	for i := 1; i < len(s); i++ {
+		bit := keywordSigBit(s[i-1], s[i])
+		g[bit/64] |= 1 << (bit % 64)
+	}
+	return g
+}
+
+// covers reports whether every bit of sub is set in g.
+func (g *keywordSig) covers(sub *keywordSig) bool {
+	for i := range g {
+		if g[i]&sub[i] != sub[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// keywordText is what the keyword search needs of a stored document,
+// computed once when it is stored: its text normalised by keywordNormalize
+// and that text's signature.
+type keywordText struct {
+	norm string
+	sig  keywordSig
+}
+
+// newKeywordText returns the keyword-search form of doc.
+func newKeywordText(doc *ai.Document) keywordText {
+	n := keywordNormalize(DocText(doc))
+	return keywordText{norm: n, sig: newKeywordSig(n)}
+}
+
+// keywordPattern is one search string of a plan with its signature.
+type keywordPattern struct {
+	s   string
+	sig keywordSig
+}
+
+func newKeywordPatterns(ss []string) []keywordPattern {
+	out := make([]keywordPattern, len(ss))
+	for i, s := range ss {
+		out[i] = keywordPattern{s, newKeywordSig(s)}
+	}
+	return out
+}
+
+// keywordMatcher is a plan compiled for scanning many rows.
+type keywordMatcher struct {
+	phrases, prefixes, keywords []keywordPattern
+}
+
+// scoreRow is score for a normalised text with its signature (nil: no
+// prefilter): a pattern whose signature the row's does not cover cannot
+// occur in it and is not searched.
+func (m *keywordMatcher) scoreRow(norm string, sig *keywordSig) (keywordScore, bool) {
+	var s keywordScore
+	for i := range m.phrases {
+		ph := &m.phrases[i]
+		if (sig == nil || sig.covers(&ph.sig)) && strings.Contains(norm, ph.s) {
+			s.phrases++
+		}
+	}
+	for i := range m.prefixes {
+		pre := &m.prefixes[i]
+		if (sig == nil || sig.covers(&pre.sig)) && strings.Contains(norm, pre.s) {
+			s.prefixes++
+		}
+	}
+	for i := range m.keywords {
+		k := &m.keywords[i]
+		if sig != nil && !sig.covers(&k.sig) {
+			continue
+		}
+		if n := strings.Count(norm, k.s); n > 0 {
+			s.keywords++
+			s.occurrences += n
+		}
+	}
+	return s, s.phrases+s.prefixes+s.keywords > 0
+}
+
+// searchIndexed is search over docs whose keyword-search forms are in kw
+// (kw[i] belongs to docs[i]); with kw nil each document's text is
+// normalised on the fly.
+func (p keywordPlan) searchIndexed(ctx context.Context, docs []*ai.Document, kw []keywordText, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
 	if p.empty() {
 		return nil, nil
 	}
+	m := keywordMatcher{newKeywordPatterns(p.phrases), newKeywordPatterns(p.prefixes), newKeywordPatterns(p.keywords)}
 	type hit struct {
-		doc   *ai.Document
-		text  string
+		row   int
 		score keywordScore
 	}
 	var hits []hit
@@ -243,20 +326,30 @@ func (p keywordPlan) search(ctx context.Context, docs []*ai.Document, maxResults
 		if d == nil || (filter != nil && !filter(d.Metadata)) {
 			continue
 		}
-		text := DocText(d)
-		if s, ok := p.score(keywordNormalize(text)); ok {
-			hits = append(hits, hit{d, text, s})
+		var s keywordScore
+		var ok bool
+		if kw != nil {
+			s, ok = m.scoreRow(kw[i].norm, &kw[i].sig)
+		} else {
+			s, ok = m.scoreRow(keywordNormalize(DocText(d)), nil)
+		}
+		if ok {
+			hits = append(hits, hit{i, s})
 		}
 	}
-	slices.SortStableFunc(hits, func(a, b hit) int { return compareKeywordScores(a.score, b.score) })
+	// Rows are unique, so ordering ties by row is the stable order.
+	slices.SortFunc(hits, func(a, b hit) int {
+		return cmp.Or(compareKeywordScores(a.score, b.score), cmp.Compare(a.row, b.row))
+	})
 	var out []*ai.Document
 	seen := make(map[string]bool)
 	for _, h := range hits {
-		if seen[h.text] {
+		text := DocText(docs[h.row])
+		if seen[text] {
 			continue
 		}
-		seen[h.text] = true
-		out = append(out, h.doc)
+		seen[text] = true
+		out = append(out, docs[h.row])
 		if maxResults > 0 && len(out) == maxResults {
 			break
 		}
