@@ -274,39 +274,64 @@ type keywordMatcher struct {
 	phrases, prefixes, keywords []keywordPattern
 }
 
-// scoreRow is score for a normalised text with its signature (nil: no
-// prefilter): a pattern whose signature the row's does not cover cannot
-// occur in it and is not searched.
-func (m *keywordMatcher) scoreRow(norm string, sig *keywordSig) (keywordScore, bool) {
+// stages returns the first three fields of a normalised text's score
+// (phrases, prefixes and keywords found; occurrences are left 0), with sig
+// its signature or nil for no prefilter: a pattern whose signature the
+// row's does not cover cannot occur in it and is not searched.
+func (m *keywordMatcher) stages(norm string, sig *keywordSig) keywordScore {
 	var s keywordScore
 	for i := range m.phrases {
-		ph := &m.phrases[i]
-		if (sig == nil || sig.covers(&ph.sig)) && strings.Contains(norm, ph.s) {
+		if m.phrases[i].in(norm, sig) {
 			s.phrases++
 		}
 	}
 	for i := range m.prefixes {
-		pre := &m.prefixes[i]
-		if (sig == nil || sig.covers(&pre.sig)) && strings.Contains(norm, pre.s) {
+		if m.prefixes[i].in(norm, sig) {
 			s.prefixes++
 		}
 	}
 	for i := range m.keywords {
-		k := &m.keywords[i]
-		if sig != nil && !sig.covers(&k.sig) {
-			continue
-		}
-		if n := strings.Count(norm, k.s); n > 0 {
+		if m.keywords[i].in(norm, sig) {
 			s.keywords++
-			s.occurrences += n
 		}
 	}
-	return s, s.phrases+s.prefixes+s.keywords > 0
+	return s
 }
+
+// in reports whether the pattern occurs in norm, whose signature is sig
+// (nil: unknown).
+func (k *keywordPattern) in(norm string, sig *keywordSig) bool {
+	return (sig == nil || sig.covers(&k.sig)) && strings.Contains(norm, k.s)
+}
+
+// occurrences returns how often the keywords occur in norm in total.
+func (m *keywordMatcher) occurrences(norm string, sig *keywordSig) int {
+	n := 0
+	for i := range m.keywords {
+		if k := &m.keywords[i]; sig == nil || sig.covers(&k.sig) {
+			n += strings.Count(norm, k.s)
+		}
+	}
+	return n
+}
+
+// keywordBucketsMax bounds the number of score buckets searchIndexed sorts
+// hits into by counting; larger plans are sorted by comparison.
+const keywordBucketsMax = 1 << 12
 
 // searchIndexed is search over docs whose keyword-search forms are in kw
 // (kw[i] belongs to docs[i]); with kw nil each document's text is
 // normalised on the fly.
+//
+// It ranks in two passes so that the costly part, counting every
+// occurrence of every keyword, is done only for the rows that can reach
+// the result: first each row's stages (phrases, prefixes, keywords) are
+// found with substring tests that stop at the first match, and the hits
+// ordered by them (stable in row order); then, walking that order, the
+// stage groups up to the one in which maxResults distinct texts are
+// reached get their occurrences counted and are ordered by them. Rows in
+// later groups cannot be returned. The result equals a stable sort of all
+// hits by the full score.
 func (p keywordPlan) searchIndexed(ctx context.Context, docs []*ai.Document, kw []keywordText, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
 	if p.empty() {
 		return nil, nil
@@ -315,6 +340,8 @@ func (p keywordPlan) searchIndexed(ctx context.Context, docs []*ai.Document, kw 
 	type hit struct {
 		row   int
 		score keywordScore
+		norm  string
+		sig   *keywordSig
 	}
 	var hits []hit
 	for i, d := range docs {
@@ -326,21 +353,77 @@ func (p keywordPlan) searchIndexed(ctx context.Context, docs []*ai.Document, kw 
 		if d == nil || (filter != nil && !filter(d.Metadata)) {
 			continue
 		}
-		var s keywordScore
-		var ok bool
+		var n string
+		var sig *keywordSig
 		if kw != nil {
-			s, ok = m.scoreRow(kw[i].norm, &kw[i].sig)
+			n, sig = kw[i].norm, &kw[i].sig
 		} else {
-			s, ok = m.scoreRow(keywordNormalize(DocText(d)), nil)
+			n = keywordNormalize(DocText(d))
 		}
-		if ok {
-			hits = append(hits, hit{i, s})
+		if s := m.stages(n, sig); s.phrases+s.prefixes+s.keywords > 0 {
+			hits = append(hits, hit{i, s, n, sig})
 		}
 	}
-	// Rows are unique, so ordering ties by row is the stable order.
-	slices.SortFunc(hits, func(a, b hit) int {
-		return cmp.Or(compareKeywordScores(a.score, b.score), cmp.Compare(a.row, b.row))
-	})
+	if len(hits) == 0 {
+		return nil, nil
+	}
+
+	// Order the hits by stages, best first, ties in row order: by counting
+	// into buckets when there are few, else by comparison.
+	nPre, nKw := len(m.prefixes)+1, len(m.keywords)+1
+	nBuckets := (len(m.phrases) + 1) * nPre * nKw
+	bucket := func(s keywordScore) int { // 0 is the best bucket
+		return nBuckets - 1 - ((s.phrases*nPre+s.prefixes)*nKw + s.keywords)
+	}
+	if nBuckets <= keywordBucketsMax && nBuckets <= 4*len(hits) {
+		start := make([]int, nBuckets+1)
+		for _, h := range hits {
+			start[bucket(h.score)+1]++
+		}
+		for b := 1; b <= nBuckets; b++ {
+			start[b] += start[b-1]
+		}
+		sorted := make([]hit, len(hits))
+		for _, h := range hits {
+			b := bucket(h.score)
+			sorted[start[b]] = h
+			start[b]++
+		}
+		hits = sorted
+	} else {
+		slices.SortFunc(hits, func(a, b hit) int {
+			return cmp.Or(compareKeywordScores(a.score, b.score), cmp.Compare(a.row, b.row))
+		})
+	}
+
+	// Find the end of the last stage group needed for maxResults distinct
+	// texts; count occurrences up to there.
+	end := len(hits)
+	if maxResults > 0 {
+		distinct := make(map[string]bool)
+		for i := 0; i < len(hits); i++ {
+			distinct[DocText(docs[hits[i].row])] = true
+			if len(distinct) >= maxResults {
+				end = i + 1
+				for end < len(hits) && bucket(hits[end].score) == bucket(hits[i].score) {
+					end++
+				}
+				break
+			}
+		}
+	}
+	hits = hits[:end]
+	for i := range hits {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		hits[i].score.occurrences = m.occurrences(hits[i].norm, hits[i].sig)
+	}
+	// Within a stage group, more occurrences first; ties keep row order.
+	slices.SortStableFunc(hits, func(a, b hit) int { return compareKeywordScores(a.score, b.score) })
+
 	var out []*ai.Document
 	seen := make(map[string]bool)
 	for _, h := range hits {
