@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -262,5 +263,39 @@ func TestKeywordSigCovers(t *testing.T) {
 		if !g.covers(&sg) {
 			t.Fatalf("signature of %q does not cover its substring %q", text, sub)
 		}
+	}
+}
+
+// TestLocalvecKeywordSearchLargeMatchesReference checks a store of the
+// benchmark's corpus (Zipf-distributed words, some capitalised, so many
+// hits per stage group) against the reference, with quoted phrases too, and
+// that a cancelled context stops the search.
+func TestLocalvecKeywordSearchLargeMatchesReference(t *testing.T) {
+	docs := keywordBenchDocs(5000)
+	s := keywordBenchStore(docs)
+	queries := keywordBenchQueries(docs, 4)
+	queries = append(queries, `"`+queries[0]+`" `+queries[1], `„`+strings.ToUpper(queries[2])+`“`)
+	for _, q := range queries {
+		p := newKeywordPlan(q, nil)
+		for _, maxN := range []int{0, 10} {
+			got, err := s.KeywordSearch(t.Context(), q, maxN, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := keywordRefSearch(p, docs, maxN, nil)
+			if len(got) != len(want) {
+				t.Fatalf("query %q, max %d: %d results, reference %d", q, maxN, len(got), len(want))
+			}
+			for i := range got {
+				if DocText(got[i]) != DocText(want[i]) || got[i].Metadata[MetaURL] != want[i].Metadata[MetaURL] {
+					t.Fatalf("query %q, max %d: result %d differs from the reference", q, maxN, i)
+				}
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := s.KeywordSearch(ctx, queries[0], 10, nil, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled search: %v", err)
 	}
 }
