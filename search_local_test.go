@@ -136,8 +136,9 @@ func keywordBenchStore(docs []*ai.Document) *LocalvecStore {
 }
 
 // BenchmarkLocalvecKeywordSearch measures LocalvecStore.KeywordSearch (top
-// 10) over 10k and 50k synthetic chunks against the reference scan (the
-// implementation before the per-row normalised text was kept), in one run:
+// 10) over 10k and 50k synthetic chunks against keywordRefSearch (which
+// normalises every text per query, as the store did before it kept the
+// normalised texts), in one run:
 //
 //	go test -run '^$' -bench LocalvecKeywordSearch -timeout 20m .
 func BenchmarkLocalvecKeywordSearch(b *testing.B) {
