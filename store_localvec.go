@@ -87,13 +87,16 @@ type LocalvecStore struct {
 }
 
 // localvecRows is the in-memory database: row i is ids[i], docs[i] and the
-// vector vecs[i*dim:(i+1)*dim] with inverse norm inv[i].
+// vector vecs[i*dim:(i+1)*dim] with inverse norm inv[i]; kw[i] is docs[i]'s
+// normalised text and bigram signature for KeywordSearch, computed once
+// when the row is added.
 type localvecRows struct {
 	dim  int
 	ids  []string
 	docs []*ai.Document
 	vecs []float32
 	inv  []float32
+	kw   []keywordText
 	byID map[string]int
 }
 
@@ -464,7 +467,7 @@ func (s *LocalvecStore) KeywordSearch(ctx context.Context, query string, maxResu
 	if s.closed {
 		return nil, fmt.Errorf("localvec keyword search: %w", ErrStoreClosed)
 	}
-	docs, err := plan.search(ctx, s.rows.docs, maxResults, filter)
+	docs, err := plan.searchIndexed(ctx, s.rows.docs, s.rows.kw, maxResults, filter)
 	if err != nil {
 		return nil, fmt.Errorf("localvec keyword search: %w", err)
 	}

@@ -78,6 +78,7 @@ func (r *localvecRows) append(add []localvecNewRow) {
 		r.docs = append(r.docs, a.doc)
 		r.vecs = append(r.vecs, a.vec...)
 		r.inv = append(r.inv, localvecInvNorm(a.vec))
+		r.kw = append(r.kw, newKeywordText(a.doc))
 	}
 }
 
@@ -107,14 +108,15 @@ func (r *localvecRows) remove(del map[string]bool) {
 			continue
 		}
 		if w != i {
-			r.ids[w], r.docs[w], r.inv[w] = id, r.docs[i], r.inv[i]
+			r.ids[w], r.docs[w], r.inv[w], r.kw[w] = id, r.docs[i], r.inv[i], r.kw[i]
 			copy(r.vecs[w*r.dim:(w+1)*r.dim], r.vecs[i*r.dim:(i+1)*r.dim])
 			r.byID[id] = w
 		}
 		w++
 	}
 	clear(r.docs[w:])
-	r.ids, r.docs, r.inv, r.vecs = r.ids[:w], r.docs[:w], r.inv[:w], r.vecs[:w*r.dim]
+	clear(r.kw[w:])
+	r.ids, r.docs, r.inv, r.vecs, r.kw = r.ids[:w], r.docs[:w], r.inv[:w], r.vecs[:w*r.dim], r.kw[:w]
 	if w == 0 {
 		r.dim = 0
 	}

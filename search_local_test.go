@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// keywordRefSearch is the straightforward reference for the in-memory
+// keyword search: per document, lower-case and collapse the whole text,
+// test each pattern with strings.Contains/Count, rank stably, deduplicate
+// by text. The optimised search must return exactly what it returns.
+func keywordRefSearch(p keywordPlan, docs []*ai.Document, maxResults int, filter func(map[string]any) bool) []*ai.Document {
+	if len(p.phrases) == 0 && len(p.keywords) == 0 {
+		return nil
+	}
+	type hit struct {
+		doc                 *ai.Document
+		ph, pre, kw, occurs int
+	}
+	var hits []hit
+	for _, d := range docs {
+		if d == nil || (filter != nil && !filter(d.Metadata)) {
+			continue
+		}
+		norm := strings.Join(strings.FieldsFunc(strings.ToLower(DocText(d)), unicode.IsSpace), " ")
+		var h hit
+		h.doc = d
+		for _, s := range p.phrases {
+			if strings.Contains(norm, s) {
+				h.ph++
+			}
+		}
+		for _, s := range p.prefixes {
+			if strings.Contains(norm, s) {
+				h.pre++
+			}
+		}
+		for _, s := range p.keywords {
+			if n := strings.Count(norm, s); n > 0 {
+				h.kw++
+				h.occurs += n
+			}
+		}
+		if h.ph+h.pre+h.kw > 0 {
+			hits = append(hits, h)
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int {
+		return cmp.Or(cmp.Compare(b.ph, a.ph), cmp.Compare(b.pre, a.pre), cmp.Compare(b.kw, a.kw), cmp.Compare(b.occurs, a.occurs))
+	})
+	var out []*ai.Document
+	seen := map[string]bool{}
+	for _, h := range hits {
+		t := DocText(h.doc)
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, h.doc)
+		if maxResults > 0 && len(out) == maxResults {
+			break
+		}
+	}
+	return out
+}
+
+// keywordBenchVocabulary returns n pseudo-words of 3-10 letters.
+func keywordBenchVocabulary(n int) []string {
+	r := rand.New(rand.NewPCG(1, 2))
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	words := make([]string, n)
+	for i := range words {
+		b := make([]byte, 3+r.IntN(8))
+		for j := range b {
+			b[j] = letters[r.IntN(len(letters))]
+		}
+		words[i] = string(b)
+	}
+	return words
+}
+
+// keywordBenchDocs returns n chunks of ~800 characters drawn Zipf-like from
+// a 20,000-word vocabulary (as the CLI benchmark does), some capitalised.
+func keywordBenchDocs(n int) []*ai.Document {
+	vocab := keywordBenchVocabulary(20000)
+	r := rand.New(rand.NewPCG(3, 4))
+	z := rand.NewZipf(r, 1.1, 1, uint64(len(vocab)-1))
+	docs := make([]*ai.Document, n)
+	for i := range docs {
+		var sb strings.Builder
+		for sb.Len() < 800 {
+			w := vocab[z.Uint64()]
+			if r.IntN(10) == 0 {
+				w = strings.ToUpper(w[:1]) + w[1:]
+			}
+			sb.WriteString(w)
+			sb.WriteByte(' ')
+		}
+		docs[i] = ai.DocumentFromText(sb.String(), map[string]any{MetaURL: fmt.Sprintf("file:///doc%d", i/20), MetaSource: "bench"})
+	}
+	return docs
+}
+
+// keywordBenchQueries returns n queries of 3-5 consecutive words of docs.
+func keywordBenchQueries(docs []*ai.Document, n int) []string {
+	r := rand.New(rand.NewPCG(5, 6))
+	qs := make([]string, n)
+	for i := range qs {
+		words := strings.Fields(DocText(docs[r.IntN(len(docs))]))
+		k := 3 + r.IntN(3)
+		start := r.IntN(len(words) - k)
+		qs[i] = strings.Join(words[start:start+k], " ")
+	}
+	return qs
+}
+
+// keywordBenchStore returns an open LocalvecStore holding docs in memory
+// (one-dimensional vectors; no file, no embedder).
+func keywordBenchStore(docs []*ai.Document) *LocalvecStore {
+	add := make([]localvecNewRow, len(docs))
+	for i, d := range docs {
+		add[i] = localvecNewRow{id: fmt.Sprintf("%08d", i), doc: d, vec: []float32{1}}
+	}
+	s := &LocalvecStore{}
+	s.rows.append(add)
+	return s
+}
+
+// BenchmarkLocalvecKeywordSearch measures LocalvecStore.KeywordSearch (top
+// 10) over 10k and 50k synthetic chunks against keywordRefSearch (which
+// normalises every text per query, as the store did before it kept the
+// normalised texts), in one run:
+//
+//	go test -run '^$' -bench LocalvecKeywordSearch -timeout 20m .
+func BenchmarkLocalvecKeywordSearch(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		docs := keywordBenchDocs(n)
+		queries := keywordBenchQueries(docs[:min(n, 2000)], 64)
+		s := keywordBenchStore(docs)
+		ctx := context.Background()
+		b.Run(fmt.Sprintf("%dk/store", n/1000), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := s.KeywordSearch(ctx, queries[i%len(queries)], 10, nil, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i)/1e6, "ms/query")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i)/float64(n), "ns/chunk")
+		})
+		b.Run(fmt.Sprintf("%dk/reference", n/1000), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				keywordRefSearch(newKeywordPlan(queries[i%len(queries)], nil), docs, 10, nil)
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i)/1e6, "ms/query")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i)/float64(n), "ns/chunk")
+		})
+	}
+}
+
+// keywordRandText returns random text from a small alphabet of letters
+// (with case and Unicode variants), spaces of several kinds, punctuation and
+// metacharacters, so that substring matches are frequent.
+func keywordRandText(r *rand.Rand, maxLen int) string {
+	atoms := []string{"a", "b", "c", "ab", "ba", "Ab", "AB", "ß", "ẞ", "ä", "Ä", "é", "e\u0301", "İ", "ı", "k", "K", "\u212a", "ö",
+		" ", " ", "  ", "\t", "\n", "\u00a0", "\u3000", ".", ",", "-", "%", "_", "\\", "'", "\"", "„", "“", "”", "«", "»", "*", "?", "1", "2", "Σ", "σ", "ς", "\xff"}
+	var b strings.Builder
+	for n := r.IntN(maxLen + 1); n > 0; n-- {
+		b.WriteString(atoms[r.IntN(len(atoms))])
+	}
+	return b.String()
+}
+
+// TestLocalvecKeywordSearchMatchesReference checks the in-memory search
+// (normalised texts and signatures kept per row, maintained across deletes)
+// and the on-the-fly path against keywordRefSearch on random corpora and
+// queries.
+func TestLocalvecKeywordSearchMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	ctx := t.Context()
+	for round := range 60 {
+		n := 1 + r.IntN(80)
+		docs := make([]*ai.Document, 0, n)
+		for i := range n {
+			var d *ai.Document
+			switch {
+			case i > 0 && r.IntN(8) == 0: // same text, other metadata
+				d = ai.DocumentFromText(DocText(docs[r.IntN(len(docs))]), nil)
+			case r.IntN(6) == 0: // several text parts
+				d = &ai.Document{Content: []*ai.Part{ai.NewTextPart(keywordRandText(r, 20)), ai.NewTextPart(keywordRandText(r, 20))}}
+			default:
+				d = ai.DocumentFromText(keywordRandText(r, 60), nil)
+			}
+			d.Metadata = map[string]any{"n": i, "odd": i%2 == 1}
+			docs = append(docs, d)
+		}
+		s := keywordBenchStore(docs)
+		// Delete some rows so that the per-row data is moved, too.
+		del := map[string]bool{}
+		for _, id := range s.rows.ids {
+			if r.IntN(5) == 0 {
+				del[id] = true
+			}
+		}
+		s.rows.remove(del)
+		kept := slices.Clone(s.rows.docs)
+		filter := func(m map[string]any) bool { return m["odd"] == true }
+		stop := map[string]bool{"ab": true}
+		for range 30 {
+			q := keywordRandText(r, 12)
+			if len(kept) > 0 && r.IntN(3) == 0 {
+				// Quote a piece of a stored text.
+				if txt := []rune(DocText(kept[r.IntN(len(kept))])); len(txt) > 2 {
+					a := r.IntN(len(txt) - 1)
+					q += ` "` + string(txt[a:a+1+r.IntN(min(8, len(txt)-a))]) + `" ` + keywordRandText(r, 4)
+				}
+			}
+			p := newKeywordPlan(q, stop)
+			for _, maxN := range []int{0, 1, 3} {
+				for _, f := range []func(map[string]any) bool{nil, filter} {
+					want := keywordRefSearch(p, kept, maxN, f)
+					got, err := s.KeywordSearch(ctx, q, maxN, stop, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					direct, err := p.search(ctx, kept, maxN, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if docMetaN(got) != docMetaN(want) || docMetaN(direct) != docMetaN(want) {
+						t.Fatalf("round %d, query %q, max %d, filter %v:\nstore     %s\non the fly %s\nreference %s",
+							round, q, maxN, f != nil, docMetaN(got), docMetaN(direct), docMetaN(want))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKeywordSigCovers checks the signature prefilter never rules out a
+// real substring.
+func TestKeywordSigCovers(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for range 2000 {
+		text := keywordNormalize(keywordRandText(r, 200))
+		if len(text) == 0 {
+			continue
+		}
+		a := r.IntN(len(text))
+		sub := text[a : a+r.IntN(len(text)-a+1)]
+		g, sg := newKeywordSig(text), newKeywordSig(sub)
+		if !g.covers(&sg) {
+			t.Fatalf("signature of %q does not cover its substring %q", text, sub)
+		}
+	}
+}
+
+// TestLocalvecKeywordSearchLargeMatchesReference checks a store of the
+// benchmark's corpus (Zipf-distributed words, some capitalised, so many
+// hits per stage group) against the reference, with quoted phrases too, and
+// that a cancelled context stops the search.
+func TestLocalvecKeywordSearchLargeMatchesReference(t *testing.T) {
+	docs := keywordBenchDocs(5000)
+	s := keywordBenchStore(docs)
+	queries := keywordBenchQueries(docs, 4)
+	queries = append(queries, `"`+queries[0]+`" `+queries[1], `„`+strings.ToUpper(queries[2])+`“`)
+	for _, q := range queries {
+		p := newKeywordPlan(q, nil)
+		for _, maxN := range []int{0, 10} {
+			got, err := s.KeywordSearch(t.Context(), q, maxN, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := keywordRefSearch(p, docs, maxN, nil)
+			if len(got) != len(want) {
+				t.Fatalf("query %q, max %d: %d results, reference %d", q, maxN, len(got), len(want))
+			}
+			for i := range got {
+				if DocText(got[i]) != DocText(want[i]) || got[i].Metadata[MetaURL] != want[i].Metadata[MetaURL] {
+					t.Fatalf("query %q, max %d: result %d differs from the reference", q, maxN, i)
+				}
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := s.KeywordSearch(ctx, queries[0], 10, nil, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled search: %v", err)
+	}
+}
