@@ -51,7 +51,7 @@ type PgvecMigration struct {
 
 // pgvecNames holds a store's table and index names (unquoted).
 type pgvecNames struct {
-	table, hnsw, fts, urlSource, source, textHash string
+	table, hnsw, fts, urlSource, source, textHash, trgm string
 }
 
 // pgvecPlainName matches store names used as they are in table names.
@@ -87,6 +87,7 @@ func pgvecTableNames(name string) pgvecNames {
 		urlSource: t + "_url_source",
 		source:    t + "_source",
 		textHash:  t + "_text_hash",
+		trgm:      t + "_content_trgm",
 	}
 }
 
@@ -153,6 +154,7 @@ type pgvecMigrationStep struct {
 // pgvecMigrations is the ordered list of schema versions.
 var pgvecMigrations = []pgvecMigrationStep{
 	{version: 1, what: "create chunk table and indexes", apply: pgvecCreateV1},
+	{version: 2, what: "trigram index on content", apply: pgvecCreateV2},
 }
 
 // pgvecSchemaVersion is the schema version this code writes.
@@ -193,6 +195,38 @@ func pgvecCreateV1(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, regcon
 		}
 	}
 	return nil
+}
+
+// pgvecCreateV2 adds a pg_trgm GIN index on content, which the ILIKE stages
+// of KeywordSearchSQL use instead of scanning the table. It creates the
+// pg_trgm extension when missing; where that is not allowed (or the index
+// cannot be built) it logs a warning and leaves the store without the
+// index: keyword search gives the same results, only slower. Both attempts
+// run in a savepoint so that a failure does not abort the start-up
+// transaction.
+func pgvecCreateV2(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("savepoint for pg_trgm: %w", err)
+	}
+	var have bool
+	err = sp.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm')`).Scan(&have)
+	if err == nil && !have {
+		_, err = sp.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_trgm`)
+	}
+	if err == nil {
+		_, err = sp.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgvecIdent(n.trgm)+` ON `+pgvecIdent(n.table)+
+			` USING gin (content gin_trgm_ops)`)
+	}
+	if err != nil {
+		if rbErr := sp.Rollback(ctx); rbErr != nil {
+			return fmt.Errorf("roll back pg_trgm savepoint: %w (after %w)", rbErr, err)
+		}
+		slog.Warn("pgvector store: no pg_trgm trigram index, keyword search scans the table for substring matches; "+
+			"have a superuser run CREATE EXTENSION pg_trgm and create the index", "table", n.table, "index", n.trgm, "err", err)
+		return nil
+	}
+	return sp.Commit(ctx)
 }
 
 func pgvecFTSIndexSQL(n pgvecNames, regconfig string) string {

@@ -115,7 +115,12 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 	likeQuery := likeOn("content")
 	// Phrases are matched with runs of white space in the text collapsed to
 	// one space, as ExtractQuotedPhrases collapses them in the phrase.
+	// The collapsed text cannot use the trigram index on content, so the
+	// phrase stage first narrows the rows to those containing the longest
+	// word of some phrase (as every match does), which the index can find.
 	phraseQuery := likeOn(`regexp_replace(content, '\s+', ' ', 'g')`)
+	phraseQuery = strings.Replace(phraseQuery, ` WHERE `,
+		fmt.Sprintf(` WHERE content ILIKE ANY($%d::text[]) AND `, 4+len(extraArgs)), 1)
 	tsvector := `to_tsvector(` + regconfig + `, content)`
 	ftsQuery := `WITH ayd_tsq AS (SELECT replace(plainto_tsquery(` + regconfig + `, $1::text)::text, '&', '|')::tsquery AS ayd_q)
 		SELECT content, metadata FROM ` + t + `, ayd_tsq
@@ -135,13 +140,15 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 		sql  string
 		term any
 		skip bool
+		// extra, when not nil, is bound after the keyword patterns.
+		extra []string
 	}
 	keywordPatterns := patterns(plan.keywords)
 	stages := []stage{
-		{"phrase", phraseQuery, patterns(plan.phrases), len(plan.phrases) == 0},
-		{"prefix", likeQuery, patterns(plan.prefixes), len(plan.prefixes) == 0},
-		{"full-text", ftsQuery, strings.Join(plan.keywords, " "), len(plan.keywords) == 0},
-		{"substring", likeQuery, keywordPatterns, len(plan.keywords) == 0},
+		{"phrase", phraseQuery, patterns(plan.phrases), len(plan.phrases) == 0, patterns(keywordLongestWords(plan.phrases))},
+		{"prefix", likeQuery, patterns(plan.prefixes), len(plan.prefixes) == 0, nil},
+		{"full-text", ftsQuery, strings.Join(plan.keywords, " "), len(plan.keywords) == 0, nil},
+		{"substring", likeQuery, keywordPatterns, len(plan.keywords) == 0, nil},
 	}
 	var out []*ai.Document
 	seen := make(map[string]bool)
@@ -150,6 +157,9 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 			continue
 		}
 		args := append(append([]any{st.term, limit}, extraArgs...), keywordPatterns)
+		if st.extra != nil {
+			args = append(args, st.extra)
+		}
 		rows, err := pool.Query(ctx, st.sql, args...)
 		if err != nil {
 			return nil, fmt.Errorf("keyword search sql: %s stage: %w", st.name, err)
@@ -171,6 +181,23 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 		}
 	}
 	return out, nil
+}
+
+// keywordLongestWords returns the longest white-space-separated word of each
+// phrase: a text containing the phrase (white space collapsed) contains that
+// word as it is, so it is a filter the trigram index can serve.
+func keywordLongestWords(phrases []string) []string {
+	out := make([]string, 0, len(phrases))
+	for _, p := range phrases {
+		longest := ""
+		for _, w := range strings.Fields(p) {
+			if len(w) > len(longest) {
+				longest = w
+			}
+		}
+		out = append(out, longest)
+	}
+	return out
 }
 
 // pgvecTracer is the query tracer of a PgvecStore's pool. It logs each

@@ -204,3 +204,52 @@ func TestKeywordSearchSQLForeignPool(t *testing.T) {
 		t.Error("nil pool: no error")
 	}
 }
+
+// TestKeywordSearchSQLTrigramFallback checks that the store gets a pg_trgm
+// index when the extension is available and that searching with and without
+// it gives the same results (the fallback scans the table).
+func TestKeywordSearchSQLTrigramFallback(t *testing.T) {
+	ctx := context.Background()
+	s := searchSQLTestStore(t, nil)
+	stop := map[string]bool{"the": true, "is": true, "in": true}
+	queries := []string{`"renewal deadline" contract`, "Rechnungen", "revenue costs contract", "report",
+		`"NET thirty"`, `"100%"`, "ab", "the contract revenue"}
+	search := func() [][]string {
+		var out [][]string
+		for _, q := range queries {
+			got, err := s.KeywordSearch(ctx, q, 0, stop, "", nil)
+			if err != nil {
+				t.Fatalf("query %q: %v", q, err)
+			}
+			out = append(out, pgTestTexts(got))
+		}
+		return out
+	}
+	var have bool
+	if err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = $1)`, s.names.trgm).Scan(&have); err != nil {
+		t.Fatal(err)
+	}
+	if !have {
+		t.Log("pg_trgm not available on this server: only the fallback is checked")
+	}
+	// Force index use where there is one, as the tiny table would be scanned.
+	if _, err := s.Pool.Exec(ctx, `SET enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	with := search()
+	if _, err := s.Pool.Exec(ctx, `DROP INDEX IF EXISTS `+pgvecIdent(s.names.trgm)); err != nil {
+		t.Fatal(err)
+	}
+	without := search()
+	if _, err := s.Pool.Exec(ctx, `RESET enable_seqscan`); err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range queries {
+		if !slices.Equal(with[i], without[i]) {
+			t.Errorf("query %q: with trigram index %q, without %q", q, with[i], without[i])
+		}
+	}
+	if len(with[0]) == 0 || len(with[1]) == 0 {
+		t.Errorf("expected matches, got %q", with)
+	}
+}
