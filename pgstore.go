@@ -258,17 +258,11 @@ func (s *PgvecStore) Retrieve(ctx context.Context, query *ai.Document, k int) ([
 	if k < 1 {
 		return nil, fmt.Errorf("pgvector retrieve: k must be positive, got %d", k)
 	}
-	resp, err := s.Embedder.Embed(ctx, &ai.EmbedRequest{Input: []*ai.Document{query}})
+	vecs, err := embedChecked(ctx, s.Embedder, []*ai.Document{query}, s.dim)
 	if err != nil {
-		return nil, fmt.Errorf("pgvector retrieve: embed query: %w", err)
+		return nil, fmt.Errorf("pgvector retrieve: query: %w", err)
 	}
-	if resp == nil || len(resp.Embeddings) != 1 || resp.Embeddings[0] == nil {
-		return nil, errors.New("pgvector retrieve: embedder returned no embedding for the query")
-	}
-	v := resp.Embeddings[0].Embedding
-	if len(v) != s.dim {
-		return nil, fmt.Errorf("pgvector retrieve: %w: embedder returned %d dimensions, store has %d", ErrDimensionMismatch, len(v), s.dim)
-	}
+	v := vecs[0]
 	sql := `SELECT content, metadata FROM ` + pgvecIdent(s.names.table) + ` ORDER BY ` + s.vec.order + ` LIMIT $2`
 	var docs []*ai.Document
 	scan := func(q interface {
@@ -512,26 +506,12 @@ func (s *PgvecStore) embed(ctx context.Context, rows []*pgvecRow) (embedded int,
 		for i, r := range batch {
 			in[i] = r.doc
 		}
-		resp, err := s.Embedder.Embed(ctx, &ai.EmbedRequest{Input: in})
+		vecs, err := embedChecked(ctx, s.Embedder, in, s.dim)
 		if err != nil {
-			return embedded, fmt.Errorf("embed %d documents: %w", len(in), err)
+			return embedded, err
 		}
-		if resp == nil || len(resp.Embeddings) != len(in) {
-			n := 0
-			if resp != nil {
-				n = len(resp.Embeddings)
-			}
-			return embedded, fmt.Errorf("embedder returned %d embeddings for %d documents", n, len(in))
-		}
-		for i, e := range resp.Embeddings {
-			if e == nil || len(e.Embedding) != s.dim {
-				n := 0
-				if e != nil {
-					n = len(e.Embedding)
-				}
-				return embedded, fmt.Errorf("%w: embedder returned %d dimensions, store has %d", ErrDimensionMismatch, n, s.dim)
-			}
-			batch[i].vec = e.Embedding
+		for i, v := range vecs {
+			batch[i].vec = v
 		}
 		embedded += len(in)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
@@ -107,4 +108,43 @@ func IndexInBatches(ctx context.Context, store VectorStore, docs []*ai.Document,
 		}
 	}
 	return nil
+}
+
+// embedChecked embeds docs with one Embed call and checks what came back:
+// one vector per document, each non-empty, finite and of dimension dim (dim
+// 0 accepts the first vector's dimension for all). Both stores embed
+// through it, for indexing and for queries, so a misbehaving embedder gives
+// the same clear error everywhere; a wrong dimension wraps
+// ErrDimensionMismatch.
+func embedChecked(ctx context.Context, emb ai.Embedder, docs []*ai.Document, dim int) ([][]float32, error) {
+	resp, err := emb.Embed(ctx, &ai.EmbedRequest{Input: docs})
+	if err != nil {
+		return nil, fmt.Errorf("embed %d documents: %w", len(docs), err)
+	}
+	if resp == nil || len(resp.Embeddings) != len(docs) {
+		n := 0
+		if resp != nil {
+			n = len(resp.Embeddings)
+		}
+		return nil, fmt.Errorf("embed %d documents: embedder returned %d vectors", len(docs), n)
+	}
+	out := make([][]float32, len(docs))
+	for i, e := range resp.Embeddings {
+		if e == nil || len(e.Embedding) == 0 {
+			return nil, fmt.Errorf("embed: document %d: empty vector", i)
+		}
+		if dim == 0 {
+			dim = len(e.Embedding)
+		}
+		if len(e.Embedding) != dim {
+			return nil, fmt.Errorf("embed: document %d: %w: vector has %d dimensions, the store has %d", i, ErrDimensionMismatch, len(e.Embedding), dim)
+		}
+		for _, x := range e.Embedding {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, fmt.Errorf("embed: document %d: vector contains NaN or Inf", i)
+			}
+		}
+		out[i] = e.Embedding
+	}
+	return out, nil
 }

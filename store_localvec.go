@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,43 +227,13 @@ func (s *LocalvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	return nil
 }
 
-// embed embeds docs with one Embed call and checks the vectors: one per
-// document, all of the store's dimension (or of one dimension when the store
-// is empty), finite and non-empty. Called with writeMu held.
+// embed embeds docs (see embedChecked), requiring the store's dimension
+// once it has one. Called with writeMu held.
 func (s *LocalvecStore) embed(ctx context.Context, docs []*ai.Document) ([][]float32, error) {
-	resp, err := s.emb.Embed(ctx, &ai.EmbedRequest{Input: docs})
-	if err != nil {
-		return nil, fmt.Errorf("embed %d documents: %w", len(docs), err)
-	}
-	if resp == nil || len(resp.Embeddings) != len(docs) {
-		n := 0
-		if resp != nil {
-			n = len(resp.Embeddings)
-		}
-		return nil, fmt.Errorf("embed %d documents: embedder returned %d vectors", len(docs), n)
-	}
 	s.mu.RLock()
 	dim := s.rows.dim
 	s.mu.RUnlock()
-	out := make([][]float32, len(docs))
-	for i, e := range resp.Embeddings {
-		if e == nil || len(e.Embedding) == 0 {
-			return nil, fmt.Errorf("embed: document %d: empty vector", i)
-		}
-		if dim == 0 {
-			dim = len(e.Embedding)
-		}
-		if len(e.Embedding) != dim {
-			return nil, fmt.Errorf("embed: document %d: %w: vector has %d dimensions, the store has %d", i, ErrDimensionMismatch, len(e.Embedding), dim)
-		}
-		for _, x := range e.Embedding {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, fmt.Errorf("embed: document %d: vector contains NaN or Inf", i)
-			}
-		}
-		out[i] = e.Embedding
-	}
-	return out, nil
+	return embedChecked(ctx, s.emb, docs, dim)
 }
 
 // apply adds rows and deletes the rows with the IDs in del, in memory and

@@ -66,14 +66,11 @@ func (s *LocalvecStore) retrieve(ctx context.Context, req *ai.RetrieverRequest) 
 	if err != nil {
 		return nil, fmt.Errorf("localvec retrieve: %w", err)
 	}
-	resp, err := s.emb.Embed(ctx, &ai.EmbedRequest{Input: []*ai.Document{req.Query}})
+	vecs, err := embedChecked(ctx, s.emb, []*ai.Document{req.Query}, 0)
 	if err != nil {
-		return nil, fmt.Errorf("localvec retrieve: embed query: %w", err)
+		return nil, fmt.Errorf("localvec retrieve: query: %w", err)
 	}
-	if resp == nil || len(resp.Embeddings) != 1 || resp.Embeddings[0] == nil {
-		return nil, fmt.Errorf("localvec retrieve: embed query: want 1 vector")
-	}
-	q := resp.Embeddings[0].Embedding
+	q := vecs[0]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {

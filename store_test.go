@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/core/api"
 )
 
 // storeFakeBatches is a VectorStore fake that records Index batches and,
@@ -153,5 +156,57 @@ func TestIndexInBatchesStopsOnCancel(t *testing.T) {
 	}
 	if len(s.batches) != 3 || s.ends != 1 {
 		t.Errorf("batches=%d ends=%d after cancel at 300, want 3 1", len(s.batches), s.ends)
+	}
+}
+
+// fixedEmbedder returns the same vectors for any request.
+type fixedEmbedder struct{ vecs [][]float32 }
+
+func (e fixedEmbedder) Name() string            { return "test/fixed" }
+func (e fixedEmbedder) Register(r api.Registry) {}
+func (e fixedEmbedder) Embed(ctx context.Context, req *ai.EmbedRequest) (*ai.EmbedResponse, error) {
+	resp := &ai.EmbedResponse{}
+	for _, v := range e.vecs {
+		resp.Embeddings = append(resp.Embeddings, &ai.Embedding{Embedding: v})
+	}
+	return resp, nil
+}
+
+func TestEmbedChecked(t *testing.T) {
+	two := []*ai.Document{ai.DocumentFromText("a", nil), ai.DocumentFromText("b", nil)}
+	nan := float32(math.NaN())
+	tests := []struct {
+		name    string
+		vecs    [][]float32
+		dim     int
+		wantErr string
+		wantDim bool
+	}{
+		{"ok, dim from first", [][]float32{{1, 0}, {0, 1}}, 0, "", false},
+		{"ok, fixed dim", [][]float32{{1, 0}, {0, 1}}, 2, "", false},
+		{"too few vectors", [][]float32{{1, 0}}, 0, "returned 1 vectors", false},
+		{"empty vector", [][]float32{{1, 0}, {}}, 0, "empty vector", false},
+		{"mixed dims", [][]float32{{1, 0}, {1, 0, 0}}, 0, "", true},
+		{"store dim", [][]float32{{1, 0}, {0, 1}}, 3, "", true},
+		{"NaN", [][]float32{{1, 0}, {nan, 1}}, 0, "NaN or Inf", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := embedChecked(t.Context(), fixedEmbedder{tt.vecs}, two, tt.dim)
+			switch {
+			case tt.wantDim:
+				if !errors.Is(err, ErrDimensionMismatch) {
+					t.Errorf("err = %v, want ErrDimensionMismatch", err)
+				}
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("err = %v, want %q", err, tt.wantErr)
+				}
+			default:
+				if err != nil || len(got) != 2 {
+					t.Errorf("got %v, %v", got, err)
+				}
+			}
+		})
 	}
 }
