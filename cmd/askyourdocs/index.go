@@ -152,22 +152,22 @@ type indexJob struct {
 }
 
 func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("index")
+	fset, cf := a.flags("index")
 	crawl := fset.Bool("crawl", false, "crawl the sites of the URL arguments (same host, below the seed's path)")
 	maxPages := fset.Int("max-pages", 100, "with --crawl: at most this many pages")
 	maxDepth := fset.Int("max-depth", 5, "with --crawl: at most this many links away from a seed")
 	delay := fset.Int("delay", 250, "with --crawl: milliseconds between two requests to the host")
 	chunkSize := fset.Int("chunk-size", defaultChunkSize, "maximum chunk size in characters")
 	overlap := fset.Int("chunk-overlap", defaultChunkOverlap, "characters carried over between chunks")
-	pos, err := parseArgs(fset, args)
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return fmt.Errorf("%w: index needs at least one file, folder or URL", errUsage)
+		return usageError("index", "index needs at least one file, folder or URL")
 	}
 	if *chunkSize < 100 || *overlap < 0 || *overlap >= *chunkSize {
-		return fmt.Errorf("%w: --chunk-size must be >= 100 and --chunk-overlap between 0 and the chunk size", errUsage)
+		return usageError("index", "--chunk-size must be >= 100 and --chunk-overlap between 0 and the chunk size")
 	}
 	askyourdocs.SetAllowPrivateTargets(cf.allowPrivate)
 
@@ -191,7 +191,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		}
 	}
 	if *crawl && len(seeds) == 0 {
-		return fmt.Errorf("%w: --crawl needs at least one http(s) URL", errUsage)
+		return usageError("index", "--crawl needs at least one http(s) URL")
 	}
 
 	b, err := a.open(ctx, cf, openOptions{write: true})
@@ -242,6 +242,8 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	switch {
 	case rep.Interrupted != "" || ctx.Err() != nil:
 		return fmt.Errorf("%w: finished sources are kept; %s", errInterrupted, interruptedText(rep.Interrupted))
+	case len(rep.Failed) > 0 && cf.json:
+		return &quietError{fmt.Errorf("%d sources failed", len(rep.Failed))} // the report says which
 	case len(rep.Failed) > 0:
 		return fmt.Errorf("%d of %d sources could not be indexed (see above)", len(rep.Failed), len(rep.Failed)+rep.Sources)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -30,16 +29,6 @@ type progress struct {
 // only problems (for --json runs).
 func newProgress(w io.Writer, total int, enabled bool) *progress {
 	return &progress{w: w, tty: isTerminal(w), enabled: enabled, total: total, start: time.Now()}
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
 func (p *progress) begin(name string) {

@@ -14,13 +14,13 @@ import (
 var errNotIndexed = errors.New("nothing indexed under that name")
 
 func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("sources")
-	pos, err := parseArgs(fset, args)
+	fset, cf := a.flags("sources")
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("%w: sources takes no arguments", errUsage)
+		return usageError("sources", "sources takes no arguments")
 	}
 	b, err := a.open(ctx, cf, openOptions{})
 	if err != nil {
@@ -67,13 +67,13 @@ func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
 }
 
 func (a *cliApp) cmdDelete(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("delete")
-	pos, err := parseArgs(fset, args)
+	fset, cf := a.flags("delete")
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return fmt.Errorf("%w: delete needs a file, folder, URL or source name (see 'askyourdocs sources')", errUsage)
+		return usageError("delete", "delete needs a file, folder, URL or source name (see 'askyourdocs sources')")
 	}
 	b, err := a.open(ctx, cf, openOptions{})
 	if err != nil {
