@@ -71,74 +71,74 @@ var commands []*command
 
 func init() {
 	commands = append([]*command{
-	{name: "index", args: "PATH|URL ...", summary: "index files, folders, web pages or (with --crawl) whole sites",
-		long: "Indexes .pdf, .docx, .html and .htm files, folders (recursively, following symlinks), web pages\n" +
-			"and, with --crawl, sites. Indexing a folder again is a sync: changed files are re-embedded,\n" +
-			"unchanged ones skipped, and files that are gone from the folder are removed from the index.\n" +
-			"Files matching --exclude or a pattern of a .askyourdocsignore file (gitignore syntax, in the\n" +
-			"folder or below) are left out. Empty documents and documents without text are reported as\n" +
-			"skipped (exit 0); documents that cannot be read make the exit status 1.",
-		examples: []string{
-			"index ./docs",
-			"index manual.pdf handbook.docx",
-			"index ./docs --exclude 'drafts/**' --exclude '*.tmp.pdf'",
-			"index --crawl https://example.com/docs/ --max-pages 300",
-			"index ./docs --json   # machine-readable summary",
-		},
-		run: (*cliApp).cmdIndex},
-	{name: "ask", args: "QUESTION", summary: "answer a question from the indexed documents, with citations",
-		long: "Answers from the indexed documents with numbered citations and a confidence label. With\n" +
-			"LLM_MODEL set the answer is generated (streamed on a terminal); without it, or when the model\n" +
-			"server cannot be reached, the best matching passages are quoted (extractive answer).",
-		examples: []string{
-			`ask "How long before the tour can I cancel?"`,
-			`ask "minimum age for a kayak" --json`,
-			`LLM_MODEL=ollama/llama3.2 ask "What does the warranty cover?" --no-stream`,
-		},
-		run: (*cliApp).cmdAsk},
-	{name: "chat", summary: "ask questions with follow-ups in an interactive session",
-		long: "Reads questions from the terminal (or standard input) one per line and answers each like\n" +
-			"'ask'; with LLM_MODEL set, follow-up questions (\"and for children?\") are rewritten into\n" +
-			"standalone questions using the conversation so far. An empty line or Ctrl-D ends the session.",
-		examples: []string{"chat", `printf 'minimum age for a kayak?\nand for a canoe?\n' | askyourdocs chat`},
-		run:      (*cliApp).cmdChat},
-	{name: "search", args: "QUERY", summary: "ranked passages with scores and citations (no LLM)",
-		examples: []string{`search "refund policy"`, `search "refund policy" -k 3 --mode keyword --json`},
-		run:      (*cliApp).cmdSearch},
-	{name: "sources", summary: "list the indexed documents",
-		examples: []string{"sources", "sources --json"},
-		run:      (*cliApp).cmdSources},
-	{name: "delete", args: "SOURCE|URL ...", summary: "remove files, folders, pages or crawls from the index",
-		long: "Removes every indexed document whose file or URL is the argument or lies below it (a folder),\n" +
-			"and every document indexed under it (a crawl's first URL). The removed documents are listed;\n" +
-			"--dry-run lists them without removing anything.",
-		examples: []string{"delete ./docs/old.pdf", "delete ./docs/ --dry-run", "delete https://example.com/docs/"},
-		run:      (*cliApp).cmdDelete},
-	{name: "doctor", summary: "check the setup: index, store, embedder, model server, database",
-		long: "Says which index and store the other commands would use and what is in it, the embedder and\n" +
-			"its dimension, whether the model server answers (and which models it has), whether the\n" +
-			"PostgreSQL database answers (with the pgvector and pg_trgm versions), and what to do next.\n" +
-			"Exits 1 when something configured does not work.",
-		examples: []string{"doctor", "doctor --json"},
-		run:      (*cliApp).cmdDoctor},
-	{name: "eval", args: "--dataset FILE", summary: "retrieval metrics: hit@1, hit@5, MRR@10, nDCG@10, latency",
-		examples: []string{"eval --dataset testdata/cli/eval.json", "eval --dataset eval.json --mode all --json"},
-		run:      (*cliApp).cmdEval},
-	{name: "mcp", summary: "serve search_docs, ask_docs and list_sources as MCP tools on stdio",
-		long: "Runs a Model Context Protocol server on standard input and output. It serves the index found\n" +
-			"like the other commands do (--data, $ASKYOURDOCS_DATA or the nearest .askyourdocs upwards) and\n" +
-			"names it on standard error when it starts; it refuses to start without an index.",
-		examples: []string{"mcp --data /home/me/docs/.askyourdocs",
-			"npx @modelcontextprotocol/inspector --cli askyourdocs mcp --data DIR --method tools/list"},
-		run: (*cliApp).cmdMCP},
-	{name: "demo", args: "[QUESTION]", summary: "index testdata/cli/docs into a temporary index and ask about it",
-		examples: []string{"demo", `demo "What is the minimum age for a single kayak?"`},
-		run:      (*cliApp).cmdDemo},
-	{name: "help", args: "[COMMAND]", summary: "show help for a command (same as COMMAND --help)",
-		examples: []string{"help index"},
-		run:      (*cliApp).cmdHelp},
-	{name: "version", summary: "print the version (same as --version)",
-		run: (*cliApp).cmdVersion},
+		{name: "index", args: "PATH|URL ...", summary: "index files, folders, web pages or (with --crawl) whole sites",
+			long: "Indexes .pdf, .docx, .html and .htm files, folders (recursively, following symlinks), web pages\n" +
+				"and, with --crawl, sites. Indexing a folder again is a sync: changed files are re-embedded,\n" +
+				"unchanged ones skipped, and files that are gone from the folder are removed from the index.\n" +
+				"Files matching --exclude or a pattern of a .askyourdocsignore file (gitignore syntax, in the\n" +
+				"folder or below) are left out. Empty documents and documents without text are reported as\n" +
+				"skipped (exit 0); documents that cannot be read make the exit status 1.",
+			examples: []string{
+				"index ./docs",
+				"index manual.pdf handbook.docx",
+				"index ./docs --exclude 'drafts/**' --exclude '*.tmp.pdf'",
+				"index --crawl https://example.com/docs/ --max-pages 300",
+				"index ./docs --json   # machine-readable summary",
+			},
+			run: (*cliApp).cmdIndex},
+		{name: "ask", args: "QUESTION", summary: "answer a question from the indexed documents, with citations",
+			long: "Answers from the indexed documents with numbered citations and a confidence label. With\n" +
+				"LLM_MODEL set the answer is generated (streamed on a terminal); without it, or when the model\n" +
+				"server cannot be reached, the best matching passages are quoted (extractive answer).",
+			examples: []string{
+				`ask "How long before the tour can I cancel?"`,
+				`ask "minimum age for a kayak" --json`,
+				`LLM_MODEL=ollama/llama3.2 ask "What does the warranty cover?" --no-stream`,
+			},
+			run: (*cliApp).cmdAsk},
+		{name: "chat", summary: "ask questions with follow-ups in an interactive session",
+			long: "Reads questions from the terminal (or standard input) one per line and answers each like\n" +
+				"'ask'; with LLM_MODEL set, follow-up questions (\"and for children?\") are rewritten into\n" +
+				"standalone questions using the conversation so far. An empty line or Ctrl-D ends the session.",
+			examples: []string{"chat", `printf 'minimum age for a kayak?\nand for a canoe?\n' | askyourdocs chat`},
+			run:      (*cliApp).cmdChat},
+		{name: "search", args: "QUERY", summary: "ranked passages with scores and citations (no LLM)",
+			examples: []string{`search "refund policy"`, `search "refund policy" -k 3 --mode keyword --json`},
+			run:      (*cliApp).cmdSearch},
+		{name: "sources", summary: "list the indexed documents",
+			examples: []string{"sources", "sources --json"},
+			run:      (*cliApp).cmdSources},
+		{name: "delete", args: "SOURCE|URL ...", summary: "remove files, folders, pages or crawls from the index",
+			long: "Removes every indexed document whose file or URL is the argument or lies below it (a folder),\n" +
+				"and every document indexed under it (a crawl's first URL). The removed documents are listed;\n" +
+				"--dry-run lists them without removing anything.",
+			examples: []string{"delete ./docs/old.pdf", "delete ./docs/ --dry-run", "delete https://example.com/docs/"},
+			run:      (*cliApp).cmdDelete},
+		{name: "doctor", summary: "check the setup: index, store, embedder, model server, database",
+			long: "Says which index and store the other commands would use and what is in it, the embedder and\n" +
+				"its dimension, whether the model server answers (and which models it has), whether the\n" +
+				"PostgreSQL database answers (with the pgvector and pg_trgm versions), and what to do next.\n" +
+				"Exits 1 when something configured does not work.",
+			examples: []string{"doctor", "doctor --json"},
+			run:      (*cliApp).cmdDoctor},
+		{name: "eval", args: "--dataset FILE", summary: "retrieval metrics: hit@1, hit@5, MRR@10, nDCG@10, latency",
+			examples: []string{"eval --dataset testdata/cli/eval.json", "eval --dataset eval.json --mode all --json"},
+			run:      (*cliApp).cmdEval},
+		{name: "mcp", summary: "serve search_docs, ask_docs and list_sources as MCP tools on stdio",
+			long: "Runs a Model Context Protocol server on standard input and output. It serves the index found\n" +
+				"like the other commands do (--data, $ASKYOURDOCS_DATA or the nearest .askyourdocs upwards) and\n" +
+				"names it on standard error when it starts; it refuses to start without an index.",
+			examples: []string{"mcp --data /home/me/docs/.askyourdocs",
+				"npx @modelcontextprotocol/inspector --cli askyourdocs mcp --data DIR --method tools/list"},
+			run: (*cliApp).cmdMCP},
+		{name: "demo", args: "[QUESTION]", summary: "index testdata/cli/docs into a temporary index and ask about it",
+			examples: []string{"demo", `demo "What is the minimum age for a single kayak?"`},
+			run:      (*cliApp).cmdDemo},
+		{name: "help", args: "[COMMAND]", summary: "show help for a command (same as COMMAND --help)",
+			examples: []string{"help index"},
+			run:      (*cliApp).cmdHelp},
+		{name: "version", summary: "print the version (same as --version)",
+			run: (*cliApp).cmdVersion},
 	}, commands...)
 }
 
