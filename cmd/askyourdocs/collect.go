@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	ignore "github.com/sabhiram/go-gitignore"
@@ -99,6 +100,11 @@ func (w *walker) walk(dir, rel string, ancestors map[string]bool, levels []ignor
 		w.out.complete = false
 		return
 	}
+	// Real files before symlinks: a file reached both ways is indexed
+	// under its own path.
+	sort.SliceStable(entries, func(i, j int) bool {
+		return entries[i].Type()&fs.ModeSymlink == 0 && entries[j].Type()&fs.ModeSymlink != 0
+	})
 	for _, e := range entries {
 		name := e.Name()
 		p := filepath.Join(dir, name)

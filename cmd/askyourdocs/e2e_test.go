@@ -220,6 +220,11 @@ func (f *fakeOllama) chats() []fakeChat {
 }
 
 func (f *fakeOllama) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/api/tags" {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"models":[{"name":"fake-llm:latest"}]}`)
+		return
+	}
 	var body struct {
 		Model    string `json:"model"`
 		Messages []struct {

@@ -423,6 +423,15 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 	res, err := askyourdocs.RunCrawl(ctx, askyourdocs.CrawlInput{
 		SeedURLs: seeds, MaxPages: maxPages, MaxDepth: maxDepth, DelayMs: delay,
 	}, filepath.Join(ix.dataDirForCache(), "crawl-cache"), indexPage, ix.prog.crawlMessage)
+	// A refusal by the SSRF guard shows up several times (robots.txt,
+	// the seed, the crawl's error): it is one failure of the crawl.
+	for _, e := range res.Errors {
+		if _, detail, ok := strings.Cut(e, askyourdocs.ErrPrivateTarget.Error()); ok {
+			ix.addFailure(source, explainIndexError(fmt.Errorf("%w%s", askyourdocs.ErrPrivateTarget, detail)))
+			ix.prog.setTotal(ix.prog.finished)
+			return
+		}
+	}
 	// Pages whose indexPage failed are already in Failed; the rest of
 	// Errors are fetch problems.
 	for _, e := range res.Errors {
@@ -432,9 +441,6 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 		u, reason, ok := strings.Cut(e, ": ")
 		if !ok {
 			u, reason = source, e
-		}
-		if strings.Contains(reason, askyourdocs.ErrPrivateTarget.Error()) {
-			reason = explainIndexError(fmt.Errorf("%w", askyourdocs.ErrPrivateTarget))
 		}
 		ix.addFailure(u, reason)
 	}
