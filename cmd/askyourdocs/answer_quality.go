@@ -105,14 +105,15 @@ func looksLikeTOC(text string) bool {
 }
 
 // isHeadingLine guesses whether a line of a passage is a heading: short,
-// without sentence punctuation at its end, followed by more text.
+// without sentence punctuation at its end (a question, as in an FAQ, is
+// a heading), followed by more text.
 func isHeadingLine(l string) bool {
 	l = strings.TrimSpace(l)
 	if l == "" || utf8.RuneCountInString(l) > 80 || strings.HasPrefix(l, "- ") || strings.Contains(l, "|") {
 		return false
 	}
 	last, _ := utf8.DecodeLastRuneInString(l)
-	return !strings.ContainsRune(".!?:;,)\"'…", last)
+	return !strings.ContainsRune(".!:;,)\"'…", last)
 }
 
 // excerptWithHeading returns the best sentences of passage for question

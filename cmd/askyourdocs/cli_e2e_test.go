@@ -138,6 +138,9 @@ func TestIndexFolderSync(t *testing.T) {
 			t.Errorf("index output lacks %q:\n%s", want, r)
 		}
 	}
+	if !strings.Contains(r.stderr, "docs/contact.html: 1 chunk, 1 embedded") {
+		t.Errorf("want \"1 chunk\":\n%s", r.stderr)
+	}
 	r = runCLI(t, work, nil, "sources", "--data", data, "--json")
 	var srcs sourcesOutput
 	if err := json.Unmarshal([]byte(r.stdout), &srcs); err != nil {
@@ -344,6 +347,16 @@ func TestJSONShapes(t *testing.T) {
 			t.Errorf("search result keys %q, want %q", keys, want)
 		}
 	}
+	// -v shows where each retriever ranked a hit; --quiet drops progress.
+	if r := runCLI(t, work, nil, "search", "--data", data, "-v", "kayak"); !strings.Contains(r.stdout, "[vector #") {
+		t.Errorf("search -v:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "search", "--data", data, "kayak"); strings.Contains(r.stdout, "[vector #") {
+		t.Errorf("search without -v shows ranks:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "index", "--data", data, "--quiet", absPath(t, "../../testdata/cli/docs")); r.code != 0 || r.stderr != "" {
+		t.Errorf("index --quiet printed progress:\n%s", r)
+	}
 	r = runCLI(t, work, nil, "ask", "--data", data, "--json", "minimum age for a single kayak")
 	if keys := jsonKeys(t, []byte(r.stdout)); !slices.Equal(keys, []string{"answer", "citations", "confidence", "confidenceBasis", "hyde", "mode", "model", "note", "question", "score"}) {
 		t.Errorf("ask --json keys %q", keys)
@@ -503,6 +516,9 @@ func TestTerminalOutput(t *testing.T) {
 	model.mu.Lock()
 	streamed := model.streamed
 	model.mu.Unlock()
+	if !strings.Contains(out, "searching the documents") {
+		t.Errorf("no spinner while retrieving:\n%q", out)
+	}
 	if streamed != 1 || !strings.Contains(out, "48 hours") {
 		t.Errorf("answer not streamed (stream=true requests: %d):\n%q", streamed, out)
 	}

@@ -112,7 +112,7 @@ func explainError(err error) error {
 		return withHint(err, "model specs are ollama/NAME, gpustack/NAME or googleai/NAME; see 'askyourdocs help'")
 	}
 	if errors.Is(err, errNothingIndexed) {
-		return withHint(err, "index something first ('askyourdocs index ./docs'), or point to an index with --data DIR")
+		return withHint(err, "or point to an existing index with --data DIR or ASKYOURDOCS_DATA; 'askyourdocs doctor' shows which index is used")
 	}
 	return err
 }
