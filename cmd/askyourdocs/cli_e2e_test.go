@@ -165,7 +165,8 @@ func TestIndexFolderSync(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 {
 		t.Fatalf("re-index: %v\n%s", err, r)
 	}
-	if !slices.Equal(rep.Removed, []string{"docs/faq.docx"}) || rep.Deleted != 5 || rep.Unchanged != 3 || len(rep.Empty) != 1 {
+	if !slices.Equal(rep.Removed, []string{"docs/faq.docx"}) || rep.Deleted != 5 || rep.Unchanged != 3 || len(rep.Empty) != 1 ||
+		rep.Empty[0].URL != filepath.Join(work, "docs", "empty.docx") {
 		t.Errorf("re-index after deleting faq.docx: %+v", rep)
 	}
 	want := []string{"chunks", "deleted", "embedded", "embedder", "empty", "failed", "interrupted", "removed", "seconds", "skipped", "sources", "store", "unchanged"}
@@ -615,5 +616,20 @@ func TestChat(t *testing.T) {
 	}
 	if !strings.Contains(se.String(), "(searching for: What is the minimum age for a single kayak? and for a double kayak?)") {
 		t.Errorf("follow-up not made standalone:\n%s", se.String())
+	}
+}
+
+// TestCrawlProgress: on a terminal a crawl counts pages while it fetches
+// and then shows the bar over the pages it indexes.
+func TestCrawlProgress(t *testing.T) {
+	work := t.TempDir()
+	site := siteServer(t)
+	out := runPTY(t, work, nil, "", "index", "--data", filepath.Join(work, "index"), "--crawl", "--allow-private", "--delay", "0", site.URL+"/site/")
+	if !regexp.MustCompile(`fetching: \d pages? \(at most 100\)`).MatchString(out) || !regexp.MustCompile(`\] \d/\d pages`).MatchString(out) ||
+		!strings.Contains(out, "Indexed 3 sources") {
+		t.Errorf("crawl progress on a terminal:\n%q", out)
+	}
+	if strings.Contains(out, "files") {
+		t.Errorf("a crawl counts pages, not files:\n%q", out)
 	}
 }

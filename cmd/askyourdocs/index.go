@@ -147,10 +147,24 @@ type indexReport struct {
 	Embedder    string   `json:"embedder"`
 }
 
-// failedSource is one file, page or crawl error.
+// failedSource is one file, page or crawl that failed or was skipped:
+// source as the user gave it (or as found in a folder), url the absolute
+// file path or page URL, as in the other commands' output.
 type failedSource struct {
 	Source string `json:"source"`
+	URL    string `json:"url"`
 	Reason string `json:"reason"`
+}
+
+// absoluteOf returns the absolute path of a file argument, a URL as it is.
+func absoluteOf(s string) string {
+	if isURL(s) {
+		return s
+	}
+	if abs, err := filepath.Abs(s); err == nil {
+		return abs
+	}
+	return s
 }
 
 // stringList is a repeatable string flag.
@@ -202,7 +216,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		default:
 			found, err := collectFiles(p, excludes, rep.Skipped)
 			if err != nil {
-				rep.Failed = append(rep.Failed, failedSource{Source: p, Reason: err.Error()})
+				rep.Failed = append(rep.Failed, failedSource{Source: p, URL: absoluteOf(p), Reason: err.Error()})
 				if h := errorHint(err); h != "" {
 					hints = append(hints, h)
 				}
@@ -343,7 +357,7 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 				ix.rep.Deleted += removed
 			}
 			reason := explainIndexError(err)
-			ix.rep.Empty = append(ix.rep.Empty, failedSource{Source: display, Reason: reason})
+			ix.rep.Empty = append(ix.rep.Empty, failedSource{Source: display, URL: src.url, Reason: reason})
 			ix.prog.done(display, 0, "skipped: "+reason)
 			return 0, nil
 		}
@@ -380,7 +394,7 @@ func (ix *indexer) addFailure(src, reason string) {
 			return
 		}
 	}
-	ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: src, Reason: reason})
+	ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: src, URL: absoluteOf(src), Reason: reason})
 	ix.prog.fail(src, reason)
 }
 
@@ -417,9 +431,9 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 	indexPage := func(ctx context.Context, pageURL string, paras []askyourdocs.Paragraph) (int, error) {
 		return ix.indexOne(ctx, pageURL, &docSource{url: pageURL, source: source, kind: "web", paras: paras})
 	}
+	ix.prog.crawlStarted(maxPages)
 	ix.prog.note("crawling " + strings.Join(seeds, ", "))
 	failedBefore := len(ix.rep.Failed)
-	ix.prog.crawlStarted(maxPages)
 	res, err := askyourdocs.RunCrawl(ctx, askyourdocs.CrawlInput{
 		SeedURLs: seeds, MaxPages: maxPages, MaxDepth: maxDepth, DelayMs: delay,
 	}, filepath.Join(ix.dataDirForCache(), "crawl-cache"), indexPage, ix.prog.crawlMessage)

@@ -109,6 +109,9 @@ func (p *progress) crawlMessage(msg string) {
 			p.fetching = false
 			p.total = p.finished + n
 		}
+		if strings.HasSuffix(msg, ", skipped") {
+			p.finished++ // a page with nothing to index counts as done
+		}
 	case strings.HasPrefix(msg, "page "):
 		if _, err := fmt.Sscanf(msg, "page %d/%d", &i, &n); err == nil {
 			p.fetched = i
