@@ -584,7 +584,7 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 	c.done[key] = true
 	c.seen[key] = true
 	if page.StatusCode < 200 || page.StatusCode > 299 {
-		fail(fmt.Errorf("HTTP %d %s", page.StatusCode, http.StatusText(page.StatusCode)))
+		fail(&HTTPStatusError{StatusCode: page.StatusCode, URL: crawlPageURL(page.URL)})
 		return
 	}
 	if !crawlIsHTML(page) {
