@@ -136,7 +136,8 @@ func defaultCrawlOptions() crawlOptions {
 // rel=canonical names another URL in scope is not indexed itself; the
 // canonical URL is queued instead (a canonical URL out of scope is ignored).
 // Errors on single pages (HTTP errors, timeouts, oversize, non-HTML
-// responses, undecodable text) go into Errors and the crawl goes on.
+// responses, undecodable text) go into Errors and the crawl goes on; a page
+// answering a status other than 2xx fails with an *HTTPStatusError.
 //
 // The crawl runs in two phases. First all pages are fetched and converted to
 // paragraphs (HTMLToStructuredText); only those paragraphs are kept in
@@ -164,7 +165,8 @@ func defaultCrawlOptions() crawlOptions {
 //
 // RunCrawl returns an error (wrapping ErrInvalidCrawlInput) when the input is
 // unusable, an error wrapping the seeds' fetch error when no seed could be
-// crawled at all (for example ErrPrivateTarget), and ctx's error when ctx
+// crawled at all (for example ErrPrivateTarget, or an *HTTPStatusError for a
+// seed answering 404), and ctx's error when ctx
 // ends; the result then holds what was done so far, and pages fetched but
 // not yet indexed are not indexed.
 func RunCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage IndexPageFunc, progress func(string)) (CrawlResult, error) {
