@@ -242,9 +242,15 @@ func (s *pgStore) chunkCount(ctx context.Context) (int, error) {
 
 func (s *pgStore) describe() string { return "PostgreSQL table " + s.Table() }
 
+// ensureManifestTable creates the manifest table under the stores' schema
+// lock: two processes starting at once on a fresh database would otherwise
+// race on CREATE TABLE IF NOT EXISTS.
 func (s *pgStore) ensureManifestTable(ctx context.Context) error {
-	_, err := s.Pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+pgManifestTable+
-		" (store text PRIMARY KEY, embedder text NOT NULL, dim int NOT NULL, created timestamptz NOT NULL)")
+	err := s.WithSchemaLock(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+pgManifestTable+
+			" (store text PRIMARY KEY, embedder text NOT NULL, dim int NOT NULL, created timestamptz NOT NULL)")
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create %s: %w", pgManifestTable, err)
 	}
