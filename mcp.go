@@ -115,8 +115,17 @@ func asMCPToolResult(v any) (MCPToolResult, bool) {
 // Results that are not strings are encoded as JSON, except an
 // MCPToolResult (see StructuredToolHandler), which becomes readable text
 // plus structured content.
+//
+// It is ServeMCP with a context that never ends.
 func ServeMCPStdio(g *genkit.Genkit, name, version string) error {
-	err := serveMCP(context.Background(), g, name, version, &mcp.StdioTransport{})
+	return ServeMCP(context.Background(), g, name, version)
+}
+
+// ServeMCP is ServeMCPStdio that also stops when ctx ends: it then closes
+// the session and returns an error wrapping ctx's error. A client
+// disconnecting still ends it with a nil error.
+func ServeMCP(ctx context.Context, g *genkit.Genkit, name, version string) error {
+	err := serveMCP(ctx, g, name, version, &mcp.StdioTransport{})
 	if err != nil {
 		return fmt.Errorf("serve MCP over stdio: %w", err)
 	}

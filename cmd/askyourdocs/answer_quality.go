@@ -25,7 +25,7 @@ func (b *backend) evidenceScore(ctx context.Context, question, passage string, t
 	if len(kws) == 0 {
 		return 0, "the question has no keywords to check"
 	}
-	quoted := strings.ToLower(askyourdocs.BestExcerpt(passage, question, 400))
+	quoted := strings.ToLower(askyourdocs.BestExcerptFor(passage, question, 400))
 	lowerPassage := strings.ToLower(passage)
 	found := 0
 	var absent []string
@@ -144,9 +144,9 @@ func excerptWithHeading(passage, question string, maxChars int) string {
 		body.WriteString(l)
 	}
 	if body.Len() == 0 {
-		return askyourdocs.BestExcerpt(passage, question, maxChars)
+		return askyourdocs.BestExcerptFor(passage, question, maxChars)
 	}
-	ex := askyourdocs.BestExcerpt(body.String(), question, maxChars)
+	ex := askyourdocs.BestExcerptFor(body.String(), question, maxChars)
 	probe := strings.TrimSuffix(ex, "…")
 	probe = probe[:min(len(probe), 40)]
 	at := strings.Index(body.String(), probe)

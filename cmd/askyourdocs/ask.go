@@ -67,7 +67,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	if len(res.hits) == 0 {
 		out.Mode = answerExtractive
 		out.Answer = "Nothing in the indexed documents matches the question."
-		out.Confidence = askyourdocs.ConfidenceLabel(0, askyourdocs.WithLanguage("en"))
+		out.Confidence = askyourdocs.ConfidenceLabelWith(0, askyourdocs.WithLanguage("en"))
 		out.ConfidenceBasis = "no match"
 		return out, nil
 	}
@@ -83,7 +83,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	} else {
 		out.Score, out.ConfidenceBasis = b.evidenceScore(ctx, question, parents[0], used[0])
 	}
-	out.Confidence = askyourdocs.ConfidenceLabel(out.Score, askyourdocs.WithLanguage("en"))
+	out.Confidence = askyourdocs.ConfidenceLabelWith(out.Score, askyourdocs.WithLanguage("en"))
 
 	if b.llm == nil {
 		out.Note = noLLMNote

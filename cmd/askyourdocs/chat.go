@@ -71,11 +71,11 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 		}
 		standalone := q
 		if len(history) > 0 {
-			recent := askyourdocs.TrimHistory(history, chatMaxTurns, chatMaxChars)
+			recent := askyourdocs.TrimHistoryWith(history, chatMaxTurns, chatMaxChars)
 			if b.llm != nil {
-				standalone = askyourdocs.CondenseFollowUp(ctx, b.condensePrompt(), b.llm, b.genCfg, recent, q, askyourdocs.WithLanguage("en"))
+				standalone = askyourdocs.CondenseFollowUpWith(ctx, b.condensePrompt(), b.llm, b.genCfg, q, recent, askyourdocs.WithLanguage("en"))
 			} else {
-				standalone = askyourdocs.FallbackStandaloneQuestion(recent, q)
+				standalone = askyourdocs.FallbackStandaloneQuestion(q, recent)
 			}
 			if standalone != q && !a.quiet && !cf.json {
 				fmt.Fprintf(a.stderr, "%s\n", newStyle(a.stderr, a).dim("(searching for: "+standalone+")"))
