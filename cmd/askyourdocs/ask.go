@@ -87,6 +87,9 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 
 	if b.llm == nil {
 		out.Note = noLLMNote
+		if b.fallbackNote != "" {
+			out.Note = b.fallbackNote
+		}
 		b.extractive(out, question, parents)
 		return out, nil
 	}
@@ -248,6 +251,7 @@ func (a *cliApp) cmdAsk(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	a.dropUnreachableModels(ctx, b)
 	return a.askOne(ctx, b, question, o, *passages, !cf.json && !*noStream && isTerminal(a.stdout), cf.json)
 }
 

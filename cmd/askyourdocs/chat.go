@@ -44,6 +44,7 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 	if err := b.requireIndexed(ctx); err != nil {
 		return err
 	}
+	a.dropUnreachableModels(ctx, b)
 	interactive := false
 	if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
 		interactive = true

@@ -68,6 +68,9 @@ func (a *cliApp) cmdMCP(ctx context.Context, args []string) error {
 	if err := b.requireIndexed(ctx); err != nil {
 		return err
 	}
+	if note := a.modelServerDown(ctx, b.llmSpec); b.llm != nil && note != "" {
+		fmt.Fprintf(a.stderr, "askyourdocs mcp: note: %s\n", note)
+	}
 	n, _ := b.store.chunkCount(ctx)
 	// stdout carries the protocol; this line and logs go to stderr.
 	fmt.Fprintf(a.stderr, "askyourdocs mcp: serving %s (%s, %s) on stdio\n", storeLabel(b.store), count(n, "chunk", "chunks"), a.dataFrom)

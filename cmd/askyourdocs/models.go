@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
+	"time"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
@@ -60,4 +64,53 @@ func storeLabel(s cliStore) string {
 		return ls.dir
 	}
 	return s.describe()
+}
+
+// modelServerDown returns a one-line note when the server of the model
+// spec refuses connections or cannot be resolved ("" when it answers or
+// the provider has no server to dial): ask then answers extractively at
+// once instead of waiting for the provider's retries.
+func (a *cliApp) modelServerDown(ctx context.Context, spec string) string {
+	prov, _ := askyourdocs.SplitModelSpec(spec)
+	var name, base string
+	switch prov {
+	case askyourdocs.ProviderOllama:
+		name, base = "Ollama", ollamaBase(a.getenv("OLLAMA_HOST"))
+	case askyourdocs.ProviderGPUStack:
+		name, base = "GPUStack", strings.TrimRight(strings.TrimSpace(a.getenv("GPUSTACK_URL")), "/")
+	default:
+		return ""
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	d := net.Dialer{Timeout: 2 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return fmt.Sprintf("%s at %s not reachable (%s): quoting the best passages instead", name, base, connectReason(err))
+	}
+	conn.Close()
+	return ""
+}
+
+// dropUnreachableModels turns off the LLM and the reranker when their
+// server is down, noting why for the answer.
+func (a *cliApp) dropUnreachableModels(ctx context.Context, b *backend) {
+	if b.llm != nil {
+		if note := a.modelServerDown(ctx, b.llmSpec); note != "" {
+			b.llm, b.fallbackNote = nil, note
+		}
+	}
+	if b.rerank != nil && a.modelServerDown(ctx, b.rerankSpec) != "" {
+		b.rerank = nil
+	}
 }

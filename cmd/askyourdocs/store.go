@@ -356,7 +356,10 @@ type backend struct {
 	rerankSpec string
 	genCfg     any
 	rerankCfg  any
-	logCloser  io.Closer
+	// fallbackNote says why answers are extractive although LLM_MODEL is
+	// set (its server is down); "" otherwise.
+	fallbackNote string
+	logCloser    io.Closer
 }
 
 // Close releases the store and restores logging.
