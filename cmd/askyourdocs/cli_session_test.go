@@ -81,6 +81,9 @@ func TestTerminalOutput(t *testing.T) {
 	model.mu.Lock()
 	streamed := model.streamed
 	model.mu.Unlock()
+	if strings.Contains(out, "evil.example") || strings.Contains(out, "![") {
+		t.Errorf("streamed answer leaks the image or foreign link:\n%q", out)
+	}
 	if !strings.Contains(out, "searching the documents") {
 		t.Errorf("no spinner while retrieving:\n%q", out)
 	}
