@@ -56,6 +56,9 @@ func (a *cliApp) flags(cmd string) (*flag.FlagSet, *commonFlags) {
 	fs.BoolVar(&a.verbose, "verbose", a.verbose, "print details and the engine's log lines")
 	fs.BoolVar(&a.verbose, "v", a.verbose, "short for --verbose")
 	fs.BoolVar(&a.noColor, "no-color", a.noColor, "no colours even on a terminal (also: env NO_COLOR)")
+	if f := fs.Lookup("data"); f != nil {
+		f.Usage = "index directory (default: $ASKYOURDOCS_DATA, else the nearest .askyourdocs upwards, else ./.askyourdocs)"
+	}
 	fs.Usage = func() { a.printCommandHelp(a.stdout, cmd, fs) }
 	return fs, cf
 }
