@@ -72,8 +72,13 @@ func TestWebBodyLimit(t *testing.T) {
 	if p, err := fetchPage(context.Background(), srv.URL+"?n=1000", fetchOptions{}); err != nil || len(p.Body) != 1000 {
 		t.Errorf("body at the limit: %v", err)
 	}
-	if _, err := fetchPage(context.Background(), srv.URL+"?n=1001", fetchOptions{}); !errors.Is(err, ErrPageTooLarge) {
+	// The message says the page "exceeds" the limit, as the original
+	// engine's does (apps may match on it).
+	if _, err := fetchPage(context.Background(), srv.URL+"?n=1001", fetchOptions{}); !errors.Is(err, ErrPageTooLarge) || !strings.Contains(err.Error(), "exceeds") {
 		t.Errorf("body one past the limit: err = %v", err)
+	}
+	if _, err := FetchWebPage(srv.URL + "?n=1001"); err == nil || !strings.Contains(err.Error(), "page exceeds the size limit") {
+		t.Errorf("FetchWebPage one past the limit: err = %v, want it to say the page exceeds the limit", err)
 	}
 }
 
