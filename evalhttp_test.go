@@ -252,10 +252,16 @@ func TestEvalJobHandler(t *testing.T) {
 	appCtx, stopApp := context.WithCancel(context.Background())
 	defer stopApp()
 	got := make(chan evalJobInput, 10)
+	// responded gets a value once the client has the 202 of a started job.
+	responded := make(chan struct{}, 10)
 	h := EvalJobHandler(jobs, appCtx, "evalGenerated",
 		func(ctx context.Context, in evalJobInput) (any, error) {
-			// The job outlives the request that started it.
-			time.Sleep(20 * time.Millisecond)
+			// The job outlives the request that started it: it goes on
+			// once the request is answered, and its context still holds.
+			select {
+			case <-responded:
+			case <-ctx.Done():
+			}
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -282,6 +288,9 @@ func TestEvalJobHandler(t *testing.T) {
 		var v map[string]any
 		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
 			t.Fatalf("response is not JSON: %v", err)
+		}
+		if resp.StatusCode == http.StatusAccepted {
+			responded <- struct{}{}
 		}
 		return resp.StatusCode, v
 	}
