@@ -206,7 +206,7 @@ type evalJobInput struct {
 }
 
 func TestEvalJobHandler(t *testing.T) {
-	jobs := NewJobStore(nil)
+	jobs := NewJobStore()
 	defer jobs.Close()
 	appCtx, stopApp := context.WithCancel(context.Background())
 	defer stopApp()
@@ -344,11 +344,15 @@ func TestEvalJobHandler(t *testing.T) {
 }
 
 func TestJobStatusHandlerUnencodableResult(t *testing.T) {
-	jobs := NewJobStore(nil)
+	jobs := NewJobStore()
 	defer jobs.Close()
-	id := jobs.Enqueue(context.Background(), "x", func(ctx context.Context, progress func(string)) (any, error) {
+	j, err := jobs.Enqueue("x", func(progress func(string)) (any, error) {
 		return map[string]any{"f": func() {}}, nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := j.ID
 	jobs.Wait(context.Background(), id)
 	req := httptest.NewRequest("GET", "/api/jobs/"+id, nil)
 	req.SetPathValue("id", id)
