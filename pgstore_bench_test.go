@@ -101,7 +101,8 @@ func pgBenchStore(b *testing.B, emb ai.Embedder, dim int, opts *PgvecOptions) *P
 // emptied before each operation, embedding precomputed, writing with COPY
 // and with multi-row INSERT, with the HNSW index and without it (dropped):
 // ASKYOURDOCS_BENCH_WRITE_ROWS chunks (default 2,000) of 768 dimensions per
-// operation.
+// operation; IndexInBatches calls Index per 100 documents, the "onecall"
+// cases write all rows with one Index call.
 func BenchmarkPgvecIndex(b *testing.B) {
 	n := pgBenchSize(b, "ASKYOURDOCS_BENCH_WRITE_ROWS", 2000)
 	const dim = 768
@@ -133,6 +134,28 @@ func BenchmarkPgvecIndex(b *testing.B) {
 				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 			})
 		}
+	}
+	// One Index call for all rows (one transaction, as a source
+	// replacement writes), without the HNSW index.
+	for _, m := range []PgvecWriteMethod{PgvecWriteCopy, PgvecWriteInsert} {
+		b.Run(m.String()+"/noindex/onecall", func(b *testing.B) {
+			ctx := context.Background()
+			s := pgBenchStore(b, emb, dim, &PgvecOptions{WriteMethod: m})
+			if _, err := s.Pool.Exec(ctx, `DROP INDEX `+pgvecIdent(s.names.hnsw)); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := s.Pool.Exec(ctx, `TRUNCATE `+pgvecIdent(s.Table())); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if err := s.Index(ctx, docs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
 	}
 }
 
