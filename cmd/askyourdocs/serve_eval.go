@@ -69,7 +69,9 @@ type evalResult struct {
 func (s *server) evalRoutes(mux *http.ServeMux, admin func(http.HandlerFunc) http.HandlerFunc) {
 	mux.HandleFunc("POST /api/eval/generated", admin(s.csrf(askyourdocs.EvalJobHandler(s.jobs, s.ctx, "evalGenerated",
 		s.generatedEvalSet,
-		func(in *askyourdocs.GenerateEvalSetInput) error { return askyourdocs.RestrictEvalPaths(&in.Dir, &in.OutPath) }))))
+		func(in *askyourdocs.GenerateEvalSetInput) error {
+			return askyourdocs.RestrictEvalPaths(&in.Dir, &in.OutPath)
+		}))))
 	mux.HandleFunc("POST /api/eval/feedback", admin(s.csrf(askyourdocs.EvalJobHandler(s.jobs, s.ctx, "evalFeedback",
 		s.feedbackEvalSet,
 		func(in *evalOutInput) error { return askyourdocs.RestrictEvalPaths(nil, &in.OutPath) }))))
