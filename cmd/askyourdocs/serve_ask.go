@@ -261,17 +261,16 @@ func (s *server) handleAskPage(w http.ResponseWriter, r *http.Request) {
 	for i := 0; i < len(hq) && i < len(ha) && i < 20; i++ {
 		page.History = append(page.History, askyourdocs.QATurn{Question: hq[i], Answer: ha[i]})
 	}
+	status := http.StatusOK
 	if page.Question != "" {
 		out, err := s.ask(r.Context(), askInput{Question: page.Question, History: page.History}, nil)
 		if err != nil {
-			status, msg := askStatus(err)
-			w.WriteHeader(status)
-			page.Error = msg
+			status, page.Error = askStatus(err)
 		} else {
 			page.Out = out
 		}
 	}
-	s.render(w, r, "ask.html", page)
+	s.render(w, r, status, "ask.html", page)
 }
 
 // handleFeedbackAPI is POST /api/feedback {"id": "...", "rating": "up"|"down"}.
@@ -299,7 +298,7 @@ func (s *server) handleFeedbackForm(w http.ResponseWriter, r *http.Request) {
 		jsonOrPageError(w, r, status, msg)
 		return
 	}
-	s.render(w, r, "thanks.html", nil)
+	s.render(w, r, http.StatusOK, "thanks.html", nil)
 }
 
 // rate records a rating and returns the HTTP status and message.

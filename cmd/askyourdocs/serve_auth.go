@@ -104,8 +104,7 @@ func (s *server) requireAdmin(next http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if wantsHTML(r) {
-			w.WriteHeader(http.StatusUnauthorized)
-			s.render(w, r, "login.html", loginPage{Next: r.URL.RequestURI(), Message: "Please log in to use this page."})
+			s.render(w, r, http.StatusUnauthorized, "login.html", loginPage{Next: r.URL.RequestURI(), Message: "Please log in to use this page."})
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Basic realm="askyourdocs", charset="UTF-8"`)
@@ -219,14 +218,13 @@ type loginPage struct {
 }
 
 func (s *server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, "login.html", loginPage{Next: safeNext(r.URL.Query().Get("next"))})
+	s.render(w, r, http.StatusOK, "login.html", loginPage{Next: safeNext(r.URL.Query().Get("next"))})
 }
 
 func (s *server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 	next := safeNext(r.PostFormValue("next"))
 	if !s.checkPassword(r.PostFormValue("username"), r.PostFormValue("password")) {
-		w.WriteHeader(http.StatusUnauthorized)
-		s.render(w, r, "login.html", loginPage{Next: next, Message: "Wrong user name or password."})
+		s.render(w, r, http.StatusUnauthorized, "login.html", loginPage{Next: next, Message: "Wrong user name or password."})
 		return
 	}
 	s.startSession(w, r)

@@ -623,5 +623,5 @@ func (s *server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
 		p.Running = p.Running || !j.Finished
 		p.Jobs = append(p.Jobs, j)
 	}
-	s.render(w, r, "index.html", p)
+	s.render(w, r, http.StatusOK, "index.html", p)
 }

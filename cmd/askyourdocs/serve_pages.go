@@ -44,13 +44,14 @@ type pageData struct {
 	P      any
 }
 
-// render writes the page name with data; a template error is logged and
-// answered with a plain 500 (the page may be half written then).
-func (s *server) render(w http.ResponseWriter, r *http.Request, name string, data any) {
+// render writes the page name with data and the given status; a template
+// error is logged (the page may be half written then).
+func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	t := pageTemplates[name]
 	d := pageData{CSRF: s.csrfToken(w, r), Admin: s.isAdmin(r), AuthOn: s.authRequired(), P: data}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
 	if err := t.Execute(w, d); err != nil {
 		slog.Error("serve: rendering a page failed", "page", name, "err", err)
 	}

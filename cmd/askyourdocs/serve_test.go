@@ -371,6 +371,11 @@ func TestServeSecurity(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "not an http(s) URL") {
 			t.Errorf("with token: %s %s", resp.Status, body)
 		}
+		// The login page shown with 401 still sets the token cookie.
+		resp, _ = ts.request(t, nil, "GET", "/index", "", nil, map[string]string{"Accept": "text/html"})
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("Set-Cookie"), csrfCookie+"=") {
+			t.Errorf("login page on 401: %s, Set-Cookie %q", resp.Status, resp.Header.Get("Set-Cookie"))
+		}
 		// A cross-site origin is refused even for JSON.
 		resp, _ = ts.request(t, c, "POST", "/api/ask", "application/json", []byte(`{"question":"x"}`), map[string]string{"Origin": "https://evil.example"})
 		if resp.StatusCode != http.StatusForbidden {
@@ -495,6 +500,9 @@ type serveFakeModel struct {
 	*httptest.Server
 	mu      sync.Mutex
 	streams int
+	// gate, when set, holds a streamed answer after its first words until
+	// it is closed, so a test can see the answer while it streams.
+	gate chan struct{}
 }
 
 func newServeFakeModel(t testing.TB) *serveFakeModel {
@@ -549,7 +557,14 @@ func (f *serveFakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.streams++
 		f.mu.Unlock()
-		for _, word := range strings.SplitAfter(reply, " ") {
+		for i, word := range strings.SplitAfter(reply, " ") {
+			if i == 3 && f.gate != nil && strings.Contains(c.user, "<context>") {
+				select {
+				case <-f.gate:
+				case <-r.Context().Done():
+					return
+				}
+			}
 			enc.Encode(map[string]any{"model": body.Model, "message": map[string]any{"role": "assistant", "content": word}, "done": false})
 			w.(http.Flusher).Flush()
 		}

@@ -30,8 +30,8 @@ async function postJSON(url, body, accept) {
 
 function feedbackButtons(id) {
   const group = el("div", {class: "feedback", role: "group", "aria-label": "Was this answer helpful?"});
-  for (const [rating, label, icon] of [["up", "Helpful", "👍"], ["down", "Not helpful", "👎"]]) {
-    const b = el("button", {type: "button", class: "thumb", "aria-label": label, "data-rating": rating}, icon);
+  for (const [rating, label] of [["up", "Helpful"], ["down", "Not helpful"]]) {
+    const b = el("button", {type: "button", class: "thumb", "data-rating": rating}, label);
     b.addEventListener("click", () => rate(group, id, rating));
     group.append(b);
   }
@@ -189,7 +189,6 @@ document.addEventListener("DOMContentLoaded", () => {
     f.addEventListener("submit", e => {
       e.preventDefault();
       const group = f.closest(".feedback");
-      group.querySelectorAll("button").forEach((b, i) => b.dataset.rating = i === 0 ? "up" : "down");
       rate(group, f.querySelector('[name="id"]').value, f.querySelector('[name="rating"]').value);
     });
   }
