@@ -35,11 +35,12 @@ type testServe struct {
 func newTestServe(t testing.TB, env map[string]string, password string, maxUpload int64) *testServe {
 	t.Helper()
 	data := t.TempDir()
-	return newTestServeIn(t, data, "", env, password, maxUpload)
+	return newTestServeIn(t, data, "", storeName, env, password, maxUpload)
 }
 
-// newTestServeIn is newTestServe on a given data directory (or --pg DSN).
-func newTestServeIn(t testing.TB, data, dsn string, env map[string]string, password string, maxUpload int64) *testServe {
+// newTestServeIn is newTestServe on a given data directory (or --pg DSN)
+// and store name.
+func newTestServeIn(t testing.TB, data, dsn, name string, env map[string]string, password string, maxUpload int64) *testServe {
 	t.Helper()
 	if h, ok := env["OLLAMA_HOST"]; ok {
 		t.Setenv("OLLAMA_HOST", h) // ProviderConfigFromEnv reads the process environment
@@ -47,7 +48,7 @@ func newTestServeIn(t testing.TB, data, dsn string, env map[string]string, passw
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	a := &cliApp{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return env[k] }}
-	b, err := a.open(ctx, &commonFlags{data: data, pg: dsn, name: storeName}, openOptions{models: true, write: true})
+	b, err := a.open(ctx, &commonFlags{data: data, pg: dsn, name: name}, openOptions{models: true, write: true})
 	if err != nil {
 		t.Fatal(err)
 	}
