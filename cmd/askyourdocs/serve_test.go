@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firebase/genkit/go/genkit"
+
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
@@ -606,5 +608,39 @@ func TestToJobJSON(t *testing.T) {
 		Result: &indexReport{Sources: 1, Chunks: 3, Failed: []failedSource{{Source: "a.pdf", Reason: "encrypted"}}}})
 	if j.Summary != "1 source indexed, 3 chunks, 1 failed" || len(j.Failed) != 1 || j.Progress == nil {
 		t.Errorf("%+v", j)
+	}
+}
+
+// TestServeGenkitFlows runs the registered ask and index flows as the
+// Genkit CLI would (flow:run): index the fixture folder, then ask.
+func TestServeGenkitFlows(t *testing.T) {
+	ts := newTestServe(t, nil, "", 0)
+	names := map[string]bool{}
+	for _, f := range genkit.ListFlows(ts.s.b.g) {
+		names[f.Name()] = true
+	}
+	if !names["ask"] || !names["index"] {
+		t.Fatalf("registered flows %v, want ask and index", names)
+	}
+	ctx := context.Background()
+	rep, err := ts.s.indexFlow.Run(ctx, indexInput{Paths: []string{filepath.Join("..", "..", "testdata", "cli", "docs")}})
+	if err != nil || rep.Sources != 3 || len(rep.Failed) != 0 {
+		t.Fatalf("index flow: %+v, %v", rep, err)
+	}
+	var progress []string
+	for v, err := range ts.s.askFlow.Stream(ctx, askInput{Question: "How much does it cost to rent a wetsuit?"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Done {
+			if !strings.Contains(v.Output.Answer, "15 euros per day") || !strings.HasSuffix(v.Output.Citations[0].Source, "faq.docx") {
+				t.Errorf("ask flow: %+v", v.Output)
+			}
+			break
+		}
+		progress = append(progress, v.Stream)
+	}
+	if len(progress) == 0 {
+		t.Error("the ask flow streamed nothing")
 	}
 }
