@@ -129,10 +129,12 @@ func (c *crawlCollector) text(pageURL string) string {
 	return b.String()
 }
 
-// testCrawlOptions are the production options with a short page timeout
-// and no environment.
+// testCrawlOptions are the production options with a short page timeout,
+// no environment, and a fetcher that may reach the loopback test sites
+// (testLoopback): the package's address guard stays on.
 func testCrawlOptions() crawlOptions {
 	o := defaultCrawlOptions()
+	o.fetch = testLoopback.fetch
 	o.pageTimeout = 10 * time.Second
 	o.getenv = func(string) string { return "" }
 	return o
@@ -569,8 +571,8 @@ func TestRunCrawlPageErrors(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	wantErr := map[string]string{
-		"/missing":     "404",
-		"/broken":      "500",
+		"/missing":     "HTTP status 404 Not Found",
+		"/broken":      "HTTP status 500",
 		"/file.pdf":    "not an HTML page",
 		"/huge":        ErrPageTooLarge.Error(),
 		"/slow":        "timed out",
@@ -689,14 +691,28 @@ func TestRunCrawlPrivateSeedRefused(t *testing.T) {
 	}
 }
 
+// A seed answering 404 fails the crawl with an error callers can branch on:
+// an *HTTPStatusError naming the status and the URL.
+func TestRunCrawlSeedHTTPStatus(t *testing.T) {
+	site := newCrawlTestSite(t)
+	col := newCrawlCollector()
+	_, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/gone")}}, "", col.index, nil, testCrawlOptions())
+	var se *HTTPStatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusNotFound || se.URL != site.url("/gone") {
+		t.Fatalf("err = %v, want an *HTTPStatusError for 404 at %s", err, site.url("/gone"))
+	}
+}
+
 // Cancelling the context stops the crawl promptly with what was done.
 func TestRunCrawlCancel(t *testing.T) {
 	site := newCrawlTestSite(t)
 	site.html("/", `<p>home</p><a href="/stuck1">1</a><a href="/stuck2">2</a>`)
+	stuck := make(chan struct{}, 2)
 	site.handle = func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Path == "/robots.txt" {
 			return false
 		}
+		stuck <- struct{}{}
 		<-r.Context().Done() // never answers
 		return true
 	}
@@ -705,7 +721,7 @@ func TestRunCrawlCancel(t *testing.T) {
 	progress := func(m string) {
 		if strings.HasPrefix(m, "page 1/") {
 			go func() {
-				time.Sleep(50 * time.Millisecond)
+				<-stuck // cancel while a fetch is in flight
 				cancel()
 			}()
 		}
@@ -743,7 +759,7 @@ func TestRunCrawlPoliteness(t *testing.T) {
 		mu.Lock()
 		starts = append(starts, time.Now())
 		mu.Unlock()
-		return fetchPage(ctx, rawURL, opts)
+		return testLoopback.fetch(ctx, rawURL, opts)
 	}
 	const delay = 40 * time.Millisecond
 	col := newCrawlCollector()

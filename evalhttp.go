@@ -31,8 +31,13 @@ import (
 // (like any validation error) with 400 Bad Request.
 var ErrUnsafeEvalPath = errors.New("unsafe eval path")
 
-// evalMaxBody caps the JSON body EvalJobHandler reads.
-const evalMaxBody = 1 << 20
+// evalMaxBody caps the JSON body EvalJobHandler reads: an eval job's input
+// is a few small fields, and bodies held by pending jobs add up.
+const evalMaxBody = 64 << 10
+
+// evalRetryAfter is the Retry-After (seconds) EvalJobHandler sends with
+// 503 when the job queue is full.
+const evalRetryAfter = "5"
 
 // RestrictEvalPaths makes a client-supplied eval job input safe to run on
 // the server. It clears *outPath, so the job writes where the server
@@ -103,10 +108,17 @@ func EvalJobHandler[In any](jobs *JobStore, ctx context.Context, kind string, ru
 				return
 			}
 		}
-		id := jobs.Enqueue(ctx, kind, func(ctx context.Context, progress func(string)) (any, error) {
+		job, err := jobs.EnqueueContext(ctx, kind, func(ctx context.Context, progress func(string)) (any, error) {
 			return run(ctx, in)
 		})
-		evalHTTPJSON(w, http.StatusAccepted, map[string]string{"jobId": id})
+		if err != nil {
+			// Queue full or store closed: nothing was recorded, the
+			// client may try again.
+			w.Header().Set("Retry-After", evalRetryAfter)
+			evalHTTPError(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		evalHTTPJSON(w, http.StatusAccepted, map[string]string{"jobId": job.ID})
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestRestrictEvalPaths(t *testing.T) {
@@ -207,15 +206,21 @@ type evalJobInput struct {
 }
 
 func TestEvalJobHandler(t *testing.T) {
-	jobs := NewJobStore(nil)
+	jobs := NewJobStore()
 	defer jobs.Close()
 	appCtx, stopApp := context.WithCancel(context.Background())
 	defer stopApp()
 	got := make(chan evalJobInput, 10)
+	// responded gets a value once the client has the 202 of a started job.
+	responded := make(chan struct{}, 10)
 	h := EvalJobHandler(jobs, appCtx, "evalGenerated",
 		func(ctx context.Context, in evalJobInput) (any, error) {
-			// The job outlives the request that started it.
-			time.Sleep(20 * time.Millisecond)
+			// The job outlives the request that started it: it goes on
+			// once the request is answered, and its context still holds.
+			select {
+			case <-responded:
+			case <-ctx.Done():
+			}
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -242,6 +247,9 @@ func TestEvalJobHandler(t *testing.T) {
 		var v map[string]any
 		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
 			t.Fatalf("response is not JSON: %v", err)
+		}
+		if resp.StatusCode == http.StatusAccepted {
+			responded <- struct{}{}
 		}
 		return resp.StatusCode, v
 	}
@@ -336,11 +344,15 @@ func TestEvalJobHandler(t *testing.T) {
 }
 
 func TestJobStatusHandlerUnencodableResult(t *testing.T) {
-	jobs := NewJobStore(nil)
+	jobs := NewJobStore()
 	defer jobs.Close()
-	id := jobs.Enqueue(context.Background(), "x", func(ctx context.Context, progress func(string)) (any, error) {
+	j, err := jobs.Enqueue("x", func(progress func(string)) (any, error) {
 		return map[string]any{"f": func() {}}, nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := j.ID
 	jobs.Wait(context.Background(), id)
 	req := httptest.NewRequest("GET", "/api/jobs/"+id, nil)
 	req.SetPathValue("id", id)

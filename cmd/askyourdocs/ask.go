@@ -45,7 +45,7 @@ type answerResult struct {
 
 // answer retrieves for question and answers it: with the LLM from the
 // ParentText of the top chunks inside WrapContext, or extractively with
-// BestExcerpt when no LLM is configured.
+// BestExcerptFor when no LLM is configured.
 func (b *backend) answer(ctx context.Context, question string, o retrieveOptions, passages int) (*answerResult, error) {
 	return b.answerStreaming(ctx, question, o, passages, nil)
 }
@@ -66,7 +66,7 @@ func (b *backend) answerStreaming(ctx context.Context, question string, o retrie
 	if len(res.hits) == 0 {
 		out.Mode = answerExtractive
 		out.Answer = "Nothing in the indexed documents matches the question."
-		out.Confidence = askyourdocs.ConfidenceLabel(0, askyourdocs.WithLanguage("en"))
+		out.Confidence = askyourdocs.ConfidenceLabelWith(0, askyourdocs.WithLanguage("en"))
 		out.ConfidenceBasis = "no match"
 		return out, nil
 	}
@@ -109,14 +109,14 @@ func (b *backend) answerStreaming(ctx context.Context, question string, o retrie
 		out.Score = keywordCoverage(question, parents[0])
 		out.ConfidenceBasis = "keyword coverage"
 	}
-	out.Confidence = askyourdocs.ConfidenceLabel(out.Score, askyourdocs.WithLanguage("en"))
+	out.Confidence = askyourdocs.ConfidenceLabelWith(out.Score, askyourdocs.WithLanguage("en"))
 
 	if b.llm == nil {
 		out.Mode = answerExtractive
 		var sb strings.Builder
 		sb.WriteString(noLLMNote)
 		for i := range used[:min(len(used), 3)] {
-			fmt.Fprintf(&sb, "\n\n[%d] %s", i+1, askyourdocs.BestExcerpt(parents[i], question, 400))
+			fmt.Fprintf(&sb, "\n\n[%d] %s", i+1, askyourdocs.BestExcerptFor(parents[i], question, 400))
 		}
 		out.Answer = sb.String()
 		return out, nil
@@ -158,7 +158,7 @@ func (b *backend) answerStreaming(ctx context.Context, question string, o retrie
 
 // keywordCoverage is the confidence proxy without a reranker: the share of
 // the question's keywords found in the passage (a 5-letter prefix counts,
-// as in BestExcerpt), on the 0-10 scale of ConfidenceLabel.
+// as in BestExcerptFor), on the 0-10 scale of ConfidenceLabelWith.
 func keywordCoverage(question, passage string) int {
 	kws := askyourdocs.ExtractKeywords(question, cliStopWords)
 	if len(kws) == 0 {

@@ -274,7 +274,7 @@ func (a *cliApp) cmdSearch(ctx context.Context, args []string) error {
 	}
 	for i, r := range results {
 		fmt.Fprintf(a.stdout, "%d. score %.4f  %s%s\n", r.Rank, r.Score, r.citation, rankNote(res.hits[i]))
-		fmt.Fprintf(a.stdout, "   %s\n\n", indent(askyourdocs.BestExcerpt(r.Text, query, 300), "   "))
+		fmt.Fprintf(a.stdout, "   %s\n\n", indent(askyourdocs.BestExcerptFor(r.Text, query, 300), "   "))
 	}
 	return nil
 }

@@ -127,13 +127,9 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 			onText(part)
 		}
 	}
-	match := res.Answer
-	if res.Mode == answerExtractive {
-		match = standalone
-	}
 	for _, c := range res.Citations {
 		sc := citationForWeb(c)
-		sc.Excerpt = bestExcerpt(c.passage, match)
+		sc.Excerpt = bestExcerpt(c.passage, res.Answer, standalone, res.Mode == answerLLM)
 		out.Citations = append(out.Citations, sc)
 		out.Sources = append(out.Sources, sourceRef{URL: sc.URL, Text: c.passage})
 	}
@@ -310,7 +306,7 @@ func (s *server) rate(id, rating string) (int, string) {
 		return http.StatusBadRequest, "id is missing"
 	}
 	if err := rateFeedback(s.feedback, id, rating); err != nil {
-		if errors.Is(err, askyourdocs.ErrFeedbackNotFound) {
+		if errors.Is(err, errFeedbackNotFound) {
 			return http.StatusNotFound, "no answer with that id"
 		}
 		slog.Error("serve: storing feedback failed", "err", err)

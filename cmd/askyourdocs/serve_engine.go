@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
@@ -17,7 +18,7 @@ import (
 
 // newID returns a random 128-bit hex ID (feedback entries, sessions, CSRF
 // tokens, upload directories).
-func newID() string { return askyourdocs.NewRandomHexID() }
+func newID() string { return askyourdocs.NewRandomHexID(askyourdocs.DefaultIDBytes) }
 
 // jobView is what serve shows of a job, independent of the engine's Job
 // layout.
@@ -29,24 +30,24 @@ type jobView struct {
 	Result   any
 	Error    string
 	Finished bool
-	Started  time.Time
+	Created  time.Time
 }
 
 // viewJob converts an engine Job.
 func viewJob(j askyourdocs.Job) jobView {
-	return jobView{ID: j.ID, Kind: j.Kind, Status: string(j.Status), Progress: j.Progress, Result: j.Result,
-		Error: j.Error, Finished: j.Status.Finished(), Started: j.CreatedAt}
+	return jobView{ID: j.ID, Kind: j.Kind, Status: string(j.Status), Progress: j.ProgressLog, Result: j.Result,
+		Error: j.Error, Finished: j.Status.Finished(), Created: j.CreatedAt}
 }
 
 // newJobs returns the server's job store.
-func newJobs() *askyourdocs.JobStore { return askyourdocs.NewJobStore(nil) }
+func newJobs() *askyourdocs.JobStore { return askyourdocs.NewJobStore() }
 
 // listJobs returns the newest limit jobs, newest first.
 func listJobs(jobs *askyourdocs.JobStore, limit int) []jobView {
-	all := jobs.List()
-	out := make([]jobView, 0, min(limit, len(all)))
-	for i := len(all) - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, viewJob(all[i]))
+	all := jobs.List(limit)
+	out := make([]jobView, len(all))
+	for i, j := range all {
+		out[i] = viewJob(j)
 	}
 	return out
 }
@@ -60,78 +61,85 @@ func getJob(jobs *askyourdocs.JobStore, id string) (jobView, bool) {
 	return viewJob(j), true
 }
 
-// runFlowAsJob runs a progress flow as a job of the given kind with the
-// server's long-lived ctx and returns the job's ID.
+// runFlowAsJob runs a progress flow as a job of the given kind, in a
+// context derived from the server's long-lived ctx, and returns the job's
+// ID; the error wraps ErrJobQueueFull when too many jobs are pending.
 func runFlowAsJob[In, Out any](ctx context.Context, jobs *askyourdocs.JobStore, kind string, flow *core.Flow[In, Out, string], in In) (string, error) {
-	return askyourdocs.RunStreamingFlowAsJob(ctx, jobs, kind, flow, in), nil
+	j, err := jobs.EnqueueContext(ctx, kind, func(ctx context.Context, progress func(string)) (any, error) {
+		return askyourdocs.RunStreamingFlowAsJob(ctx, flow, in, progress)
+	})
+	if err != nil {
+		return "", err
+	}
+	return j.ID, nil
 }
 
 // Feedback ratings as serve stores and accepts them.
 const (
-	ratingUp   = "up"
-	ratingDown = "down"
+	ratingUp   = askyourdocs.RatingUp
+	ratingDown = askyourdocs.RatingDown
 )
+
+// errFeedbackNotFound is returned by rateFeedback for an unknown ID.
+var errFeedbackNotFound = errors.New("no logged answer with that id")
 
 // feedbackLog is the FeedbackStore of serve's entries.
 type feedbackLog = askyourdocs.FeedbackStore[feedbackEntry]
 
-// openFeedback opens (or prepares) the feedback log at path.
+// openFeedback opens the feedback log at path (created by the first
+// answer); a corrupt file is an error.
 func openFeedback(path string) (*feedbackLog, error) {
-	return askyourdocs.NewFeedbackStore(path,
+	return askyourdocs.OpenFeedbackStore(path,
 		func(e feedbackEntry) string { return e.ID },
-		func(e *feedbackEntry, rating int) {
-			switch rating {
-			case askyourdocs.RatingUp:
-				e.Rating = ratingUp
-			case askyourdocs.RatingDown:
-				e.Rating = ratingDown
-			default:
-				e.Rating = ""
-			}
-		})
+		func(e *feedbackEntry, rating string) { e.Rating = rating })
 }
 
 // rateFeedback stores "up" or "down" for the entry id.
 func rateFeedback(fb *feedbackLog, id, rating string) error {
-	r := askyourdocs.RatingDown
-	if rating == ratingUp {
-		r = askyourdocs.RatingUp
+	found, err := fb.Rate(id, rating)
+	if err != nil {
+		return err
 	}
-	return fb.Rate(id, r)
+	if !found {
+		return errFeedbackNotFound
+	}
+	return nil
 }
 
 // feedbackEntries returns every logged entry.
-func feedbackEntries(fb *feedbackLog) ([]feedbackEntry, error) { return fb.Entries(), nil }
+func feedbackEntries(fb *feedbackLog) ([]feedbackEntry, error) { return fb.All() }
 
 // Conversation limits: the turns and characters of history a follow-up
 // is condensed with.
 const (
-	historyMaxTurns = 6
+	historyMaxTurns = askyourdocs.MaxHistoryTurns
 	historyMaxChars = 6000
 )
 
 // trimHistory keeps the recent turns a follow-up needs.
 func trimHistory(h []askyourdocs.QATurn) []askyourdocs.QATurn {
-	return askyourdocs.TrimHistory(h, historyMaxTurns, historyMaxChars)
+	return askyourdocs.TrimHistoryWith(h, historyMaxTurns, historyMaxChars)
 }
 
 // condenseFollowUp rewrites a follow-up into a standalone question with
-// the LLM, falling back to the engine's fallback question.
+// the LLM (English speaker labels), falling back to the engine's fallback
+// question.
 func condenseFollowUp(ctx context.Context, p ai.Prompt, m ai.Model, cfg any, question string, h []askyourdocs.QATurn) string {
-	return askyourdocs.CondenseFollowUp(ctx, p, m, cfg, h, question, askyourdocs.WithLanguage("en"))
+	return askyourdocs.CondenseFollowUpWith(ctx, p, m, cfg, question, h, askyourdocs.WithLanguage("en"))
 }
 
 // fallbackQuestion is the retrieval query for a follow-up without an LLM.
 func fallbackQuestion(question string, h []askyourdocs.QATurn) string {
-	return askyourdocs.FallbackStandaloneQuestion(h, question)
+	return askyourdocs.FallbackStandaloneQuestion(question, h)
 }
 
-// excerptMaxChars caps a citation's excerpt.
-const excerptMaxChars = 240
-
-// bestExcerpt is the short verbatim quote of a citation: the part of the
-// passage that best matches the answer (an LLM's answer) or the question
-// (an extractive answer).
-func bestExcerpt(passage, match string) string {
-	return askyourdocs.BestExcerpt(passage, match, excerptMaxChars)
+// bestExcerpt is the short verbatim quote of a citation: the sentence of
+// the passage that best matches a generated answer, or, for an extractive
+// answer (which is the passages themselves), the part that best matches
+// the question.
+func bestExcerpt(passage, answer, question string, generated bool) string {
+	if generated {
+		return askyourdocs.BestExcerpt(passage, answer)
+	}
+	return askyourdocs.BestExcerptFor(passage, question, 0)
 }

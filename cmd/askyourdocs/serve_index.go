@@ -197,7 +197,7 @@ func (s *server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	id, err := runFlowAsJob(s.ctx, s.jobs, "index", s.indexFlow, indexInput{Paths: files})
 	if err != nil {
 		os.RemoveAll(dir)
-		jsonOrPageError(w, r, http.StatusServiceUnavailable, err.Error())
+		jobRefused(w, r, err)
 		return
 	}
 	s.jobStarted(w, r, id)
@@ -350,6 +350,17 @@ func uploadName(n string) string {
 	return n
 }
 
+// jobRefused answers a job the store did not take: 503 with Retry-After
+// when the queue is full or the server is shutting down.
+func jobRefused(w http.ResponseWriter, r *http.Request, err error) {
+	msg := "the server is shutting down"
+	if errors.Is(err, askyourdocs.ErrJobQueueFull) {
+		msg = "too many jobs are waiting; try again in a minute"
+	}
+	w.Header().Set("Retry-After", "60")
+	jsonOrPageError(w, r, http.StatusServiceUnavailable, msg)
+}
+
 // jobStarted answers a started job: 202 {"jobId"} for scripts, a redirect
 // to the Index page (which shows the job's progress) for browsers.
 func (s *server) jobStarted(w http.ResponseWriter, r *http.Request, id string) {
@@ -426,7 +437,7 @@ func (s *server) startWeb(w http.ResponseWriter, r *http.Request, crawl bool) {
 	}
 	id, err := runFlowAsJob(s.ctx, s.jobs, kind, s.indexFlow, in)
 	if err != nil {
-		jsonOrPageError(w, r, http.StatusServiceUnavailable, err.Error())
+		jobRefused(w, r, err)
 		return
 	}
 	s.jobStarted(w, r, id)

@@ -317,7 +317,7 @@ func TestServeSecurity(t *testing.T) {
 			}
 		}
 		// Nothing was started or written.
-		if n := len(ts.s.jobs.List()); n != 0 {
+		if n := len(ts.s.jobs.List(0)); n != 0 {
 			t.Errorf("%d jobs started without credentials", n)
 		}
 		resp, _ := ts.request(t, nil, "GET", "/api/jobs", "", nil, basic(password))

@@ -242,9 +242,15 @@ func (s *pgStore) chunkCount(ctx context.Context) (int, error) {
 
 func (s *pgStore) describe() string { return "PostgreSQL table " + s.Table() }
 
+// ensureManifestTable creates the manifest table under the stores' schema
+// lock: two processes starting at once on a fresh database would otherwise
+// race on CREATE TABLE IF NOT EXISTS.
 func (s *pgStore) ensureManifestTable(ctx context.Context) error {
-	_, err := s.Pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+pgManifestTable+
-		" (store text PRIMARY KEY, embedder text NOT NULL, dim int NOT NULL, created timestamptz NOT NULL)")
+	err := s.WithSchemaLock(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+pgManifestTable+
+			" (store text PRIMARY KEY, embedder text NOT NULL, dim int NOT NULL, created timestamptz NOT NULL)")
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create %s: %w", pgManifestTable, err)
 	}
@@ -285,6 +291,39 @@ func (s *pgStore) saveManifest(ctx context.Context, m indexManifest) error {
 		return fmt.Errorf("write %s: %w", pgManifestTable, err)
 	}
 	return nil
+}
+
+// manifestClaimer is a store whose manifest check and record is atomic
+// across processes (pgStore): claimManifest records m unless a manifest is
+// there (found) and fails like checkManifest when the store holds chunks
+// without one.
+type manifestClaimer interface {
+	claimManifest(ctx context.Context, m indexManifest) (found bool, err error)
+}
+
+// claimManifest implements manifestClaimer under the stores' schema lock.
+func (s *pgStore) claimManifest(ctx context.Context, m indexManifest) (found bool, err error) {
+	err = s.WithSchemaLock(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+pgManifestTable+
+			" (store text PRIMARY KEY, embedder text NOT NULL, dim int NOT NULL, created timestamptz NOT NULL)"); err != nil {
+			return fmt.Errorf("create %s: %w", pgManifestTable, err)
+		}
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+pgManifestTable+" WHERE store = $1)", s.name).Scan(&found); err != nil || found {
+			return err
+		}
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+s.Table()).Scan(&n); err != nil {
+			return fmt.Errorf("count chunks: %w", err)
+		}
+		if n > 0 {
+			return fmt.Errorf("%w: %s holds %d chunks but no record of the embedder that built them; index into another --data directory",
+				errEmbedderMismatch, s.describe(), n)
+		}
+		_, err := tx.Exec(ctx, "INSERT INTO "+pgManifestTable+" (store, embedder, dim, created) VALUES ($1, $2, $3, $4)",
+			s.name, m.Embedder, m.Dim, m.Created)
+		return err
+	})
+	return found, err
 }
 
 // countingEmbedder counts the documents its embedder embeds, so the index
@@ -496,6 +535,16 @@ func (b *backend) checkManifest(ctx context.Context, dim int, write bool) error 
 		if dim, err = probeDim(ctx, b.emb); err != nil {
 			return err
 		}
+	}
+	b.manifest.Dim = dim
+	if c, ok := b.store.(manifestClaimer); ok {
+		// Another process may be checking at the same moment: check and
+		// record in one step; a record it made first is checked as above.
+		b.manifest.Created = time.Now().UTC().Truncate(time.Second)
+		if found, err := c.claimManifest(ctx, b.manifest); err != nil || !found {
+			return err
+		}
+		return b.checkManifest(ctx, dim, write)
 	}
 	n, err := b.store.chunkCount(ctx)
 	if err != nil {

@@ -234,20 +234,61 @@ func (c *client) login(ctx context.Context) error {
 	return nil
 }
 
-// job is the part of the app's job JSON evalset reads.
+// job is the part of the app's job JSON evalset reads. Apps on the
+// original engine send progress as a string (the latest message); apps on
+// this engine send that too, plus progressLog (the newest messages) and
+// progressCount (all messages); older versions of this engine sent the
+// messages as a progress array.
 type job struct {
 	Status        string          `json:"status"`
-	Progress      []string        `json:"progress"`
+	Progress      json.RawMessage `json:"progress"`
+	ProgressLog   []string        `json:"progressLog"`
 	ProgressCount int             `json:"progressCount"`
 	Result        json.RawMessage `json:"result"`
 	Error         string          `json:"error"`
 }
 
+// progressTracker copies a polled job's progress messages to stderr once
+// each, whichever shape the app sends.
+type progressTracker struct {
+	shown  int    // messages of a counted log already shown
+	latest string // the latest message shown, for apps that send only it
+}
+
+// show prints the messages of j not shown yet.
+func (p *progressTracker) show(j job, stderr io.Writer) {
+	log := j.ProgressLog
+	var latest string
+	if log == nil && json.Unmarshal(j.Progress, &log) != nil {
+		log = nil
+		_ = json.Unmarshal(j.Progress, &latest)
+	}
+	if log != nil {
+		count := max(j.ProgressCount, len(log))
+		// log holds the newest messages; count counts all.
+		first := count - len(log)
+		for i, msg := range log {
+			if first+i >= p.shown {
+				fmt.Fprintf(stderr, "evalset: %s\n", msg)
+			}
+		}
+		p.shown = max(p.shown, count)
+		if len(log) > 0 {
+			p.latest = log[len(log)-1]
+		}
+		return
+	}
+	if latest != "" && latest != p.latest {
+		fmt.Fprintf(stderr, "evalset: %s\n", latest)
+		p.latest = latest
+	}
+}
+
 // wait polls the job until it finishes and returns its result; progress
 // messages are copied to stderr.
 func (c *client) wait(ctx context.Context, id string, stderr io.Writer) (json.RawMessage, error) {
-	shown := 0
-	last := "queued"
+	var progress progressTracker
+	last := "pending"
 	for {
 		var j job
 		if err := c.doJSON(ctx, "GET", "/api/jobs/"+url.PathEscape(id), nil, &j); err != nil {
@@ -257,14 +298,7 @@ func (c *client) wait(ctx context.Context, id string, stderr io.Writer) (json.Ra
 			return nil, fmt.Errorf("poll job %s: %w", id, err)
 		}
 		last = j.Status
-		// Progress holds the newest messages; ProgressCount counts all.
-		first := j.ProgressCount - len(j.Progress)
-		for i, msg := range j.Progress {
-			if first+i >= shown {
-				fmt.Fprintf(stderr, "evalset: %s\n", msg)
-			}
-		}
-		shown = max(shown, j.ProgressCount)
+		progress.show(j, stderr)
 		switch j.Status {
 		case "done":
 			return j.Result, nil
@@ -274,7 +308,7 @@ func (c *client) wait(ctx context.Context, id string, stderr io.Writer) (json.Ra
 				msg = "no error message"
 			}
 			return nil, fail(exitJob, "job %s %s: %s", id, j.Status, msg)
-		case "queued", "running":
+		case "pending", "queued", "running":
 		default:
 			return nil, fail(exitFailure, "job %s has unknown status %q", id, j.Status)
 		}
