@@ -644,3 +644,62 @@ func TestServeGenkitFlows(t *testing.T) {
 		t.Error("the ask flow streamed nothing")
 	}
 }
+
+// TestServeWebPagesAndCrawl indexes a page and crawls a site served on
+// loopback (private targets allowed for this test only), then asks about
+// it: the citation is the page's URL.
+func TestServeWebPagesAndCrawl(t *testing.T) {
+	askyourdocs.SetAllowPrivateTargets(true)
+	t.Cleanup(func() { askyourdocs.SetAllowPrivateTargets(false) })
+	site := siteServer(t)
+	ts := newTestServe(t, nil, "", 0)
+	start := func(path, body string) jobView {
+		t.Helper()
+		resp, out := ts.request(t, nil, "POST", path, "application/json", []byte(body), nil)
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("%s: %s %s", path, resp.Status, out)
+		}
+		var started struct{ JobID string }
+		json.Unmarshal([]byte(out), &started)
+		return ts.wait(t, started.JobID)
+	}
+	j := start("/index/url", `{"url":"`+site.URL+`/site/contact.html"}`)
+	if rep, ok := j.Result.(*indexReport); j.Status != "done" || !ok || rep.Sources != 1 {
+		t.Fatalf("page job %+v", j)
+	}
+	j = start("/index/crawl", `{"url":"`+site.URL+`/site/","maxPages":10,"maxDepth":2}`)
+	if rep, ok := j.Result.(*indexReport); j.Status != "done" || j.Kind != "crawl" || !ok || rep.Sources < 3 {
+		t.Fatalf("crawl job %+v", j)
+	}
+	a := ts.askJSON(t, askInput{Question: "When is the boathouse open between May and September?"})
+	if !strings.Contains(a.Answer, "9:00 to 18:00") || a.Citations[0].URL != site.URL+"/site/hours.html" {
+		t.Errorf("answer %q cites %+v", a.Answer, a.Citations[0])
+	}
+	// A page that cannot be fetched is refused before a job starts.
+	resp, out := ts.request(t, nil, "POST", "/index/url", "application/json", []byte(`{"url":"`+site.URL+`/missing"}`), nil)
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("missing page: %s %s", resp.Status, out)
+	}
+}
+
+// TestServeFeedbackForm rates an answer without JavaScript: the page's
+// form with its CSRF token.
+func TestServeFeedbackForm(t *testing.T) {
+	ts := newTestServe(t, nil, "", 0)
+	ts.uploadAndWait(t, nil, map[string][]byte{"faq.docx": readFixture(t, "faq.docx")})
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	_, page := ts.request(t, c, "GET", "/ask?q="+url.QueryEscape("How much does it cost to rent a wetsuit?"), "", nil, nil)
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]{32})"><input type="hidden" name="id" value="([0-9a-f]{32})"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no rating form in the page:\n%s", page)
+	}
+	form := url.Values{"csrf": {m[1]}, "id": {m[2]}, "rating": {"down"}}
+	resp, body := ts.request(t, c, "POST", "/feedback", "application/x-www-form-urlencoded", []byte(form.Encode()), map[string]string{"Accept": "text/html"})
+	if resp.StatusCode != 200 || !strings.Contains(body, "Your rating is recorded") {
+		t.Fatalf("rating form: %s %s", resp.Status, body)
+	}
+	if e := readFeedbackFile(t, ts.data)[m[2]]; e.Rating != ratingDown {
+		t.Errorf("logged entry %+v", e)
+	}
+}
