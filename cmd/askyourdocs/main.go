@@ -133,6 +133,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = app.cmdExport(ctx, rest)
 	case "demo":
 		err = app.cmdDemo(ctx, rest)
+	case "serve":
+		err = app.cmdServe(ctx, rest)
 	case "help":
 		fmt.Fprint(stdout, usageText)
 		return exitOK
