@@ -3,12 +3,14 @@ module github.com/dbis-ilm/askyourdocs
 go 1.25.0
 
 require (
+	github.com/blevesearch/snowballstem v0.9.0
 	github.com/firebase/genkit/go v1.4.0
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/pgvector/pgvector-go v0.3.0
 	github.com/testcontainers/testcontainers-go/modules/postgres v0.44.0
+	go.opentelemetry.io/otel/trace v1.44.0
 	golang.org/x/net v0.58.0
 	golang.org/x/text v0.41.0
 	google.golang.org/genai v1.41.0
@@ -88,7 +90,6 @@ require (
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.44.0 // indirect
-	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
