@@ -189,10 +189,27 @@ type bm25Hit struct {
 // maxResults (all when <= 0); filter, when non-nil, must accept a row's
 // metadata.
 func (x *bm25Index) search(ctx context.Context, p bm25Plan, docs []*ai.Document, maxResults int, filter func(map[string]any) bool) ([]*ai.Document, error) {
-	hits, err := x.rank(ctx, p, docs, filter)
+	keep := 0
+	if maxResults > 0 {
+		keep = 4 * maxResults // room for duplicate texts
+	}
+	hits, err := x.rank(ctx, p, docs, filter, keep)
 	if err != nil {
 		return nil, err
 	}
+	if out := bm25Distinct(hits, docs, maxResults); keep == 0 || len(hits) < keep || len(out) == maxResults {
+		return out, nil
+	}
+	// Too many duplicates among the best: rank everything.
+	if hits, err = x.rank(ctx, p, docs, filter, 0); err != nil {
+		return nil, err
+	}
+	return bm25Distinct(hits, docs, maxResults), nil
+}
+
+// bm25Distinct returns the documents of hits, each text once, at most
+// maxResults (all when <= 0).
+func bm25Distinct(hits []bm25Hit, docs []*ai.Document, maxResults int) []*ai.Document {
 	var out []*ai.Document
 	seen := make(map[string]bool)
 	for _, h := range hits {
@@ -206,12 +223,12 @@ func (x *bm25Index) search(ctx context.Context, p bm25Plan, docs []*ai.Document,
 			break
 		}
 	}
-	return out, nil
+	return out
 }
 
-// rank returns every row matching the plan with its stage and score, in
-// search's order.
-func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, filter func(map[string]any) bool) ([]bm25Hit, error) {
+// rank returns the rows matching the plan with their stage and score, in
+// search's order: the best keep of them (all when keep <= 0).
+func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, filter func(map[string]any) bool, keep int) ([]bm25Hit, error) {
 	if p.empty() || x.live() == 0 {
 		return nil, nil
 	}
@@ -342,8 +359,49 @@ func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, f
 		}
 		hits = append(hits, h)
 	}
-	slices.SortFunc(hits, func(a, b bm25Hit) int {
-		return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), cmp.Compare(a.row, b.row))
-	})
+	if keep > 0 && len(hits) > keep {
+		hits = bm25Best(hits, keep)
+	}
+	slices.SortFunc(hits, compareBM25Hits)
 	return hits, nil
+}
+
+// compareBM25Hits orders hits best first: higher stage, higher score, then
+// lower row.
+func compareBM25Hits(a, b bm25Hit) int {
+	return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), cmp.Compare(a.row, b.row))
+}
+
+// bm25Best returns the best k of hits (k < len(hits)), in no order, with
+// a min-heap of the best seen so far: O(n log k) instead of sorting all.
+func bm25Best(hits []bm25Hit, k int) []bm25Hit {
+	h := slices.Clone(hits[:k])
+	worse := func(i, j int) bool { return compareBM25Hits(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			m := l
+			if r := l + 1; r < len(h) && worse(r, l) {
+				m = r
+			}
+			if !worse(m, i) {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range hits[k:] {
+		if compareBM25Hits(x, h[0]) < 0 {
+			h[0] = x
+			down(0)
+		}
+	}
+	return h
 }

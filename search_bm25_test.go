@@ -43,7 +43,7 @@ func TestBM25HandComputed(t *testing.T) {
 		{"banana cherry", []int{1, 2, 0}, []float64{1.088430, 0.689339, 0.470004}, []int{1, 0, 0}},
 		{`"cherry date" banana`, []int{2, 1, 0}, []float64{0.689339 + 0.980829*2.2/2.5, 0.470004 * 2.2 / 1.9 * 2, 0.470004}, []int{2, 1, 1}},
 	} {
-		hits, err := x.rank(t.Context(), newBM25Plan(an, tc.query, nil), docs, nil)
+		hits, err := x.rank(t.Context(), newBM25Plan(an, tc.query, nil), docs, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,8 +78,8 @@ func TestBM25IndexUpdates(t *testing.T) {
 	kept := []*ai.Document{docs[0], docs[2]}
 	fresh := newLocalvecBM25(an, kept)
 	p := newBM25Plan(an, "apple pie", nil)
-	got, _ := x.rank(t.Context(), p, kept, nil)
-	want, _ := fresh.rank(t.Context(), p, kept, nil)
+	got, _ := x.rank(t.Context(), p, kept, nil, 0)
+	want, _ := fresh.rank(t.Context(), p, kept, nil, 0)
 	if !slices.Equal(got, want) {
 		t.Errorf("after delete %v, rebuilt %v", got, want)
 	}

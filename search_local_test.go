@@ -205,10 +205,9 @@ func BenchmarkLocalvecKeywordSearch(b *testing.B) {
 			var x *bm25Index
 			var before, after runtime.MemStats
 			i := 0
+			runtime.GC()
+			runtime.ReadMemStats(&before)
 			for b.Loop() {
-				x = nil
-				runtime.GC()
-				runtime.ReadMemStats(&before)
 				x = newLocalvecBM25(an, docs)
 				i++
 			}
