@@ -55,13 +55,14 @@ const (
 var errUsage = errors.New("usage")
 
 // usageText is printed for -h and for a wrong command line.
-const usageText = `askyourdocs: ask your documents (PDF, .docx, HTML, web pages)
+const usageText = `askyourdocs: ask your documents (PDF, Office, OpenDocument, EPUB, Markdown, text, HTML, web pages)
 
 Usage:
   askyourdocs [flags] COMMAND [flags] [args]
 
 Commands:
-  index PATH|URL ...    index files and folders (.pdf, .docx, .html, .htm), web pages;
+  index PATH|URL ...    index files and folders (.pdf .docx .pptx .xlsx .odt .ods .odp
+                        .epub .md .txt .html .htm), web pages;
                         --crawl URL crawls a site (--max-pages, --max-depth, --delay)
   ask "question"        answer with numbered citations (--json for machine output)
   search "query"        ranked chunks with scores and citations, no LLM
