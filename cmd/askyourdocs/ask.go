@@ -75,6 +75,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	for i, h := range used {
 		c := citationOf(h)
 		c.N = i + 1
+		c.passage = parents[i]
 		out.Citations = append(out.Citations, c)
 	}
 	if res.reranked {
@@ -138,6 +139,12 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	out.Model = b.llmSpec
 	out.Answer = strings.TrimSpace(askyourdocs.SanitizeAnswer(resp.Text(), allowed))
 	return out, nil
+}
+
+// answerStreaming is answer with onText (serve's event stream): the text
+// is streamed through the same sanitiser as on a terminal.
+func (b *backend) answerStreaming(ctx context.Context, question string, o retrieveOptions, passages int, onText func(string)) (*answerResult, error) {
+	return b.answer(ctx, question, o, passages, onText)
 }
 
 // extractive fills out with the best sentences of the first passages.
@@ -284,7 +291,7 @@ func (a *cliApp) askAndPrint(ctx context.Context, b *backend, question string, o
 		return nil, err
 	}
 	if asJSON {
-		return out, writeJSON(a.stdout, out)
+		return out, printJSON(a.stdout, out)
 	}
 	if out.Note != "" && !a.quiet {
 		fmt.Fprintf(a.stderr, "%s %s\n", newStyle(a.stderr, a).yellow("note:"), out.Note)

@@ -166,7 +166,7 @@ func (a *cliApp) printError(cmd string, err error, code int) {
 	msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
 	hint := errorHint(err)
 	if a.jsonErrors {
-		writeJSON(a.stdout, map[string]any{"error": map[string]any{
+		printJSON(a.stdout, map[string]any{"error": map[string]any{
 			"code": errorCode(err, code), "message": msg, "hint": hint, "command": cmd, "exitCode": code,
 		}})
 		return
@@ -410,7 +410,7 @@ func version() string {
 
 func (a *cliApp) printVersion() {
 	if a.jsonErrors {
-		writeJSON(a.stdout, map[string]any{"version": version()})
+		printJSON(a.stdout, map[string]any{"version": version()})
 		return
 	}
 	fmt.Fprintf(a.stdout, "askyourdocs %s\n", version())

@@ -69,8 +69,11 @@ func collectFiles(arg string, excludes []string, skipped map[string]int) (*colle
 	out := &collected{found: map[string]bool{}, complete: true}
 	if !info.IsDir() {
 		kind := fileKind(abs)
+		if kind == "" && filepath.Ext(abs) == "" {
+			kind = "txt" // a file without extension, given explicitly: plain text
+		}
 		if kind == "" {
-			return nil, fmt.Errorf("unsupported file type %q (supported: %s)", filepath.Ext(abs), supportedList())
+			return nil, fmt.Errorf("unsupported file type %q (supported: %s)", filepath.Ext(abs), supportedExtList)
 		}
 		out.found[abs] = true
 		out.jobs = []indexJob{{display: arg, src: newFileSource(abs, abs, kind)}}
@@ -205,10 +208,6 @@ func looksLikeHost(arg string) bool {
 	return fileKind(host) == "" && !strings.HasPrefix(arg, ".")
 }
 
-// supportedList names the file types index reads.
-func supportedList() string {
-	return ".pdf, .docx, .html, .htm"
-}
 
 // root returns the folder a walk started at ("" for a single file).
 func (c *collected) root() string { return c.dir }

@@ -101,7 +101,7 @@ func (a *cliApp) cmdDoctor(ctx context.Context, args []string) error {
 		failed = failed || c.Status == "fail"
 	}
 	if cf.json {
-		if err := writeJSON(a.stdout, rep); err != nil {
+		if err := printJSON(a.stdout, rep); err != nil {
 			return err
 		}
 	} else {

@@ -71,6 +71,9 @@ func (s *docSource) DeleteStale(ctx context.Context, store askyourdocs.VectorSto
 	return store.DeleteByURL(ctx, s.url)
 }
 
+// supportedExtList names the file types the CLI indexes, for messages.
+const supportedExtList = ".pdf, .docx, .pptx, .xlsx, .odt, .ods, .odp, .epub, .md, .markdown, .txt, .html, .htm"
+
 // fileKind returns the kind of a file the CLI indexes by its extension, ""
 // when it is not supported.
 func fileKind(path string) string {
@@ -147,6 +150,12 @@ type indexReport struct {
 	Embedder    string   `json:"embedder"`
 }
 
+// newIndexReport returns an empty report whose lists are empty, not nil
+// (every key of the JSON output is always present).
+func newIndexReport() *indexReport {
+	return &indexReport{Skipped: map[string]int{}, Failed: []failedSource{}, Empty: []failedSource{}, Removed: []string{}}
+}
+
 // failedSource is one file, page or crawl that failed or was skipped:
 // source as the user gave it (or as found in a folder), url the absolute
 // file path or page URL, as in the other commands' output.
@@ -202,7 +211,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	askyourdocs.SetAllowPrivateTargets(cf.allowPrivate)
 
 	start := time.Now()
-	rep := &indexReport{Skipped: map[string]int{}, Failed: []failedSource{}, Empty: []failedSource{}, Removed: []string{}}
+	rep := newIndexReport()
 	var jobs []indexJob
 	var seeds []string
 	var folders []*collected
@@ -281,7 +290,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	rep.Seconds = time.Since(start).Seconds()
 
 	if cf.json {
-		if err := writeJSON(a.stdout, rep); err != nil {
+		if err := printJSON(a.stdout, rep); err != nil {
 			return err
 		}
 	} else {
@@ -335,8 +344,10 @@ const flushInterval = 30 * time.Second
 func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource) (int, error) {
 	ix.prog.begin(display)
 	if time.Since(ix.lastFlush) > flushInterval {
+		// A failed intermediate save is a reported failure (exit 1), and
+		// the source is still indexed: the final save writes it.
 		if err := ix.b.store.flush(); err != nil {
-			return 0, fmt.Errorf("saving the index: %w", err)
+			ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: "(saving the index before " + display + ")", Reason: err.Error()})
 		}
 		ix.lastFlush = time.Now()
 	}
@@ -368,9 +379,11 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 	// The store reports every old chunk it rewrote as deleted, also those
 	// whose text is unchanged (only their metadata moved); count what
 	// really went: the old chunks whose text is no longer there.
-	old := ix.oldChunks[src.url]
-	removed := old - (n - embedded)
-	removed = max(0, min(removed, deleted))
+	old, known := ix.oldChunks[src.url]
+	removed := deleted
+	if ix.oldChunks != nil {
+		removed = max(0, min(old-(n-embedded), deleted))
+	}
 	ix.rep.Sources++
 	ix.rep.Chunks += n
 	ix.rep.Deleted += removed
@@ -378,7 +391,7 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 	if removed > 0 {
 		note += fmt.Sprintf(", %d removed", removed)
 	}
-	if embedded == 0 && removed == 0 && old == n {
+	if embedded == 0 && removed == 0 && (old == n || !known && ix.oldChunks == nil) {
 		ix.rep.Unchanged++
 		note = count(n, "chunk", "chunks") + ", unchanged"
 	}

@@ -57,6 +57,9 @@ func (a *cliApp) logLevel() string {
 // storeLabel names a store for people: the index directory of a local
 // store (not its __db_*.json file), the table of a PostgreSQL store.
 func storeLabel(s cliStore) string {
+	if ss, ok := s.(*sqliteStore); ok && ss.manifests != nil {
+		s = ss.manifests
+	}
 	if ls, ok := s.(*localStore); ok {
 		if ls.name != storeName {
 			return fmt.Sprintf("%s (store %q)", ls.dir, ls.name)

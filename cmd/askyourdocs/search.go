@@ -184,6 +184,9 @@ type citation struct {
 	// Link opens the place: file:///…/manual.pdf#page=62, or the page URL
 	// with a text fragment (#:~:text=Heading) that scrolls to the section.
 	Link string `json:"link"`
+	// passage is the text the answer was given (ParentText), for serve's
+	// excerpts; not printed.
+	passage string
 }
 
 // citationOf returns the citation of a hit.
@@ -341,7 +344,7 @@ func (a *cliApp) cmdSearch(ctx context.Context, args []string) error {
 	}
 	results := searchResults(res.hits)
 	if cf.json {
-		return writeJSON(a.stdout, searchOutput{Query: query, Mode: o.mode, Results: results})
+		return printJSON(a.stdout, searchOutput{Query: query, Mode: o.mode, Results: results})
 	}
 	if len(results) == 0 {
 		fmt.Fprintln(a.stdout, "No matching passages.")

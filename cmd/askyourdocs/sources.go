@@ -55,10 +55,10 @@ func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
 		out.Chunks += s.Chunks
 	}
 	if cf.json {
-		return writeJSON(a.stdout, out)
+		return printJSON(a.stdout, out)
 	}
 	if len(srcs) == 0 {
-		fmt.Fprintln(a.stdout, "Nothing is indexed yet.")
+		fmt.Fprintf(a.stdout, "Nothing is indexed yet in %s.\n", b.store.describe())
 		return nil
 	}
 	st := newStyle(a.stdout, a)
@@ -130,7 +130,7 @@ func (a *cliApp) cmdDelete(ctx context.Context, args []string) error {
 		}
 	}
 	if cf.json {
-		if err := writeJSON(a.stdout, out); err != nil {
+		if err := printJSON(a.stdout, out); err != nil {
 			return err
 		}
 	} else {

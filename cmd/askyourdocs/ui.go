@@ -81,8 +81,8 @@ func terminalWidth(w io.Writer) int {
 	return 80
 }
 
-// writeJSON writes v as indented JSON.
-func writeJSON(w io.Writer, v any) error {
+// printJSON writes v as indented JSON (the --json output).
+func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
