@@ -116,6 +116,21 @@ func TestRerankScoresBatchesDedupAndOrder(t *testing.T) {
 	}
 }
 
+// No candidates: nil, as the original engine returns, and no model call.
+func TestRerankScoresNone(t *testing.T) {
+	g := genkit.Init(t.Context())
+	m := genkit.DefineModel(g, "test/rerank-none", nil, func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		t.Error("model called without candidates")
+		return nil, errors.New("unexpected")
+	})
+	p := genkit.DefinePrompt(g, "rerank-none", ai.WithPrompt("{{question}}"))
+	for _, texts := range [][]string{nil, {}} {
+		if got := RerankScores(t.Context(), p, m, nil, "q", texts, RerankOptions{DefaultScore: 3}); got != nil {
+			t.Errorf("RerankScores(%#v) = %#v, want nil", texts, got)
+		}
+	}
+}
+
 // TestRerankScoresParallel proves RerankScores runs exactly opts.Parallel
 // model calls at once: the fake holds every call until Parallel of them are
 // in flight together (an implementation running fewer at once never gets

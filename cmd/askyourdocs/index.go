@@ -279,8 +279,10 @@ const flushInterval = 30 * time.Second
 func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource) (int, error) {
 	ix.prog.begin(display)
 	if time.Since(ix.lastFlush) > flushInterval {
+		// A failed intermediate save is a reported failure (exit 1), and
+		// the source is still indexed: the final save writes it.
 		if err := ix.b.store.flush(); err != nil {
-			return 0, fmt.Errorf("saving the index: %w", err)
+			ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: "(saving the index before " + display + ")", Reason: err.Error()})
 		}
 		ix.lastFlush = time.Now()
 	}

@@ -70,6 +70,7 @@ Commands:
   eval --dataset FILE   retrieval metrics: hit@1, hit@5, MRR@10, nDCG@10, latency
                         (--mode vector|keyword|fusion|all)
   mcp                   serve search_docs, ask_docs and list_sources as MCP tools on stdio
+  export --genkit DIR   write the index as a Genkit localvec file DIR/__db_<name>.json
   demo                  index testdata/cli/docs into a temporary index and ask about it
 
 Flags of every command:
@@ -128,8 +129,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = app.cmdEval(ctx, rest)
 	case "mcp":
 		err = app.cmdMCP(ctx, rest)
+	case "export":
+		err = app.cmdExport(ctx, rest)
 	case "demo":
 		err = app.cmdDemo(ctx, rest)
+	case "serve":
+		err = app.cmdServe(ctx, rest)
 	case "help":
 		fmt.Fprint(stdout, usageText)
 		return exitOK
