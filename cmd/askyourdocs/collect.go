@@ -208,6 +208,5 @@ func looksLikeHost(arg string) bool {
 	return fileKind(host) == "" && !strings.HasPrefix(arg, ".")
 }
 
-
 // root returns the folder a walk started at ("" for a single file).
 func (c *collected) root() string { return c.dir }
