@@ -280,7 +280,7 @@ func (a *cliApp) printCommandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	}
 	fmt.Fprintf(w, "%s\n\nUsage:\n  %s\n", capitalize(c.summary), usage)
 	if c.long != "" {
-		fmt.Fprintf(w, "\n%s\n", c.long)
+		fmt.Fprintf(w, "\n%s\n", wrapText(strings.ReplaceAll(c.long, "\n", " "), 78))
 	}
 	var own bool
 	fs.VisitAll(func(f *flag.Flag) {
@@ -370,6 +370,25 @@ func placeholderFor(name, placeholder string) string {
 		return "string"
 	}
 	return placeholder
+}
+
+// wrapText breaks s into lines of at most width columns at spaces.
+func wrapText(s string, width int) string {
+	var b strings.Builder
+	col := 0
+	for _, w := range strings.Fields(s) {
+		n := len([]rune(w))
+		if col > 0 && col+1+n > width {
+			b.WriteByte('\n')
+			col = 0
+		} else if col > 0 {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += n
+	}
+	return b.String()
 }
 
 func capitalize(s string) string {
