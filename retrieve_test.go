@@ -612,3 +612,24 @@ func TestRetrievalPipelineWithFakes(t *testing.T) {
 		t.Errorf("%d rerank calls for %d candidates in batches of 2, want %d", f.calls.Load(), len(texts), want)
 	}
 }
+
+// TestReciprocalRankFusionFirstOfAllIsFirst checks, on random lists with
+// random weights, that a document every list ranks first is ranked first.
+func TestReciprocalRankFusionFirstOfAllIsFirst(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for iter := range 500 {
+		top := ai.DocumentFromText("top", nil)
+		var lists []RankedList
+		for range 1 + r.IntN(4) {
+			docs := []*ai.Document{top}
+			for range r.IntN(50) {
+				docs = append(docs, ai.DocumentFromText(fmt.Sprintf("d%d", r.IntN(60)), nil))
+			}
+			lists = append(lists, RankedList{Docs: docs, Weight: r.Float64() * 3})
+		}
+		got := ReciprocalRankFusion(lists, r.IntN(100), 0)
+		if len(got) == 0 || got[0].Text != "top" {
+			t.Fatalf("iter %d: first is %q", iter, got[0].Text)
+		}
+	}
+}

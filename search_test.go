@@ -122,8 +122,12 @@ func TestKeywordPlanSearchRanksStages(t *testing.T) {
 		ai.DocumentFromText("Zum Archiv von 2024.", map[string]any{"n": 5}),                           // short keywords
 		ai.DocumentFromText("max mustermann hat rechnungen.", map[string]any{"n": 6, "hidden": true}), // filtered
 	}
-	p := newKeywordPlan(`„Max Mustermann“ Rechnungen Protokoll von`, nil)
-	got, err := p.search(t.Context(), docs, 0, func(m map[string]any) bool { return m["hidden"] == nil })
+	search := func(q string, stop map[string]bool, maxN int, filter func(map[string]any) bool) ([]*ai.Document, error) {
+		an, _ := NewTextAnalyzer("german")
+		return newLocalvecBM25(an, docs).search(t.Context(), newBM25Plan(an, q, stop), docs, maxN, filter)
+	}
+	const q = `„Max Mustermann“ Rechnungen Protokoll von`
+	got, err := search(q, nil, 0, func(m map[string]any) bool { return m["hidden"] == nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,14 +135,17 @@ func TestKeywordPlanSearchRanksStages(t *testing.T) {
 	for _, d := range got {
 		order = append(order, d.Metadata["n"].(int))
 	}
-	if want := []int{1, 3, 0, 5}; !slices.Equal(order, want) {
+	// Phrase first; then all of rechnung, protokoll, von (none has all);
+	// then any, by BM25: 3 has two terms, 0 and 5 one each (the shorter 5
+	// wins); 4 repeats 0's text.
+	if want := []int{1, 3, 5, 0}; !slices.Equal(order, want) {
 		t.Errorf("order %v, want %v", order, want)
 	}
-	got, _ = p.search(t.Context(), docs, 2, nil)
+	got, _ = search(q, nil, 2, nil)
 	if len(got) != 2 || got[0].Metadata["n"] != 1 || got[1].Metadata["n"] != 6 {
 		t.Errorf("capped unfiltered search: %v", docMetaN(got))
 	}
-	if got, err := newKeywordPlan("the a", map[string]bool{"the": true}).search(t.Context(), docs, 5, nil); err != nil || got != nil {
+	if got, err := search("the", map[string]bool{"the": true}, 5, nil); err != nil || got != nil {
 		t.Errorf("empty plan: %v, %v", got, err)
 	}
 }
@@ -183,17 +190,17 @@ func TestLocalvecKeywordSearchFile(t *testing.T) {
 		{`"user_name"`, texts[1:2]},
 		{`"O'Neil"`, texts[2:3]},
 		{`"C:\daten"`, texts[3:4]},
-		{`%`, nil},
+		{`%`, texts[:1]}, // a symbol token
 		{`_`, nil},
 		{`'`, nil},
-		{`\`, nil},
-		{`' OR 1=1 --`, nil}, // "or" is a 2-rune keyword: no text contains it
-		{`% _ ' \`, nil},
+		{`\`, texts[3:4]},
+		{`' OR 1=1 --`, nil},                      // no text holds "or", "1", "=" or "--"
+		{`% _ ' \`, []string{texts[3], texts[0]}}, // the shorter text first
 		{`der die den`, nil},
 		{``, nil},
 		{`„Jahresbericht“`, texts[5:6]},
-		{`Jahresberichte`, texts[5:6]}, // prefix "jahresb"
-		{`Bericht`, []string{texts[2], texts[3], texts[4], texts[5]}}, // equal scores: any order
+		{`Jahresberichte`, texts[5:6]}, // stemmed: jahresbericht
+		{`Bericht`, []string{texts[2], texts[3], texts[4]}}, // a word, not a substring of "Jahresbericht"
 	}
 	for _, tt := range tests {
 		for name, search := range map[string]func() ([]*ai.Document, error){
@@ -260,12 +267,13 @@ func FuzzKeywordPlan(f *testing.F) {
 		}
 		// Searching a document made of the query itself never fails, and
 		// finds it whenever the plan is not empty.
-		d := ai.DocumentFromText(q, nil)
-		got, err := p.search(t.Context(), []*ai.Document{d}, 1, nil)
+		d := []*ai.Document{ai.DocumentFromText(q, nil)}
+		bp := newBM25Plan(localvecDefaultAnalyzer, q, stop)
+		got, err := newLocalvecBM25(localvecDefaultAnalyzer, d).search(t.Context(), bp, d, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !p.empty() && len(got) != 1 && utf8.ValidString(q) {
+		if !bp.empty() && len(got) != 1 && utf8.ValidString(q) {
 			t.Errorf("query %q does not find itself", q)
 		}
 	})

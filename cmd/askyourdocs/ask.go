@@ -47,6 +47,14 @@ type answerResult struct {
 // ParentText of the top chunks inside WrapContext, or extractively with
 // BestExcerptFor when no LLM is configured.
 func (b *backend) answer(ctx context.Context, question string, o retrieveOptions, passages int) (*answerResult, error) {
+	return b.answerStreaming(ctx, question, o, passages, nil)
+}
+
+// answerStreaming is answer that also passes the model's raw text to
+// onText as it is generated (serve's event stream), when onText is not
+// nil. The streamed text is not sanitised: the result's Answer is, and
+// replaces it when the answer is complete.
+func (b *backend) answerStreaming(ctx context.Context, question string, o retrieveOptions, passages int, onText func(string)) (*answerResult, error) {
 	if err := b.requireIndexed(ctx); err != nil {
 		return nil, err
 	}
@@ -90,6 +98,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	for i, h := range used {
 		c := citationOf(h)
 		c.N = i + 1
+		c.passage = parents[i]
 		out.Citations = append(out.Citations, c)
 	}
 
@@ -121,10 +130,17 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 		fmt.Fprintf(&ctxText, "[%d] Source: %s\n%s", i+1, out.Citations[i], p)
 	}
 	user := askyourdocs.WrapContext(ctxText.String()) + "\n\nQuestion: " + askyourdocs.SanitizeUntrusted(question)
-	resp, err := genkit.Generate(ctx, b.g,
-		ai.WithModel(b.llm),
-		ai.WithConfig(b.genCfg),
-		ai.WithMessages(ai.NewSystemTextMessage(answerSystemPrompt), ai.NewUserTextMessage(user)))
+	genOpts := []ai.GenerateOption{ai.WithModel(b.llm), ai.WithConfig(b.genCfg),
+		ai.WithMessages(ai.NewSystemTextMessage(answerSystemPrompt), ai.NewUserTextMessage(user))}
+	if onText != nil {
+		genOpts = append(genOpts, ai.WithStreaming(func(_ context.Context, c *ai.ModelResponseChunk) error {
+			if t := c.Text(); t != "" {
+				onText(t)
+			}
+			return nil
+		}))
+	}
+	resp, err := genkit.Generate(ctx, b.g, genOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("generate the answer with %s: %w", b.llmSpec, err)
 	}

@@ -177,6 +177,9 @@ type citation struct {
 	Source     string `json:"source,omitempty"`
 	Pages      string `json:"pages,omitempty"`
 	Breadcrumb string `json:"breadcrumb,omitempty"`
+	// passage is the text the answer was given (ParentText), for serve's
+	// excerpts; not printed.
+	passage string
 }
 
 // citationOf returns the citation of a hit.
