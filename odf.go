@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -66,8 +67,17 @@ func readODF(r io.ReaderAt, size int64, maxCells int) ([]Paragraph, error) {
 		maxCells:     maxCells,
 		page:         1,
 	}
-	if err := a.parse("styles.xml", false, o.readStyles); err != nil {
+	// styles.xml holds the named list and table styles a text document or
+	// spreadsheet may use; a presentation's is mostly master pages, large
+	// and of no use here, so it is not read.
+	mime, err := a.readAll("mimetype")
+	if err != nil {
 		return nil, err
+	}
+	if !bytes.Contains(mime, []byte("presentation")) {
+		if err := a.parse("styles.xml", false, o.readStyles); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.parse("content.xml", true, o.readContent); err != nil {
 		return nil, err

@@ -13,9 +13,9 @@ func xlsxPackage(sheets [][3]string, sst, styles string) map[string]string {
 		return `<Relationship Id="` + id + `" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/` + typ + `" Target="` + target + `"/>`
 	}
 	files := map[string]string{
-		"_rels/.rels":             `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` + rel("rId1", "officeDocument", "xl/workbook.xml") + `</Relationships>`,
-		"xl/sharedStrings.xml":    `<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` + sst + `</sst>`,
-		"xl/styles.xml":           `<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` + styles + `</styleSheet>`,
+		"_rels/.rels":                `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` + rel("rId1", "officeDocument", "xl/workbook.xml") + `</Relationships>`,
+		"xl/sharedStrings.xml":       `<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` + sst + `</sst>`,
+		"xl/styles.xml":              `<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` + styles + `</styleSheet>`,
 		"xl/_rels/workbook.xml.rels": "",
 	}
 	rels := rel("rS", "sharedStrings", "sharedStrings.xml") + rel("rT", "styles", "styles.xml")
