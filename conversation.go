@@ -78,13 +78,23 @@ func conversationLabels(opts []LabelOption) ConversationLabels {
 	return l
 }
 
-// TrimHistory returns the most recent turns of history that fit both
+// MaxHistoryTurns is the number of most recent turns TrimHistory keeps.
+const MaxHistoryTurns = 6
+
+// TrimHistory returns the last MaxHistoryTurns turns of history, in the
+// original order, as a new slice; history is not modified. Use
+// TrimHistoryWith to also cap the characters.
+func TrimHistory(history []QATurn) []QATurn {
+	return TrimHistoryWith(history, MaxHistoryTurns, 0)
+}
+
+// TrimHistoryWith returns the most recent turns of history that fit both
 // limits: at most maxTurns turns (<= 0: no limit) and at most maxChars
 // characters of questions and answers together (<= 0: no limit). The
 // newest turn is always kept, whole, even if it alone exceeds maxChars:
 // a follow-up without its immediate context cannot be understood. The
 // result is a new slice in the original order; history is not modified.
-func TrimHistory(history []QATurn, maxTurns, maxChars int) []QATurn {
+func TrimHistoryWith(history []QATurn, maxTurns, maxChars int) []QATurn {
 	start := len(history)
 	chars := 0
 	for i := len(history) - 1; i >= 0; i-- {
@@ -107,22 +117,29 @@ func TrimHistory(history []QATurn, maxTurns, maxChars int) []QATurn {
 //	Nutzer: <question>
 //	Assistent: <answer>
 //
-// The labels are German unless an option selects others. Line breaks
-// inside a question or answer are kept; "" for an empty history.
+// The result ends without a trailing newline. The labels are German unless
+// an option selects others. Line breaks inside a question or answer are
+// kept; "" for an empty history.
 func FormatHistory(history []QATurn, opts ...LabelOption) string {
 	l := conversationLabels(opts)
 	var b strings.Builder
 	for i, t := range history {
 		if i > 0 {
-			b.WriteString("\n")
+			b.WriteString("\n\n")
 		}
 		b.WriteString(l.User + ": " + strings.TrimSpace(t.Question) + "\n")
-		b.WriteString(l.Assistant + ": " + strings.TrimSpace(t.Answer) + "\n")
+		b.WriteString(l.Assistant + ": " + strings.TrimSpace(t.Answer))
 	}
 	return b.String()
 }
 
-// CondenseFollowUp rewrites a follow-up question into a standalone one by
+// CondenseFollowUp rewrites a follow-up question into a standalone one; it
+// is CondenseFollowUpWith with the German labels.
+func CondenseFollowUp(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn) string {
+	return CondenseFollowUpWith(ctx, condensePrompt, model, config, question, history)
+}
+
+// CondenseFollowUpWith rewrites a follow-up question into a standalone one by
 // executing condensePrompt with the input {"history": FormatHistory(history),
 // "question": question}; the formatted history is also passed as
 // "conversation". In a dotprompt template write {{this.history}} or
@@ -132,7 +149,7 @@ func FormatHistory(history []QATurn, opts ...LabelOption) string {
 // IsReliableCondense rejects it, it returns FallbackStandaloneQuestion and
 // logs a warning. It never fails; labels are German unless an option
 // selects others.
-func CondenseFollowUp(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, history []QATurn, question string, opts ...LabelOption) string {
+func CondenseFollowUpWith(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, opts ...LabelOption) string {
 	if len(history) == 0 || condensePrompt == nil {
 		return question
 	}
@@ -142,13 +159,13 @@ func CondenseFollowUp(ctx context.Context, condensePrompt ai.Prompt, model ai.Mo
 	resp, err := condensePrompt.Execute(ctx, PromptOptions(model, config, input)...)
 	if err != nil {
 		log.Warn("condensing the follow-up failed, using a fallback question", "err", err)
-		return FallbackStandaloneQuestion(history, question)
+		return FallbackStandaloneQuestion(question, history)
 	}
 	condensed := cleanCondensed(resp.Text())
-	if !IsReliableCondense(history, question, condensed) {
+	if !IsReliableCondense(question, condensed, history) {
 		log.Warn("condensed question rejected, using a fallback question")
 		log.Debug("condensed question rejected", "question", question, "condensed", condensed)
-		return FallbackStandaloneQuestion(history, question)
+		return FallbackStandaloneQuestion(question, history)
 	}
 	log.Debug("condensed question", "question", question, "condensed", condensed)
 	return condensed
@@ -195,7 +212,7 @@ func digitsOnly(s string) string {
 // characters), invents no number (each number in it appears in the
 // question or the history) and drops none (each number in the question
 // appears in it).
-func IsReliableCondense(history []QATurn, question, condensed string) bool {
+func IsReliableCondense(question, condensed string, history []QATurn) bool {
 	condensed = strings.TrimSpace(condensed)
 	if condensed == "" {
 		return false
@@ -227,7 +244,7 @@ func IsReliableCondense(history []QATurn, question, condensed string) bool {
 // when no reliable condensed question is available: the previous question
 // followed by the follow-up, so retrieval sees the topic the follow-up
 // refers to. With an empty history it returns question unchanged.
-func FallbackStandaloneQuestion(history []QATurn, question string) string {
+func FallbackStandaloneQuestion(question string, history []QATurn) string {
 	question = strings.TrimSpace(question)
 	for i := len(history) - 1; i >= 0; i-- {
 		if prev := strings.TrimSpace(history[i].Question); prev != "" {
@@ -240,22 +257,52 @@ func FallbackStandaloneQuestion(history []QATurn, question string) string {
 	return question
 }
 
-// ConfidenceLabel returns a coarse confidence label for an answer from the
-// reranker's top score (0-10): "hoch" for 7 and above, "mittel" for 4 to
-// 6, "niedrig" below 4 (German unless an option selects other labels).
-func ConfidenceLabel(topScore int, opts ...LabelOption) string {
+// ConfidenceLabel returns a coarse German confidence label for an answer
+// from the reranker's top score (0-10): "hoch" for 8 and above, "mittel"
+// for 5 to 7, "niedrig" below 5 or when usedFallback is set (the answer
+// was drawn from a fallback, not from well-ranked sources). For other
+// labels use ConfidenceLabelWith.
+func ConfidenceLabel(topScore int, usedFallback bool) string {
+	if usedFallback {
+		return GermanLabels.Low
+	}
+	return ConfidenceLabelWith(topScore)
+}
+
+// ConfidenceLabelWith is ConfidenceLabel without a fallback flag and with
+// label options: the same thresholds (>= 8 high, >= 5 medium, else low),
+// German unless an option selects other labels.
+func ConfidenceLabelWith(topScore int, opts ...LabelOption) string {
 	l := conversationLabels(opts)
 	switch {
-	case topScore >= 7:
+	case topScore >= 8:
 		return l.High
-	case topScore >= 4:
+	case topScore >= 5:
 		return l.Medium
 	}
 	return l.Low
 }
 
-// BestExcerpt returns a short verbatim quote from text for a citation: the
-// sentence sharing the most words with question (ties: the earliest),
+// bestExcerptMaxChars is the length BestExcerpt cuts its sentence to.
+const bestExcerptMaxChars = 300
+
+// BestExcerpt returns a short verbatim quote from chunkText for a
+// citation of answer: the one sentence of chunkText that shares the most
+// words with answer (ties: the earliest; no shared word: the first
+// sentence), cut at a word boundary to at most 300 characters, ending in
+// "…" when cut. Words match as in BestExcerptFor. Whitespace runs are
+// collapsed; "" for an empty chunkText.
+func BestExcerpt(chunkText, answer string) string {
+	text := strings.Join(strings.Fields(chunkText), " ")
+	if text == "" {
+		return ""
+	}
+	sentences := excerptSentences(text)
+	return cutExcerpt(sentences[bestExcerptSentence(sentences, excerptTerms(answer))], bestExcerptMaxChars)
+}
+
+// BestExcerptFor returns a short verbatim quote from text for a citation:
+// the sentence sharing the most words with question (ties: the earliest),
 // extended by the following sentences while it stays within maxChars
 // characters. A sentence longer than maxChars is cut at a word boundary
 // and ends in "…". Words match case-insensitively, and words of 5 or more
@@ -263,22 +310,16 @@ func ConfidenceLabel(topScore int, opts ...LabelOption) string {
 // word matches, the excerpt starts at the beginning of text. maxChars <= 0
 // means 300. Whitespace runs are collapsed; otherwise the quote is
 // verbatim.
-func BestExcerpt(text, question string, maxChars int) string {
+func BestExcerptFor(text, question string, maxChars int) string {
 	if maxChars <= 0 {
-		maxChars = 300
+		maxChars = bestExcerptMaxChars
 	}
 	text = strings.Join(strings.Fields(text), " ")
 	if text == "" {
 		return ""
 	}
 	sentences := excerptSentences(text)
-	terms := excerptTerms(question)
-	best, bestScore := 0, 0
-	for i, s := range sentences {
-		if sc := excerptScore(s, terms); sc > bestScore {
-			best, bestScore = i, sc
-		}
-	}
+	best := bestExcerptSentence(sentences, excerptTerms(question))
 	out := sentences[best]
 	for j := best + 1; j < len(sentences); j++ {
 		next := out + " " + sentences[j]
@@ -287,12 +328,30 @@ func BestExcerpt(text, question string, maxChars int) string {
 		}
 		out = next
 	}
-	if utf8.RuneCountInString(out) <= maxChars {
-		return out
+	return cutExcerpt(out, maxChars)
+}
+
+// bestExcerptSentence returns the index of the sentence matching the most
+// terms, the earliest on ties, 0 when none matches.
+func bestExcerptSentence(sentences, terms []string) int {
+	best, bestScore := 0, 0
+	for i, s := range sentences {
+		if sc := excerptScore(s, terms); sc > bestScore {
+			best, bestScore = i, sc
+		}
 	}
-	runes := []rune(out)[:maxChars-1]
+	return best
+}
+
+// cutExcerpt cuts s to at most maxChars runes at a word boundary, ending
+// in "…" when cut.
+func cutExcerpt(s string, maxChars int) string {
+	if utf8.RuneCountInString(s) <= maxChars {
+		return s
+	}
+	runes := []rune(s)[:maxChars-1]
 	cut := string(runes)
-	if i := strings.LastIndexByte(cut, ' '); i > maxChars/2 {
+	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, " ,;:") + "…"

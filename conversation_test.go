@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestFormatHistory(t *testing.T) {
 		"Assistent: Die Kaution beträgt 2.400 Euro, also drei Monatsmieten.\n" +
 		"\n" +
 		"Nutzer: Und wann wird sie fällig?\n" +
-		"Assistent: Zu Beginn des Mietverhältnisses, zahlbar in 3 Raten.\n"
+		"Assistent: Zu Beginn des Mietverhältnisses, zahlbar in 3 Raten." // no trailing newline
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
@@ -44,6 +45,30 @@ func TestFormatHistory(t *testing.T) {
 }
 
 func TestTrimHistory(t *testing.T) {
+	if MaxHistoryTurns != 6 {
+		t.Fatalf("MaxHistoryTurns = %d, the original engine's is 6", MaxHistoryTurns)
+	}
+	var long []QATurn
+	for i := range 9 {
+		long = append(long, QATurn{Question: fmt.Sprintf("q%d", i+1), Answer: strings.Repeat("a", 1000)})
+	}
+	got := TrimHistory(long)
+	if len(got) != 6 || got[0].Question != "q4" || got[5].Question != "q9" {
+		t.Errorf("TrimHistory(9 turns) = %d turns from %q, want the last 6 (q4..q9)", len(got), got[0].Question)
+	}
+	got[0].Question = "changed"
+	if long[3].Question != "q4" {
+		t.Error("TrimHistory shares its result with the input")
+	}
+	if got := TrimHistory(long[:2]); len(got) != 2 {
+		t.Errorf("TrimHistory(2 turns) = %d turns", len(got))
+	}
+	if len(TrimHistory(nil)) != 0 {
+		t.Error("empty history")
+	}
+}
+
+func TestTrimHistoryWith(t *testing.T) {
 	h := []QATurn{{"q1", "aaaa"}, {"q2", "bbbb"}, {"q3", "cccc"}, {"q4", "dddd"}} // 6 chars each
 	for _, tc := range []struct {
 		turns, chars int
@@ -57,21 +82,21 @@ func TestTrimHistory(t *testing.T) {
 		{0, 1, []string{"q4"}}, // the newest turn is always kept
 		{1, 1, []string{"q4"}},
 	} {
-		got := TrimHistory(h, tc.turns, tc.chars)
+		got := TrimHistoryWith(h, tc.turns, tc.chars)
 		var qs []string
 		for _, t := range got {
 			qs = append(qs, t.Question)
 		}
 		if !slices.Equal(qs, tc.want) {
-			t.Errorf("TrimHistory(%d, %d) = %v, want %v", tc.turns, tc.chars, qs, tc.want)
+			t.Errorf("TrimHistoryWith(%d, %d) = %v, want %v", tc.turns, tc.chars, qs, tc.want)
 		}
 	}
-	got := TrimHistory(h, 0, 0)
+	got := TrimHistoryWith(h, 0, 0)
 	got[0].Question = "changed"
 	if h[0].Question != "q1" {
-		t.Error("TrimHistory shares its result with the input")
+		t.Error("TrimHistoryWith shares its result with the input")
 	}
-	if len(TrimHistory(nil, 3, 3)) != 0 {
+	if len(TrimHistoryWith(nil, 3, 3)) != 0 {
 		t.Error("empty history")
 	}
 }
@@ -91,17 +116,17 @@ func TestIsReliableCondense(t *testing.T) {
 		{"", false},
 		{strings.Repeat("Kaution 4 ", 200), false}, // runaway reply
 	} {
-		if got := IsReliableCondense(conversationHistory, q, tc.condensed); got != tc.want {
+		if got := IsReliableCondense(q, tc.condensed, conversationHistory); got != tc.want {
 			t.Errorf("IsReliableCondense(%q) = %v, want %v", tc.condensed, got, tc.want)
 		}
 	}
 }
 
 func TestFallbackStandaloneQuestion(t *testing.T) {
-	if got := FallbackStandaloneQuestion(conversationHistory, " Und in Raten? "); got != "Und wann wird sie fällig? Und in Raten?" {
+	if got := FallbackStandaloneQuestion(" Und in Raten? ", conversationHistory); got != "Und wann wird sie fällig? Und in Raten?" {
 		t.Errorf("got %q", got)
 	}
-	if got := FallbackStandaloneQuestion(nil, "Frage?"); got != "Frage?" {
+	if got := FallbackStandaloneQuestion("Frage?", nil); got != "Frage?" {
 		t.Errorf("no history: %q", got)
 	}
 }
@@ -126,7 +151,7 @@ func TestCondenseFollowUp(t *testing.T) {
 	q := "Kann ich sie in 4 Raten zahlen?"
 
 	reply = "Eigenständige Frage: \"Kann ich die Kaution von 2.400 Euro in 4 Raten zahlen?\""
-	if got := CondenseFollowUp(ctx, p, m, nil, conversationHistory, q); got != "Kann ich die Kaution von 2.400 Euro in 4 Raten zahlen?" {
+	if got := CondenseFollowUp(ctx, p, m, nil, q, conversationHistory); got != "Kann ich die Kaution von 2.400 Euro in 4 Raten zahlen?" {
 		t.Errorf("got %q", got)
 	}
 	if !strings.Contains(seen, "Nutzer: Wie hoch ist die Kaution") || !strings.HasSuffix(seen, "Folgefrage: "+q) {
@@ -135,53 +160,91 @@ func TestCondenseFollowUp(t *testing.T) {
 	// The same text under "conversation", for templates that avoid the
 	// name of dotprompt's history helper.
 	p2 := genkit.DefinePrompt(g, "condense2", ai.WithPrompt("{{conversation}}|{{question}}"))
-	CondenseFollowUp(ctx, p2, m, nil, conversationHistory, q)
+	CondenseFollowUp(ctx, p2, m, nil, q, conversationHistory)
 	if seen != FormatHistory(conversationHistory)+"|"+q {
 		t.Errorf("conversation key: %q", seen)
 	}
-	fallback := FallbackStandaloneQuestion(conversationHistory, q)
+	fallback := FallbackStandaloneQuestion(q, conversationHistory)
 	reply = "Kann ich die Kaution von 9.999 Euro in 4 Raten zahlen?" // invents a number
-	if got := CondenseFollowUp(ctx, p, m, nil, conversationHistory, q); got != fallback {
+	if got := CondenseFollowUp(ctx, p, m, nil, q, conversationHistory); got != fallback {
 		t.Errorf("invented number accepted: %q", got)
 	}
 	reply = ""
-	if got := CondenseFollowUp(ctx, p, m, nil, conversationHistory, q); got != fallback {
+	if got := CondenseFollowUp(ctx, p, m, nil, q, conversationHistory); got != fallback {
 		t.Errorf("empty reply: %q", got)
 	}
 	fail = true
-	if got := CondenseFollowUp(ctx, p, m, nil, conversationHistory, q); got != fallback {
+	if got := CondenseFollowUp(ctx, p, m, nil, q, conversationHistory); got != fallback {
 		t.Errorf("model error: %q", got)
 	}
 	calls = 0
-	if got := CondenseFollowUp(ctx, p, m, nil, nil, q); got != q || calls != 0 {
+	if got := CondenseFollowUp(ctx, p, m, nil, q, nil); got != q || calls != 0 {
 		t.Errorf("no history: %q after %d calls", got, calls)
 	}
 	fail = false
 	reply = "Can I pay the deposit in 4 instalments?"
-	CondenseFollowUp(ctx, p, m, nil, conversationHistory, q, WithLanguage("en"))
+	CondenseFollowUpWith(ctx, p, m, nil, q, conversationHistory, WithLanguage("en"))
 	if !strings.Contains(seen, "User: ") {
 		t.Errorf("language option not applied to history: %q", seen)
 	}
 }
 
 func TestConfidenceLabel(t *testing.T) {
-	for score, want := range map[int]string{10: "hoch", 7: "hoch", 6: "mittel", 4: "mittel", 3: "niedrig", 0: "niedrig", -1: "niedrig", 12: "hoch"} {
-		if got := ConfidenceLabel(score); got != want {
-			t.Errorf("ConfidenceLabel(%d) = %q, want %q", score, got, want)
+	for score, want := range map[int]string{10: "hoch", 8: "hoch", 7: "mittel", 5: "mittel", 4: "niedrig", 0: "niedrig", -1: "niedrig", 12: "hoch"} {
+		if got := ConfidenceLabel(score, false); got != want {
+			t.Errorf("ConfidenceLabel(%d, false) = %q, want %q", score, got, want)
+		}
+		if got := ConfidenceLabel(score, true); got != "niedrig" {
+			t.Errorf("ConfidenceLabel(%d, true) = %q, want niedrig (fallback)", score, got)
 		}
 	}
-	if got := ConfidenceLabel(8, WithLanguage("EN")); got != "high" {
+}
+
+func TestConfidenceLabelWith(t *testing.T) {
+	for score, want := range map[int]string{9: "hoch", 8: "hoch", 7: "mittel", 5: "mittel", 4: "niedrig"} {
+		if got := ConfidenceLabelWith(score); got != want {
+			t.Errorf("ConfidenceLabelWith(%d) = %q, want %q", score, got, want)
+		}
+	}
+	if got := ConfidenceLabelWith(8, WithLanguage("EN")); got != "high" {
 		t.Errorf("English: %q", got)
 	}
-	if got := ConfidenceLabel(5, WithLabels(ConversationLabels{Medium: "moyen"})); got != "moyen" {
+	if got := ConfidenceLabelWith(5, WithLabels(ConversationLabels{Medium: "moyen"})); got != "moyen" {
 		t.Errorf("custom: %q", got)
 	}
 }
 
 func TestBestExcerpt(t *testing.T) {
+	chunk := "Die Wohnung liegt im dritten Stock. Die Kaution beträgt drei Monatsmieten und ist zu Beginn fällig. " +
+		"Haustiere sind erlaubt. Der Garten darf mitbenutzt werden."
+	for _, tc := range []struct{ answer, want string }{
+		// The one sentence overlapping the answer most, alone.
+		{"Die Kaution ist zu Beginn des Mietverhältnisses fällig.", "Die Kaution beträgt drei Monatsmieten und ist zu Beginn fällig."},
+		{"Ja, Haustiere sind in der Wohnung erlaubt.", "Haustiere sind erlaubt."},
+		// No overlap: the first sentence.
+		{"xyz", "Die Wohnung liegt im dritten Stock."},
+		{"", "Die Wohnung liegt im dritten Stock."},
+	} {
+		if got := BestExcerpt(chunk, tc.answer); got != tc.want {
+			t.Errorf("BestExcerpt(answer %q) = %q, want %q", tc.answer, got, tc.want)
+		}
+	}
+	// A long sentence is cut to a sensible length at a word boundary.
+	long := strings.Repeat("Kaution und Miete ", 60) + "sind fällig."
+	got := BestExcerpt(long, "Kaution")
+	if n := utf8.RuneCountInString(got); n > 300 || n < 150 || !strings.HasSuffix(got, "…") ||
+		!strings.HasPrefix(long, strings.TrimSuffix(got, "…")) {
+		t.Errorf("long sentence: %d runes %q", n, got)
+	}
+	if BestExcerpt("  ", "q") != "" {
+		t.Error("empty chunk")
+	}
+}
+
+func TestBestExcerptFor(t *testing.T) {
 	text := "Die Wohnung liegt im dritten Stock. Die Kaution beträgt drei Monatsmieten und ist zu Beginn fällig. " +
 		"Haustiere sind erlaubt. Der Garten darf mitbenutzt werden."
-	got := BestExcerpt(text, "Wann ist die Kaution fällig?", 120)
+	got := BestExcerptFor(text, "Wann ist die Kaution fällig?", 120)
 	if !strings.HasPrefix(got, "Die Kaution beträgt drei Monatsmieten und ist zu Beginn fällig.") {
 		t.Errorf("got %q", got)
 	}
@@ -189,19 +252,19 @@ func TestBestExcerpt(t *testing.T) {
 		t.Errorf("not a verbatim quote within 120 chars: %q", got)
 	}
 	// Inflection: "Haustieren" matches "Haustiere" by prefix.
-	if got := BestExcerpt(text, "Darf ich mit Haustieren einziehen?", 30); got != "Haustiere sind erlaubt." {
+	if got := BestExcerptFor(text, "Darf ich mit Haustieren einziehen?", 30); got != "Haustiere sind erlaubt." {
 		t.Errorf("prefix match: %q", got)
 	}
 	// No match: the start of the text, cut at a word boundary.
-	got = BestExcerpt(text, "xyz", 20)
+	got = BestExcerptFor(text, "xyz", 20)
 	if !strings.HasSuffix(got, "…") || utf8.RuneCountInString(got) > 20 || !strings.HasPrefix(text, strings.TrimSuffix(got, "…")) {
 		t.Errorf("cut: %q", got)
 	}
 	// Abbreviations do not split sentences.
-	if got := BestExcerpt("Zahlen Sie z. B. per Überweisung. Sonst bar.", "Überweisung", 200); !strings.HasPrefix(got, "Zahlen Sie z. B. per Überweisung.") {
+	if got := BestExcerptFor("Zahlen Sie z. B. per Überweisung. Sonst bar.", "Überweisung", 200); !strings.HasPrefix(got, "Zahlen Sie z. B. per Überweisung.") {
 		t.Errorf("abbreviation: %q", got)
 	}
-	if BestExcerpt("  ", "q", 10) != "" {
+	if BestExcerptFor("  ", "q", 10) != "" {
 		t.Error("empty text")
 	}
 }
@@ -215,12 +278,19 @@ func FuzzBestExcerpt(f *testing.F) {
 		if max < 1 {
 			max += 500
 		}
-		got := BestExcerpt(text, question, max)
+		got := BestExcerptFor(text, question, max)
 		if n := utf8.RuneCountInString(got); n > max {
 			t.Fatalf("%d runes > %d", n, max)
 		}
 		if utf8.ValidString(text) && !strings.Contains(strings.Join(strings.Fields(text), " "), strings.TrimSuffix(got, "…")) {
 			t.Fatalf("%q is not a quote of %q", got, text)
+		}
+		one := BestExcerpt(text, question)
+		if n := utf8.RuneCountInString(one); n > 300 {
+			t.Fatalf("BestExcerpt: %d runes > 300", n)
+		}
+		if utf8.ValidString(text) && !strings.Contains(strings.Join(strings.Fields(text), " "), strings.TrimSuffix(one, "…")) {
+			t.Fatalf("BestExcerpt: %q is not a quote of %q", one, text)
 		}
 	})
 }

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"mime"
-	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -136,7 +133,8 @@ func defaultCrawlOptions() crawlOptions {
 // rel=canonical names another URL in scope is not indexed itself; the
 // canonical URL is queued instead (a canonical URL out of scope is ignored).
 // Errors on single pages (HTTP errors, timeouts, oversize, non-HTML
-// responses, undecodable text) go into Errors and the crawl goes on.
+// responses, undecodable text) go into Errors and the crawl goes on; a page
+// answering a status other than 2xx fails with an *HTTPStatusError.
 //
 // The crawl runs in two phases. First all pages are fetched and converted to
 // paragraphs (HTMLToStructuredText); only those paragraphs are kept in
@@ -164,59 +162,12 @@ func defaultCrawlOptions() crawlOptions {
 //
 // RunCrawl returns an error (wrapping ErrInvalidCrawlInput) when the input is
 // unusable, an error wrapping the seeds' fetch error when no seed could be
-// crawled at all (for example ErrPrivateTarget), and ctx's error when ctx
+// crawled at all (for example ErrPrivateTarget, or an *HTTPStatusError for a
+// seed answering 404), and ctx's error when ctx
 // ends; the result then holds what was done so far, and pages fetched but
 // not yet indexed are not indexed.
 func RunCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage IndexPageFunc, progress func(string)) (CrawlResult, error) {
 	return runCrawl(ctx, cfg, outputDir, indexPage, progress, defaultCrawlOptions())
-}
-
-// crawlTask is a URL waiting to be fetched.
-type crawlTask struct {
-	url   *url.URL
-	key   string
-	depth int
-	seed  bool
-	seq   int // dispatch order
-}
-
-// crawlFetched is a worker's answer for a task.
-type crawlFetched struct {
-	task crawlTask
-	page *fetchedPage
-	err  error
-	prep *crawlPrepared // nil unless page is a 2xx HTML page
-}
-
-// crawlPrepared is what a worker derives from a fetched HTML page, so that
-// the CPU work runs in parallel; the decisions that need the crawl's state
-// are made in order by process.
-type crawlPrepared struct {
-	textErr  error    // decoding the body failed
-	refresh  *url.URL // <meta refresh> target, if any
-	links    crawlLinks
-	paras    []Paragraph // nil for noindex pages
-	parseErr error
-}
-
-// crawlPrepare decodes and parses a fetched page; nil when it is not a 2xx
-// HTML page.
-func crawlPrepare(page *fetchedPage) *crawlPrepared {
-	if page == nil || page.StatusCode < 200 || page.StatusCode > 299 || !crawlIsHTML(page) {
-		return nil
-	}
-	p := &crawlPrepared{}
-	text, err := page.text()
-	if err != nil {
-		p.textErr = err
-		return p
-	}
-	p.refresh, _ = metaRefreshURL(page.URL, text)
-	p.links = crawlExtractLinks(page.URL, text)
-	if !p.links.noindex {
-		p.paras, p.parseErr = HTMLToStructuredText(strings.NewReader(text))
-	}
-	return p
 }
 
 // crawlPage is a crawled page waiting for boilerplate removal and indexing.
@@ -459,95 +410,6 @@ var (
 	errCrawlRobots   = errors.New("redirect to a URL robots.txt disallows refused")
 )
 
-// fetchAll runs the fetch phase: a bounded worker pool fetches tasks in
-// frontier order, and results are processed strictly in that order.
-func (c *crawlRun) fetchAll(ctx context.Context) error {
-	tasks := make(chan crawlTask, c.opts.workers)
-	results := make(chan crawlFetched, c.opts.workers)
-	var wg sync.WaitGroup
-	for range c.opts.workers {
-		wg.Go(func() {
-			for t := range tasks {
-				page, err := c.fetchOne(ctx, t)
-				var prep *crawlPrepared
-				if err == nil {
-					prep = crawlPrepare(page)
-				}
-				results <- crawlFetched{task: t, page: page, err: err, prep: prep}
-			}
-		})
-	}
-	defer func() {
-		close(tasks)
-		go func() { // drain answers of fetches still running
-			for range results {
-			}
-		}()
-		wg.Wait()
-		close(results)
-	}()
-
-	var (
-		dispatched, inflight, next int
-		pending                    = make(map[int]crawlFetched)
-	)
-	for {
-		for inflight < c.opts.workers && dispatched < c.cfg.MaxPages && len(c.frontier) > 0 {
-			t := c.frontier[0]
-			c.frontier[0] = crawlTask{}
-			c.frontier = c.frontier[1:]
-			t.seq = dispatched
-			dispatched++
-			inflight++
-			tasks <- t
-		}
-		if inflight == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("crawl: %w", ctx.Err())
-		case r := <-results:
-			inflight--
-			pending[r.task.seq] = r
-			for {
-				r, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				next++
-				c.process(ctx, r)
-			}
-		}
-	}
-}
-
-// fetchOne fetches one task, waiting for the host's politeness slot.
-func (c *crawlRun) fetchOne(ctx context.Context, t crawlTask) (*fetchedPage, error) {
-	if err := c.gate.wait(ctx, c.host); err != nil {
-		return nil, err
-	}
-	fctx, cancel := context.WithTimeout(ctx, c.opts.pageTimeout)
-	defer cancel()
-	page, err := c.opts.fetch(fctx, t.url.String(), fetchOptions{allowRedirect: func(from, to *url.URL) error {
-		n, _ := crawlNormalize(to)
-		switch {
-		case n.Host != c.host:
-			return fmt.Errorf("%w: %s", errCrawlOffHost, to.Host)
-		case !t.seed && !c.inScope(n):
-			return errCrawlOffScope
-		case !c.robots.allowed(crawlPathQuery(n)):
-			return errCrawlRobots
-		}
-		return nil
-	}})
-	if err != nil && fctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-		return nil, fmt.Errorf("timed out after %v: %w", c.opts.pageTimeout, err)
-	}
-	return page, err
-}
-
 // process handles one fetch result, in BFS order: records errors, queues
 // links, converts the page to paragraphs.
 func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
@@ -584,7 +446,7 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 	c.done[key] = true
 	c.seen[key] = true
 	if page.StatusCode < 200 || page.StatusCode > 299 {
-		fail(fmt.Errorf("HTTP %d %s", page.StatusCode, http.StatusText(page.StatusCode)))
+		fail(&HTTPStatusError{StatusCode: page.StatusCode, URL: crawlPageURL(page.URL)})
 		return
 	}
 	if !crawlIsHTML(page) {
@@ -699,96 +561,4 @@ func (c *crawlRun) indexAll(ctx context.Context, cache *os.Root, indexPage Index
 		c.progress(fmt.Sprintf("%s (%d chunks)", msg, n))
 	}
 	return nil
-}
-
-// crawlIsHTML reports whether a fetched page is HTML, by its Content-Type or,
-// without one, by sniffing.
-func crawlIsHTML(p *fetchedPage) bool {
-	ct := p.ContentType
-	if strings.TrimSpace(ct) == "" {
-		ct = http.DetectContentType(p.Body)
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
-	}
-	return mt == "text/html" || mt == "application/xhtml+xml"
-}
-
-// crawlPageURL is the URL passed to indexPage and the cache: the final URL
-// without fragment and user info.
-func crawlPageURL(u *url.URL) string {
-	v := *u
-	v.Fragment, v.RawFragment, v.User = "", "", nil
-	return v.String()
-}
-
-// crawlPathQuery returns the path and query robots.txt rules match.
-func crawlPathQuery(u *url.URL) string {
-	p := u.EscapedPath()
-	if p == "" {
-		p = "/"
-	}
-	if u.RawQuery != "" {
-		p += "?" + u.RawQuery
-	}
-	return p
-}
-
-// crawlAssetExts are extensions of links that are never HTML pages.
-var crawlAssetExts = map[string]bool{
-	".css": true, ".js": true, ".mjs": true, ".json": true, ".map": true,
-	".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".webp": true, ".svg": true, ".ico": true, ".bmp": true, ".tif": true, ".tiff": true, ".avif": true,
-	".woff": true, ".woff2": true, ".ttf": true, ".otf": true, ".eot": true,
-	".mp3": true, ".mp4": true, ".m4a": true, ".webm": true, ".ogg": true, ".wav": true, ".avi": true, ".mov": true,
-	".zip": true, ".gz": true, ".tgz": true, ".bz2": true, ".xz": true, ".7z": true, ".rar": true, ".tar": true,
-	".exe": true, ".dmg": true, ".msi": true, ".iso": true, ".apk": true,
-}
-
-// crawlSkipExt reports whether u's path ends in an asset extension.
-func crawlSkipExt(u *url.URL) bool {
-	return crawlAssetExts[strings.ToLower(path.Ext(u.Path))]
-}
-
-// crawlPoliteness spaces the request starts to each host by delay, across
-// all workers.
-type crawlPoliteness struct {
-	delay time.Duration
-	mu    sync.Mutex
-	next  map[string]time.Time // earliest start of the next request per host
-}
-
-// wait blocks until a request to host may start, or ctx ends.
-func (p *crawlPoliteness) wait(ctx context.Context, host string) error {
-	if p.delay <= 0 {
-		return ctx.Err()
-	}
-	p.mu.Lock()
-	now := time.Now()
-	start := p.next[host]
-	if start.Before(now) {
-		start = now
-	}
-	p.next[host] = start.Add(p.delay)
-	p.mu.Unlock()
-	d := time.Until(start)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// crawlLinks is what a page tells the crawler.
-type crawlLinks struct {
-	links     []*url.URL
-	canonical *url.URL
-	noindex   bool
-	nofollow  bool
 }

@@ -597,7 +597,7 @@ func crawlCacheFileName(pageURL string) string {
 // (atomically: temporary file, fsync, rename) and returns the file name.
 func writeCrawlCachePage(root *os.Root, pageURL string, paras []Paragraph) (string, error) {
 	name := crawlCacheFileName(pageURL)
-	tmp := "." + name + ".tmp-" + NewRandomHexID()[:8]
+	tmp := "." + name + ".tmp-" + NewRandomHexID(4)
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", fmt.Errorf("save crawl page %s: %w", pageURL, err)

@@ -6,8 +6,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	"golang.org/x/net/html"
 )
 
 // crawlNormalize returns the URL the crawler fetches for u and the key it
@@ -127,98 +125,37 @@ func crawlNormalizeQuery(q string) string {
 	return strings.Join(params, "&")
 }
 
-// crawlExtractLinks returns the links (<a> and <area> href, resolved against
-// <base href> or the page URL; http and https only), the rel=canonical URL
-// and the <meta name="robots"> directives of an HTML page.
-func crawlExtractLinks(pageURL *url.URL, body string) crawlLinks {
-	var (
-		out     crawlLinks
-		base    = pageURL
-		hrefs   []string
-		sawBase bool
-	)
-	z := html.NewTokenizer(strings.NewReader(body))
-	for {
-		tt := z.Next()
-		if tt == html.ErrorToken {
-			break
-		}
-		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
-			continue
-		}
-		name, hasAttr := z.TagName()
-		if !hasAttr {
-			continue
-		}
-		tag := string(name)
-		if tag != "a" && tag != "area" && tag != "link" && tag != "base" && tag != "meta" {
-			continue
-		}
-		attrs := make(map[string]string, 4)
-		for more := true; more; {
-			var k, v []byte
-			k, v, more = z.TagAttr()
-			key := string(k)
-			if _, dup := attrs[key]; !dup { // the first of duplicate attributes counts
-				attrs[key] = string(v)
-			}
-		}
-		switch tag {
-		case "a", "area":
-			if h, ok := attrs["href"]; ok {
-				hrefs = append(hrefs, h)
-			}
-		case "base":
-			if h, ok := attrs["href"]; ok && !sawBase {
-				sawBase = true
-				if b, err := pageURL.Parse(strings.TrimSpace(h)); err == nil && (b.Scheme == "http" || b.Scheme == "https") {
-					base = b
-				}
-			}
-		case "link":
-			if out.canonical == nil && crawlHasToken(attrs["rel"], "canonical") {
-				if c, err := pageURL.Parse(strings.TrimSpace(attrs["href"])); err == nil && attrs["href"] != "" && (c.Scheme == "http" || c.Scheme == "https") {
-					out.canonical = c
-				}
-			}
-		case "meta":
-			n := strings.ToLower(strings.TrimSpace(attrs["name"]))
-			if n != "robots" && n != crawlRobotsToken {
-				continue
-			}
-			for d := range strings.SplitSeq(strings.ToLower(attrs["content"]), ",") {
-				switch strings.TrimSpace(d) {
-				case "noindex":
-					out.noindex = true
-				case "nofollow":
-					out.nofollow = true
-				case "none":
-					out.noindex, out.nofollow = true, true
-				}
-			}
-		}
-	}
-	for _, h := range hrefs {
-		h = strings.TrimSpace(h)
-		if h == "" || strings.HasPrefix(h, "#") {
-			continue
-		}
-		l, err := base.Parse(h)
-		if err != nil || (l.Scheme != "http" && l.Scheme != "https") || l.Host == "" {
-			continue
-		}
-		out.links = append(out.links, l)
-	}
-	return out
+// crawlPageURL is the URL passed to indexPage and the cache: the final URL
+// without fragment and user info.
+func crawlPageURL(u *url.URL) string {
+	v := *u
+	v.Fragment, v.RawFragment, v.User = "", "", nil
+	return v.String()
 }
 
-// crawlHasToken reports whether the space-separated list s contains tok
-// (case-insensitively).
-func crawlHasToken(s, tok string) bool {
-	for f := range strings.FieldsSeq(s) {
-		if strings.EqualFold(f, tok) {
-			return true
-		}
+// crawlPathQuery returns the path and query robots.txt rules match.
+func crawlPathQuery(u *url.URL) string {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
 	}
-	return false
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return p
+}
+
+// crawlAssetExts are extensions of links that are never HTML pages.
+var crawlAssetExts = map[string]bool{
+	".css": true, ".js": true, ".mjs": true, ".json": true, ".map": true,
+	".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".webp": true, ".svg": true, ".ico": true, ".bmp": true, ".tif": true, ".tiff": true, ".avif": true,
+	".woff": true, ".woff2": true, ".ttf": true, ".otf": true, ".eot": true,
+	".mp3": true, ".mp4": true, ".m4a": true, ".webm": true, ".ogg": true, ".wav": true, ".avi": true, ".mov": true,
+	".zip": true, ".gz": true, ".tgz": true, ".bz2": true, ".xz": true, ".7z": true, ".rar": true, ".tar": true,
+	".exe": true, ".dmg": true, ".msi": true, ".iso": true, ".apk": true,
+}
+
+// crawlSkipExt reports whether u's path ends in an asset extension.
+func crawlSkipExt(u *url.URL) bool {
+	return crawlAssetExts[strings.ToLower(path.Ext(u.Path))]
 }

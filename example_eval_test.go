@@ -94,7 +94,7 @@ func ExampleGenerateEvalSet() {
 // admin check in a real app).
 func ExampleEvalJobHandler() {
 	ctx := context.Background() // the app's long-lived context
-	jobs := engine.NewJobStore(nil)
+	jobs := engine.NewJobStore()
 	defer jobs.Close()
 	datasets, _ := os.MkdirTemp("", "testdata")
 	defer os.RemoveAll(datasets)
@@ -119,7 +119,7 @@ func ExampleEvalJobHandler() {
 	rec = httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest("POST", "/api/eval/injection", strings.NewReader(`{"outPath": `)))
 	fmt.Println("malformed:", rec.Code)
-	for _, j := range jobs.List() {
+	for _, j := range jobs.List(0) {
 		jobs.Wait(ctx, j.ID)
 	}
 	for _, name := range []string{"eval_dataset_injection.json", "..%2f..%2fetc%2fpasswd"} {
@@ -131,7 +131,7 @@ func ExampleEvalJobHandler() {
 	// start: 202
 	// malformed: 400
 	// get eval_dataset_injection.json: 200
-	// get ..%2f..%2fetc%2fpasswd: 400
+	// get ..%2f..%2fetc%2fpasswd: 404
 }
 
 // RestrictEvalPaths drops the client's outPath and rejects directories

@@ -27,26 +27,32 @@ func ExampleRunStreamingFlowAsJob() {
 			return in.Pages, nil
 		})
 
-	jobs := askyourdocs.NewJobStore(nil) // starts the single background worker
+	jobs := askyourdocs.NewJobStore() // starts the single background worker
 	defer jobs.Close()
 
-	// Enqueue with the app's long-lived context, not a request's.
-	id := askyourdocs.RunStreamingFlowAsJob(ctx, jobs, "crawl", crawl, crawlIn{Pages: 3})
+	// The flow runs with the app's long-lived context, not a request's.
+	job, err := jobs.Enqueue("crawl", func(progress func(string)) (any, error) {
+		return askyourdocs.RunStreamingFlowAsJob(ctx, crawl, crawlIn{Pages: 3}, progress)
+	})
+	if err != nil { // ErrJobQueueFull: answer 503 and let the client retry
+		fmt.Println(err)
+		return
+	}
 
-	// An HTTP handler would return id and let the client poll jobs.Get(id).
+	// An HTTP handler would return job.ID and let the client poll jobs.Get.
 	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	job, err := jobs.Wait(waitCtx, id)
+	done, err := jobs.Wait(waitCtx, job.ID)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(job.Status, job.Result)
-	for _, msg := range job.Progress {
+	fmt.Println(done.Status, done.Result, "latest:", done.Progress)
+	for _, msg := range done.ProgressLog {
 		fmt.Println(msg)
 	}
 	// Output:
-	// done 3
+	// done 3 latest: page 3/3
 	// page 1/3
 	// page 2/3
 	// page 3/3
@@ -54,17 +60,23 @@ func ExampleRunStreamingFlowAsJob() {
 
 // Plain functions can be enqueued too; jobs run one at a time, in order.
 func ExampleJobStore() {
-	jobs := askyourdocs.NewJobStore(&askyourdocs.JobStoreOptions{MaxHistory: 50})
+	jobs := askyourdocs.NewJobStoreWithOptions(&askyourdocs.JobStoreOptions{MaxHistory: 50, MaxQueue: 10})
 	defer jobs.Close()
 
-	id := jobs.Enqueue(context.Background(), "reindex", func(ctx context.Context, progress func(string)) (any, error) {
+	queued, err := jobs.EnqueueContext(context.Background(), "reindex", func(ctx context.Context, progress func(string)) (any, error) {
 		progress("reindexing 2 documents")
 		return "2 documents", nil
 	})
-	job, _ := jobs.Wait(context.Background(), id)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(queued.Status)
+	job, _ := jobs.Wait(context.Background(), queued.ID)
 	fmt.Println(job.Kind, job.Status, job.Result, job.Progress)
 	// Output:
-	// reindex done 2 documents [reindexing 2 documents]
+	// pending
+	// reindex done 2 documents reindexing 2 documents
 }
 
 // An app logs every answered question with its own entry type and lets users
@@ -83,25 +95,24 @@ func ExampleFeedbackStore() {
 	}
 	defer os.RemoveAll(dir)
 
-	log, err := askyourdocs.NewFeedbackStore(filepath.Join(dir, "feedback.json"),
+	log := askyourdocs.NewFeedbackStore(filepath.Join(dir, "feedback.json"),
 		func(e entry) string { return e.ID },
-		func(e *entry, rating int) {
-			e.Thumbs = map[int]string{askyourdocs.RatingUp: "up", askyourdocs.RatingDown: "down"}[rating]
-		})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	id := askyourdocs.NewRandomHexID()
+		func(e *entry, rating string) { e.Thumbs = rating }) // "up", "down" or "" (cleared)
+	id := askyourdocs.NewRandomHexID(16)
 	if err := log.Append(entry{ID: id, Question: "Who signs the form?", Answer: "The dean."}); err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := log.Rate(id, askyourdocs.RatingUp); err != nil {
+	if found, err := log.Rate(id, "up"); err != nil || !found {
+		fmt.Println(found, err)
+		return
+	}
+	all, err := log.All() // reads the file
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	for _, e := range log.Entries() {
+	for _, e := range all {
 		fmt.Println(e.Question, e.Thumbs)
 	}
 	// Output:

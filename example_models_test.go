@@ -111,22 +111,27 @@ func ExampleNewPrefixEmbedder() {
 
 func ExampleFormatHistory() {
 	history := []askyourdocs.QATurn{{Question: "Wie hoch ist die Kaution?", Answer: "Drei Monatsmieten."}}
-	fmt.Print(askyourdocs.FormatHistory(history))
-	fmt.Print(askyourdocs.FormatHistory(history, askyourdocs.WithLanguage("en")))
-	fmt.Println(askyourdocs.ConfidenceLabel(8), askyourdocs.ConfidenceLabel(5), askyourdocs.ConfidenceLabel(2, askyourdocs.WithLanguage("en")))
-	fmt.Println(askyourdocs.IsReliableCondense(history, "Und in 3 Raten?", "Kann ich die Kaution in 4 Raten zahlen?"))
+	fmt.Println(askyourdocs.FormatHistory(history)) // no trailing newline of its own
+	fmt.Println(askyourdocs.FormatHistory(history, askyourdocs.WithLanguage("en")))
+	fmt.Println(askyourdocs.ConfidenceLabel(8, false), askyourdocs.ConfidenceLabel(5, false), askyourdocs.ConfidenceLabel(9, true),
+		askyourdocs.ConfidenceLabelWith(2, askyourdocs.WithLanguage("en")))
+	fmt.Println(askyourdocs.IsReliableCondense("Und in 3 Raten?", "Kann ich die Kaution in 4 Raten zahlen?", history))
 	// Output:
 	// Nutzer: Wie hoch ist die Kaution?
 	// Assistent: Drei Monatsmieten.
 	// User: Wie hoch ist die Kaution?
 	// Assistant: Drei Monatsmieten.
-	// hoch mittel low
+	// hoch mittel niedrig low
 	// false
 }
 
 func ExampleBestExcerpt() {
-	text := "Die Wohnung liegt im dritten Stock. Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt."
-	fmt.Println(askyourdocs.BestExcerpt(text, "Wie hoch ist die Kaution?", 80))
+	chunk := "Die Wohnung liegt im dritten Stock. Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt."
+	// The one sentence of the chunk the answer draws on, for the citation.
+	fmt.Println(askyourdocs.BestExcerpt(chunk, "Die Kaution beträgt drei Monatsmieten."))
+	// BestExcerptFor matches a question instead and fills up to maxChars.
+	fmt.Println(askyourdocs.BestExcerptFor(chunk, "Wie hoch ist die Kaution?", 80))
 	// Output:
+	// Die Kaution beträgt drei Monatsmieten.
 	// Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt.
 }

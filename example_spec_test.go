@@ -47,10 +47,12 @@ func (s specURLSource) DeleteStale(ctx context.Context, store askyourdocs.Vector
 // answer a question" program unchanged in substance, against a local web
 // page and a fake Ollama server that speaks Ollama's real /api/embed and
 // /api/chat protocol (embedding with the engine's built-in lexical
-// embedder, answering by quoting the context line it was given). The
-// test binary allows loopback targets in TestMain; an app keeps the SSRF
-// guard on.
+// embedder, answering by quoting the context line it was given). The page
+// is on 127.0.0.1, so the example opts in to private targets for its
+// duration; an app keeps the SSRF guard on.
 func Example_indexPageAndAnswer() {
+	askyourdocs.SetAllowPrivateTargets(true)
+	defer askyourdocs.SetAllowPrivateTargets(false)
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, `<html><body><nav><a href="/">Home</a></nav><main>

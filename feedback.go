@@ -11,27 +11,27 @@ import (
 	"sync"
 )
 
-// Thumbs ratings accepted by FeedbackStore.Rate.
+// Thumbs ratings accepted by FeedbackStore.Rate, as the original engine
+// spells them.
 const (
-	RatingDown = -1 // thumbs down
-	RatingNone = 0  // no rating (clears an earlier one)
-	RatingUp   = 1  // thumbs up
+	RatingUp   = "up"   // thumbs up
+	RatingDown = "down" // thumbs down
+	RatingNone = ""     // no rating (clears an earlier one)
 )
 
 // Errors returned by FeedbackStore.
 var (
-	// ErrFeedbackCorrupt is returned by NewFeedbackStore when the file exists
-	// but is not a JSON array of entries (corrupt, truncated or edited into
-	// an invalid state). The file is left untouched.
+	// ErrFeedbackCorrupt is returned when the file exists but is not a JSON
+	// array of entries (corrupt, truncated or edited into an invalid state).
+	// The file is left untouched.
 	ErrFeedbackCorrupt = errors.New("feedback file is corrupt")
-	// ErrFeedbackNotFound is returned by Rate for an ID no entry has.
-	ErrFeedbackNotFound = errors.New("feedback entry not found")
 	// ErrFeedbackDuplicateID is returned by Append for an entry whose ID is
-	// already in the log, and by NewFeedbackStore for a file holding two
-	// entries with the same ID.
+	// already in the log, and when the file holds two entries with the same
+	// ID.
 	ErrFeedbackDuplicateID = errors.New("duplicate feedback entry ID")
-	// ErrFeedbackInvalid is returned by Append for an entry without an ID
-	// and by Rate for a rating other than RatingDown, RatingNone, RatingUp.
+	// ErrFeedbackInvalid is returned by Append for an entry without an ID,
+	// by Rate for a rating other than "up", "down" or "", and by every
+	// method of a store made without a path or without its functions.
 	ErrFeedbackInvalid = errors.New("invalid feedback")
 )
 
@@ -40,147 +40,176 @@ var (
 // down). The file holds one JSON array of entries, indented, so it can be
 // read directly as an eval dataset source.
 //
-// Every change rewrites the whole file atomically: the new content goes to a
-// temporary file in the same directory, which is fsynced and renamed over the
-// old one, and the directory is fsynced. A crash at any point leaves either
-// the old or the new file, never a partial one, so no acknowledged entry is
-// ever lost. A FeedbackStore assumes it is the only writer of its file.
+// The file is the only state: every method reads it, so All always returns
+// what is on disk. Every change rewrites the whole file atomically: the new
+// content goes to a temporary file in the same directory, which is fsynced
+// and renamed over the old one, and the directory is fsynced. A crash at any
+// point leaves either the old or the new file, never a partial one, so no
+// acknowledged entry is ever lost. A file that is not a JSON array of E, or
+// that holds two entries with the same ID, is never overwritten: methods
+// return an error wrapping ErrFeedbackCorrupt or ErrFeedbackDuplicateID. A
+// FeedbackStore assumes it is the only writer of its file.
 //
-// All methods are safe for concurrent use; writes are serialised.
+// All methods are safe for concurrent use; they are serialised.
 type FeedbackStore[E any] struct {
 	path      string
 	id        func(E) string
-	setRating func(*E, int)
+	setRating func(*E, string)
 
-	mu      sync.Mutex
-	entries []E
-	index   map[string]int // ID -> position in entries
+	mu sync.Mutex // serialises read-modify-write cycles on the file
 }
 
-// NewFeedbackStore opens (or prepares to create) the feedback log at path.
-// id returns an entry's ID (as given by the app, for example from
-// NewRandomHexID); setRating stores a rating (RatingDown, RatingNone or
-// RatingUp) in an entry, in whatever field and shape the app's type uses.
+// NewFeedbackStore returns the feedback log kept in the file at path; it
+// does no I/O (a missing file is created by the first Append, an empty file
+// counts as an empty log). id returns an entry's ID (as given by the app,
+// for example from NewRandomHexID(16)); setRating stores a rating ("up",
+// "down", or "" to clear it) in an entry, in whatever field and shape the
+// app's type uses.
 //
-// A missing file is created by the first Append; an empty file counts as an
-// empty log. A file that is not a JSON array of E, or that holds two entries
-// with the same ID, gives an error wrapping ErrFeedbackCorrupt or
-// ErrFeedbackDuplicateID, and the file is not touched.
-func NewFeedbackStore[E any](path string, id func(E) string, setRating func(e *E, rating int)) (*FeedbackStore[E], error) {
-	if path == "" {
-		return nil, fmt.Errorf("open feedback log: %w: empty path", ErrFeedbackInvalid)
-	}
-	if id == nil || setRating == nil {
-		return nil, fmt.Errorf("open feedback log %s: %w: id and setRating functions are required", path, ErrFeedbackInvalid)
-	}
-	s := &FeedbackStore[E]{path: path, id: id, setRating: setRating, index: make(map[string]int)}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return s, nil
-	case err != nil:
+// An empty path or a nil function makes every method fail with
+// ErrFeedbackInvalid; use OpenFeedbackStore to get such errors, and those
+// of an unreadable or corrupt file, at once.
+func NewFeedbackStore[E any](path string, id func(E) string, setRating func(*E, string)) *FeedbackStore[E] {
+	return &FeedbackStore[E]{path: path, id: id, setRating: setRating}
+}
+
+// OpenFeedbackStore is NewFeedbackStore that also checks its arguments and
+// reads the file once, so a misconfigured store or a corrupt file is
+// reported at startup rather than by the first Append. Errors wrap
+// ErrFeedbackInvalid, ErrFeedbackCorrupt or ErrFeedbackDuplicateID (or are
+// the file's read error); the file is not modified.
+func OpenFeedbackStore[E any](path string, id func(E) string, setRating func(*E, string)) (*FeedbackStore[E], error) {
+	s := NewFeedbackStore(path, id, setRating)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, _, err := s.readLocked(); err != nil {
 		return nil, fmt.Errorf("open feedback log: %w", err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return s, nil
-	}
-	if err := json.Unmarshal(data, &s.entries); err != nil {
-		return nil, fmt.Errorf("open feedback log %s: %w: %w", path, ErrFeedbackCorrupt, err)
-	}
-	for i, e := range s.entries {
-		eid := id(e)
-		if eid == "" {
-			continue // cannot be rated, but is kept as it is
-		}
-		if prev, dup := s.index[eid]; dup {
-			return nil, fmt.Errorf("open feedback log %s: %w: %q at entries %d and %d", path, ErrFeedbackDuplicateID, eid, prev, i)
-		}
-		s.index[eid] = i
 	}
 	return s, nil
 }
 
-// Path returns the file the store writes.
+// Path returns the file the store reads and writes.
 func (s *FeedbackStore[E]) Path() string { return s.path }
 
+// readLocked checks the store's configuration and reads the file: the
+// entries and an index from ID to position (entries without an ID are kept
+// but not indexed).
+func (s *FeedbackStore[E]) readLocked() ([]E, map[string]int, error) {
+	if s.path == "" {
+		return nil, nil, fmt.Errorf("%w: empty path", ErrFeedbackInvalid)
+	}
+	if s.id == nil || s.setRating == nil {
+		return nil, nil, fmt.Errorf("%s: %w: id and setRating functions are required", s.path, ErrFeedbackInvalid)
+	}
+	index := make(map[string]int)
+	data, err := os.ReadFile(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, index, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("read feedback log: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, index, nil
+	}
+	var entries []E
+	if err := json.Unmarshal(data, &entries); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w: %w", s.path, ErrFeedbackCorrupt, err)
+	}
+	for i, e := range entries {
+		eid := s.id(e)
+		if eid == "" {
+			continue // cannot be rated, but is kept as it is
+		}
+		if prev, dup := index[eid]; dup {
+			return nil, nil, fmt.Errorf("%s: %w: %q at entries %d and %d", s.path, ErrFeedbackDuplicateID, eid, prev, i)
+		}
+		index[eid] = i
+	}
+	return entries, index, nil
+}
+
 // Append adds e to the log and writes the file before it returns; when the
-// write fails the entry is not added. The entry's ID must be non-empty and
-// not yet in the log.
+// read or the write fails the file keeps its old content. The entry's ID
+// must be non-empty and not yet in the log.
 func (s *FeedbackStore[E]) Append(e E) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries, index, err := s.readLocked()
+	if err != nil {
+		return fmt.Errorf("append feedback: %w", err)
+	}
 	eid := s.id(e)
 	if eid == "" {
 		return fmt.Errorf("append feedback: %w: entry has an empty ID", ErrFeedbackInvalid)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, dup := s.index[eid]; dup {
+	if _, dup := index[eid]; dup {
 		return fmt.Errorf("append feedback %s: %w", eid, ErrFeedbackDuplicateID)
 	}
-	s.entries = append(s.entries, e)
-	if err := s.writeLocked(); err != nil {
-		var zero E
-		s.entries[len(s.entries)-1] = zero
-		s.entries = s.entries[:len(s.entries)-1]
+	if err := s.writeLocked(append(entries, e)); err != nil {
 		return fmt.Errorf("append feedback %s: %w", eid, err)
 	}
-	s.index[eid] = len(s.entries) - 1
 	return nil
 }
 
-// Rate sets the rating of the entry with the given ID (RatingDown, RatingNone
-// or RatingUp) through the store's setRating function and writes the file
-// before it returns; when the write fails the rating is not changed. An
-// unknown ID gives an error wrapping ErrFeedbackNotFound.
-func (s *FeedbackStore[E]) Rate(id string, rating int) error {
-	if rating != RatingDown && rating != RatingNone && rating != RatingUp {
-		return fmt.Errorf("rate feedback %s: %w: rating %d (want -1, 0 or 1)", id, ErrFeedbackInvalid, rating)
+// Rate sets the rating of the entry with the given ID through the store's
+// setRating function and writes the file before it returns. rating is
+// RatingUp ("up"), RatingDown ("down") or RatingNone ("", clears the
+// rating); anything else gives an error wrapping ErrFeedbackInvalid. found
+// is false, with a nil error and the file untouched, when no entry has the
+// ID. When the write fails the file keeps its old content.
+func (s *FeedbackStore[E]) Rate(id, rating string) (found bool, err error) {
+	if rating != RatingUp && rating != RatingDown && rating != RatingNone {
+		return false, fmt.Errorf("rate feedback %s: %w: rating %q (want \"up\", \"down\" or \"\")", id, ErrFeedbackInvalid, rating)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i, ok := s.index[id]
-	if !ok {
-		return fmt.Errorf("rate feedback %s: %w", id, ErrFeedbackNotFound)
+	entries, index, err := s.readLocked()
+	if err != nil {
+		return false, fmt.Errorf("rate feedback %s: %w", id, err)
 	}
-	old := s.entries[i]
-	s.setRating(&s.entries[i], rating)
-	if err := s.writeLocked(); err != nil {
-		s.entries[i] = old
-		return fmt.Errorf("rate feedback %s: %w", id, err)
+	i, ok := index[id]
+	if !ok || id == "" {
+		return false, nil
 	}
-	return nil
+	s.setRating(&entries[i], rating)
+	if err := s.writeLocked(entries); err != nil {
+		return true, fmt.Errorf("rate feedback %s: %w", id, err)
+	}
+	return true, nil
 }
 
-// Get returns the entry with the given ID, and false if there is none.
-func (s *FeedbackStore[E]) Get(id string) (E, bool) {
+// All reads the file and returns all entries in the order they were
+// appended, for example to build an eval dataset from logged usage. A
+// missing or empty file gives no entries and no error.
+func (s *FeedbackStore[E]) All() ([]E, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i, ok := s.index[id]
-	if !ok {
-		var zero E
-		return zero, false
+	entries, _, err := s.readLocked()
+	if err != nil {
+		return nil, fmt.Errorf("read feedback: %w", err)
 	}
-	return s.entries[i], true
+	return entries, nil
 }
 
-// Entries returns all entries in the order they were appended, for example
-// to build an eval dataset from logged usage. The slice is a copy; entries
-// holding pointers, maps or slices share those with the store.
-func (s *FeedbackStore[E]) Entries() []E {
+// Get reads the file and returns the entry with the given ID; found is
+// false when no entry has it.
+func (s *FeedbackStore[E]) Get(id string) (e E, found bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]E(nil), s.entries...)
+	entries, index, err := s.readLocked()
+	if err != nil {
+		return e, false, fmt.Errorf("get feedback %s: %w", id, err)
+	}
+	i, ok := index[id]
+	if !ok || id == "" {
+		return e, false, nil
+	}
+	return entries[i], true, nil
 }
 
-// Len returns the number of entries.
-func (s *FeedbackStore[E]) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.entries)
-}
-
-// writeLocked replaces the file atomically with the current entries.
-func (s *FeedbackStore[E]) writeLocked() error {
-	entries := s.entries
+// writeLocked replaces the file atomically with entries.
+func (s *FeedbackStore[E]) writeLocked(entries []E) error {
 	if entries == nil {
 		entries = []E{}
 	}

@@ -5,18 +5,27 @@ import (
 	"encoding/hex"
 )
 
-// RandomHexIDLen is the length of the IDs NewRandomHexID returns: 32
-// lower-case hexadecimal characters, encoding 16 random bytes (128 bits).
-const RandomHexIDLen = 32
+// DefaultIDBytes is the number of random bytes the engine's own IDs (job
+// IDs) use: 16 bytes, 128 bits of entropy, 32 hexadecimal characters.
+const DefaultIDBytes = 16
 
-// NewRandomHexID returns a new random ID of RandomHexIDLen lower-case
-// hexadecimal characters (16 bytes from crypto/rand, 128 bits of entropy),
-// suitable for job IDs, feedback entry IDs and other identifiers that must
-// not be guessable or collide. It is safe for concurrent use.
-func NewRandomHexID() string {
-	var b [RandomHexIDLen / 2]byte
+// RandomHexIDLen is the length of an ID of DefaultIDBytes random bytes:
+// 32 lower-case hexadecimal characters.
+const RandomHexIDLen = 2 * DefaultIDBytes
+
+// NewRandomHexID returns a new random ID of 2·nBytes lower-case hexadecimal
+// characters encoding nBytes bytes from crypto/rand, suitable for job IDs,
+// feedback entry IDs and other identifiers that must not be guessable or
+// collide (16 bytes, 128 bits, is a good size for those). nBytes <= 0 means
+// DefaultIDBytes, so the result is never empty. It is safe for concurrent
+// use.
+func NewRandomHexID(nBytes int) string {
+	if nBytes <= 0 {
+		nBytes = DefaultIDBytes
+	}
+	b := make([]byte, nBytes)
 	// crypto/rand.Read never returns an error (since Go 1.24 a failing
 	// system random source crashes the program instead).
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -7,11 +7,16 @@ import (
 )
 
 func TestNewRandomHexIDFormat(t *testing.T) {
-	re := regexp.MustCompile(`^[0-9a-f]{32}$`)
-	for range 100 {
-		id := NewRandomHexID()
-		if len(id) != RandomHexIDLen || !re.MatchString(id) {
-			t.Fatalf("NewRandomHexID() = %q, want %d lower-case hex characters", id, RandomHexIDLen)
+	re := regexp.MustCompile(`^[0-9a-f]*$`)
+	for _, tc := range []struct{ nBytes, wantLen int }{
+		{16, 32}, {8, 16}, {4, 8}, {1, 2}, {32, 64},
+		{0, RandomHexIDLen}, {-3, RandomHexIDLen}, // <= 0: DefaultIDBytes, never empty
+	} {
+		for range 50 {
+			id := NewRandomHexID(tc.nBytes)
+			if len(id) != tc.wantLen || !re.MatchString(id) {
+				t.Fatalf("NewRandomHexID(%d) = %q, want %d lower-case hex characters", tc.nBytes, id, tc.wantLen)
+			}
 		}
 	}
 }
@@ -27,7 +32,7 @@ func TestNewRandomHexIDUnique(t *testing.T) {
 		wg.Go(func() {
 			ids := make([]string, perGoroutine)
 			for i := range ids {
-				ids[i] = NewRandomHexID()
+				ids[i] = NewRandomHexID(16)
 			}
 			mu.Lock()
 			defer mu.Unlock()

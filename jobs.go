@@ -15,10 +15,12 @@ import (
 // JobStatus is the state of a job in a JobStore.
 type JobStatus string
 
-// The states of a job. A job starts queued, becomes running when the worker
-// picks it up and ends in exactly one of done, failed or cancelled.
+// The states of a job, as the original engine names them. A job starts
+// pending, becomes running when the worker picks it up and ends in exactly
+// one of done, failed or cancelled (cancelled is ours: Cancel, Close, or
+// the enqueue context ending).
 const (
-	JobQueued    JobStatus = "queued"
+	JobPending   JobStatus = "pending"
 	JobRunning   JobStatus = "running"
 	JobDone      JobStatus = "done"
 	JobFailed    JobStatus = "failed"
@@ -42,8 +44,12 @@ var (
 	// after Cancel.
 	ErrJobCancelled = errors.New("job cancelled")
 	// ErrJobStoreClosed is the cancellation cause after Close, and the error
-	// of a job enqueued after Close.
+	// Enqueue returns after Close.
 	ErrJobStoreClosed = errors.New("job store closed")
+	// ErrJobQueueFull is returned by Enqueue when JobStoreOptions.MaxQueue
+	// jobs are already pending; the job is not recorded. Retry later (an
+	// HTTP handler answers 503 with Retry-After).
+	ErrJobQueueFull = errors.New("job queue full")
 )
 
 // JobFunc is the work of one job. It should return promptly once ctx is
@@ -52,28 +58,32 @@ var (
 // result should be JSON-encodable if the app serves Job values over HTTP.
 type JobFunc func(ctx context.Context, progress func(string)) (any, error)
 
-// Job is a snapshot of one job, as returned by JobStore.Get and List. It is a
-// copy: later changes to the job do not show in it.
+// Job is a snapshot of one job, as returned by JobStore.Get, List and
+// Enqueue. It is a copy: later changes to the job do not show in it. Its
+// JSON form always has the keys "status", "progress" (a string), "error"
+// and "result", the shape the original engine's clients poll for.
 type Job struct {
 	ID     string    `json:"id"`
 	Kind   string    `json:"kind"`
 	Status JobStatus `json:"status"`
-	// Progress holds the job's progress messages in the order reported; at
-	// most JobStoreOptions.MaxProgress of them, the oldest dropped first.
-	Progress []string `json:"progress,omitempty"`
+	// Progress is the latest progress message ("" before the first).
+	Progress string `json:"progress"`
+	// ProgressLog holds the job's progress messages in the order reported;
+	// at most JobStoreOptions.MaxProgress of them, the oldest dropped first.
+	ProgressLog []string `json:"progressLog,omitempty"`
 	// ProgressCount counts all progress messages reported, including
 	// dropped ones.
 	ProgressCount int `json:"progressCount"`
 	// Result is the value the job's function returned (nil unless done).
-	Result any `json:"result,omitempty"`
+	Result any `json:"result"`
 	// Error is the job's error message (failed or cancelled jobs).
-	Error string `json:"error,omitempty"`
-	// CreatedAt, StartedAt and FinishedAt are the enqueue, start and end
-	// times; StartedAt and FinishedAt are zero until they happen (a job
-	// cancelled while queued never starts).
-	CreatedAt  time.Time `json:"createdAt"`
-	StartedAt  time.Time `json:"startedAt,omitzero"`
-	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	Error string `json:"error"`
+	// CreatedAt, StartedAt and EndedAt are the enqueue, start and end
+	// times; StartedAt and EndedAt are nil until they happen (a job
+	// cancelled while pending never starts).
+	CreatedAt time.Time  `json:"createdAt"`
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
 }
 
 // JobStoreOptions configures a JobStore. The zero value (or nil) means the
@@ -84,14 +94,19 @@ type JobStoreOptions struct {
 	// and running jobs are never dropped, so the store may hold more than
 	// MaxHistory jobs while that many are pending.
 	MaxHistory int
-	// MaxProgress caps the progress messages kept per job (default 1000);
-	// older messages are dropped first.
+	// MaxProgress caps the progress messages kept per job in
+	// Job.ProgressLog (default 1000); older messages are dropped first.
 	MaxProgress int
+	// MaxQueue caps the number of pending jobs (default 64): Enqueue
+	// returns ErrJobQueueFull while that many wait for the worker. The
+	// running job does not count.
+	MaxQueue int
 }
 
 const (
 	defaultJobMaxHistory  = 100
 	defaultJobMaxProgress = 1000
+	defaultJobMaxQueue    = 64
 )
 
 // JobStore runs jobs one at a time, in enqueue order, on a single background
@@ -105,8 +120,11 @@ type JobStore struct {
 	wake   *sync.Cond   // signalled when queue grows or the store closes
 	jobs   []*jobRecord // enqueue order: the history
 	byID   map[string]*jobRecord
-	queue  []*jobRecord // queued jobs, enqueue order
+	queue  []*jobRecord // pending jobs, enqueue order
 	closed bool
+	// base is the context of jobs enqueued without one (Enqueue); it is
+	// never cancelled, Close cancels each running job itself.
+	base context.Context
 
 	closeOnce  sync.Once
 	workerDone chan struct{}
@@ -114,19 +132,28 @@ type JobStore struct {
 
 // jobRecord is a job's mutable state, guarded by JobStore.mu.
 type jobRecord struct {
-	Job
-	ctx    context.Context // the enqueue context
-	fn     JobFunc
-	cancel context.CancelCauseFunc // set while running
-	done   chan struct{}           // closed when the job finishes
+	Job                // Progress, ProgressLog, StartedAt and EndedAt unused: see below
+	startedAt, endedAt time.Time
+	progress           []string        // the log, up to 2*MaxProgress
+	ctx                context.Context // the enqueue context
+	fn                 JobFunc
+	cancel             context.CancelCauseFunc // set while running
+	done               chan struct{}           // closed when the job finishes
 }
 
-// NewJobStore returns a JobStore and starts its worker. opts may be nil for
-// the defaults; it is copied. Call Close to stop the worker.
-func NewJobStore(opts *JobStoreOptions) *JobStore {
+// NewJobStore returns a JobStore with the default options and starts its
+// worker. Call Close to stop the worker.
+func NewJobStore() *JobStore {
+	return NewJobStoreWithOptions(nil)
+}
+
+// NewJobStoreWithOptions returns a JobStore and starts its worker. opts may
+// be nil for the defaults; it is copied. Call Close to stop the worker.
+func NewJobStoreWithOptions(opts *JobStoreOptions) *JobStore {
 	s := &JobStore{
 		byID:       make(map[string]*jobRecord),
 		workerDone: make(chan struct{}),
+		base:       context.Background(),
 	}
 	if opts != nil {
 		s.opts = *opts
@@ -137,43 +164,62 @@ func NewJobStore(opts *JobStoreOptions) *JobStore {
 	if s.opts.MaxProgress <= 0 {
 		s.opts.MaxProgress = defaultJobMaxProgress
 	}
+	if s.opts.MaxQueue <= 0 {
+		s.opts.MaxQueue = defaultJobMaxQueue
+	}
 	s.wake = sync.NewCond(&s.mu)
 	go s.work()
 	return s
 }
 
 // Enqueue adds a job of the given kind (a free-form label such as "crawl"
-// or "evalGenerated") that runs fn, and returns its ID (NewRandomHexID). It
-// never blocks on other jobs.
+// or "evalGenerated") that runs work, and returns a snapshot of the pending
+// job (its ID from NewRandomHexID(16)). It never blocks on other jobs.
+// work's progress records a progress message, as JobFunc's does.
 //
-// The job runs with a context derived from ctx: pass the app's long-lived
-// context, not an HTTP request's, which ends as soon as the response is
-// written. If ctx is done before the job's turn comes, the job is cancelled
-// without running. After Close, the job is recorded as cancelled with
-// ErrJobStoreClosed and never runs. A nil fn makes the job fail.
-func (s *JobStore) Enqueue(ctx context.Context, kind string, fn JobFunc) string {
+// The job's context is the store's own: only Cancel and Close stop it. Use
+// EnqueueContext to tie a job to the app's context instead. Enqueue returns
+// an error wrapping ErrJobQueueFull when JobStoreOptions.MaxQueue jobs are
+// pending, and ErrJobStoreClosed after Close; the job is then not recorded.
+// A nil work makes the job fail.
+func (s *JobStore) Enqueue(kind string, work func(progress func(string)) (any, error)) (*Job, error) {
+	var fn JobFunc
+	if work != nil {
+		fn = func(_ context.Context, progress func(string)) (any, error) { return work(progress) }
+	}
+	return s.EnqueueContext(s.base, kind, fn)
+}
+
+// EnqueueContext is Enqueue for a function that takes the job's context:
+// the job runs with a context derived from ctx, so pass the app's
+// long-lived context, not an HTTP request's, which ends as soon as the
+// response is written. If ctx is done before the job's turn comes, the job
+// is cancelled without running. A nil ctx means context.Background().
+func (s *JobStore) EnqueueContext(ctx context.Context, kind string, fn JobFunc) (*Job, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("enqueue %s job: %w", kind, ErrJobStoreClosed)
+	}
+	if len(s.queue) >= s.opts.MaxQueue {
+		return nil, fmt.Errorf("enqueue %s job: %w (%d pending)", kind, ErrJobQueueFull, len(s.queue))
+	}
 	r := &jobRecord{
-		Job:  Job{ID: NewRandomHexID(), Kind: kind, Status: JobQueued, CreatedAt: now},
+		Job:  Job{ID: NewRandomHexID(DefaultIDBytes), Kind: kind, Status: JobPending, CreatedAt: time.Now()},
 		ctx:  ctx,
 		fn:   fn,
 		done: make(chan struct{}),
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.jobs = append(s.jobs, r)
 	s.byID[r.ID] = r
-	if s.closed {
-		s.finishLocked(r, JobCancelled, nil, ErrJobStoreClosed.Error())
-		return r.ID
-	}
 	s.queue = append(s.queue, r)
 	s.trimLocked()
 	s.wake.Signal()
-	return r.ID
+	j := r.snapshot(s.opts.MaxProgress)
+	return &j, nil
 }
 
 // Get returns a snapshot of the job with the given ID, and false if the store
@@ -188,14 +234,18 @@ func (s *JobStore) Get(id string) (Job, bool) {
 	return r.snapshot(s.opts.MaxProgress), true
 }
 
-// List returns snapshots of all jobs the store remembers, oldest first
-// (enqueue order).
-func (s *JobStore) List() []Job {
+// List returns snapshots of the limit most recent jobs the store
+// remembers, newest first (reverse enqueue order); limit <= 0 means all.
+func (s *JobStore) List(limit int) []Job {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Job, len(s.jobs))
-	for i, r := range s.jobs {
-		out[i] = r.snapshot(s.opts.MaxProgress)
+	n := len(s.jobs)
+	if limit > 0 && limit < n {
+		n = limit
+	}
+	out := make([]Job, n)
+	for i := range out {
+		out[i] = s.jobs[len(s.jobs)-1-i].snapshot(s.opts.MaxProgress)
 	}
 	return out
 }
@@ -221,7 +271,7 @@ func (s *JobStore) Wait(ctx context.Context, id string) (Job, error) {
 	return r.snapshot(s.opts.MaxProgress), nil
 }
 
-// Cancel cancels the job with the given ID. A queued job is marked cancelled
+// Cancel cancels the job with the given ID. A pending job is marked cancelled
 // at once and never runs. A running job's context is cancelled with cause
 // ErrJobCancelled; it is marked cancelled when its function returns an error,
 // or done if it completes anyway. Cancel returns an error wrapping
@@ -234,7 +284,7 @@ func (s *JobStore) Cancel(id string) error {
 		return fmt.Errorf("cancel job %s: %w", id, ErrJobNotFound)
 	}
 	switch r.Status {
-	case JobQueued:
+	case JobPending:
 		s.removeQueuedLocked(r)
 		s.finishLocked(r, JobCancelled, nil, ErrJobCancelled.Error())
 		s.trimLocked()
@@ -246,7 +296,7 @@ func (s *JobStore) Cancel(id string) error {
 	return nil
 }
 
-// Close stops the worker: queued jobs are marked cancelled, the running job's
+// Close stops the worker: pending jobs are marked cancelled, the running job's
 // context is cancelled with cause ErrJobStoreClosed, and Close blocks until
 // that job's function has returned (a function that ignores its context
 // keeps Close waiting). The history stays readable. Close is idempotent and
@@ -294,7 +344,7 @@ func (s *JobStore) work() {
 		}
 		ctx, cancel := context.WithCancelCause(r.ctx)
 		r.Status = JobRunning
-		r.StartedAt = time.Now()
+		r.startedAt = time.Now()
 		r.cancel = cancel
 		s.mu.Unlock()
 
@@ -337,11 +387,11 @@ func (s *JobStore) runJob(ctx context.Context, r *jobRecord) (result any, err er
 		if finished {
 			return
 		}
-		r.Progress = append(r.Progress, msg)
+		r.progress = append(r.progress, msg)
 		r.ProgressCount++
 		// Compact only when twice over the cap: amortised O(1) per message.
-		if len(r.Progress) > 2*s.opts.MaxProgress {
-			r.Progress = append(r.Progress[:0:0], r.Progress[len(r.Progress)-s.opts.MaxProgress:]...)
+		if len(r.progress) > 2*s.opts.MaxProgress {
+			r.progress = append(r.progress[:0:0], r.progress[len(r.progress)-s.opts.MaxProgress:]...)
 		}
 	}
 	defer func() {
@@ -360,7 +410,7 @@ func (s *JobStore) finishLocked(r *jobRecord, status JobStatus, result any, errM
 	r.Status = status
 	r.Result = result
 	r.Error = errMsg
-	r.FinishedAt = time.Now()
+	r.endedAt = time.Now()
 	r.cancel = nil
 	r.fn = nil
 	close(r.done)
@@ -377,7 +427,7 @@ func (s *JobStore) removeQueuedLocked(r *jobRecord) {
 }
 
 // trimLocked drops the oldest finished jobs while the history is over its
-// cap. Queued and running jobs are never dropped.
+// cap. Pending and running jobs are never dropped.
 func (s *JobStore) trimLocked() {
 	over := len(s.jobs) - s.opts.MaxHistory
 	if over <= 0 {
@@ -399,29 +449,46 @@ func (s *JobStore) trimLocked() {
 // snapshot returns a copy of the job's public state.
 func (r *jobRecord) snapshot(maxProgress int) Job {
 	j := r.Job
-	p := r.Progress
+	p := r.progress
 	if len(p) > maxProgress {
 		p = p[len(p)-maxProgress:]
 	}
-	j.Progress = append([]string(nil), p...)
+	j.ProgressLog = append([]string(nil), p...)
+	if len(p) > 0 {
+		j.Progress = p[len(p)-1]
+	}
+	if !r.startedAt.IsZero() {
+		t := r.startedAt
+		j.StartedAt = &t
+	}
+	if !r.endedAt.IsZero() {
+		t := r.endedAt
+		j.EndedAt = &t
+	}
 	return j
 }
 
-// RunStreamingFlowAsJob enqueues a job of the given kind on jobs that runs
-// flow (made with DefineProgressFlow) on input, drains the flow's stream into
-// the job's progress messages and records the flow's output as the job's
-// result. It returns the job ID at once; see JobStore.Enqueue for ctx.
-func RunStreamingFlowAsJob[In, Out any](ctx context.Context, jobs *JobStore, kind string, flow *core.Flow[In, Out, string], input In) string {
-	return jobs.Enqueue(ctx, kind, func(ctx context.Context, progress func(string)) (any, error) {
-		for v, err := range flow.Stream(ctx, input) {
-			if err != nil {
-				return nil, fmt.Errorf("flow %s: %w", flow.Name(), err)
-			}
-			if v.Done {
-				return v.Output, nil
-			}
+// RunStreamingFlowAsJob runs flow (made with DefineProgressFlow) on input,
+// forwards each streamed message to progress (nil: dropped) and returns
+// the flow's output. It blocks until the flow ends; it is the work of a
+// job, as in
+//
+//	jobs.Enqueue("crawl", func(progress func(string)) (any, error) {
+//		return engine.RunStreamingFlowAsJob(ctx, crawlFlow, input, progress)
+//	})
+//
+// A flow error is returned wrapped, naming the flow.
+func RunStreamingFlowAsJob[In, Out any](ctx context.Context, flow *core.Flow[In, Out, string], input In, progress func(string)) (any, error) {
+	for v, err := range flow.Stream(ctx, input) {
+		if err != nil {
+			return nil, fmt.Errorf("flow %s: %w", flow.Name(), err)
+		}
+		if v.Done {
+			return v.Output, nil
+		}
+		if progress != nil {
 			progress(v.Stream)
 		}
-		return nil, fmt.Errorf("flow %s: stream ended without a result", flow.Name())
-	})
+	}
+	return nil, fmt.Errorf("flow %s: stream ended without a result", flow.Name())
 }

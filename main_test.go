@@ -4,22 +4,19 @@ import (
 	"context"
 	"hash/fnv"
 	"math"
-	"os"
 	"strings"
 	"sync/atomic"
-	"testing"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core/api"
 )
 
-// TestMain lets the package's tests fetch pages from httptest servers on
-// 127.0.0.1, as the spec prescribes. The tests of the address guard itself
-// run with the guard on through a webFetcher with its own setting.
-func TestMain(m *testing.M) {
-	SetAllowPrivateTargets(true)
-	os.Exit(m.Run())
-}
+// testLoopback is the fetcher of the tests that fetch pages from httptest
+// servers on 127.0.0.1: its own guard setting lets private targets through,
+// injected where a test needs it (crawlOptions.fetch, webFetcher methods).
+// The package setting stays at its default, so every other fetch in the test
+// binary, including those through FetchWebPage and RunCrawl, runs guarded.
+var testLoopback = newWebFetcher(webFetcherDeps{guard: new(bool)})
 
 // testEmbedder is the shared test fake for ai.Embedder. It implements the
 // interface directly (no genkit.DefineEmbedder, whose schema validation would

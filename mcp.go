@@ -70,8 +70,17 @@ func JSONToolHandler[In, Out any](run func(ctx context.Context, input In) (Out, 
 // "invalid params" error; an error from the tool itself becomes a tool
 // result with isError set, as MCP asks, and the server keeps serving.
 // Results that are not strings are encoded as JSON.
+//
+// It is ServeMCP with a context that never ends.
 func ServeMCPStdio(g *genkit.Genkit, name, version string) error {
-	err := serveMCP(context.Background(), g, name, version, &mcp.StdioTransport{})
+	return ServeMCP(context.Background(), g, name, version)
+}
+
+// ServeMCP is ServeMCPStdio that also stops when ctx ends: it then closes
+// the session and returns an error wrapping ctx's error. A client
+// disconnecting still ends it with a nil error.
+func ServeMCP(ctx context.Context, g *genkit.Genkit, name, version string) error {
+	err := serveMCP(ctx, g, name, version, &mcp.StdioTransport{})
 	if err != nil {
 		return fmt.Errorf("serve MCP over stdio: %w", err)
 	}

@@ -177,6 +177,40 @@ func TestServeMCPInMemory(t *testing.T) {
 	}
 }
 
+// The server stops when its context ends, though the client is still
+// connected, and says why.
+func TestServeMCPContextEnds(t *testing.T) {
+	g := genkit.Init(t.Context())
+	mcpTestTools(g)
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- serveMCP(ctx, g, "test", "0.1", serverT) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("server ended with %v, want context.Canceled", err)
+		}
+	case <-deadline.C:
+		t.Fatal("server did not stop when its context ended")
+	}
+	if err := ServeMCP(ctx, nil, "x", "1"); err == nil {
+		t.Error("ServeMCP with a nil genkit: no error")
+	}
+}
+
 func TestServeMCPNilGenkit(t *testing.T) {
 	if err := ServeMCPStdio(nil, "x", "1"); err == nil {
 		t.Error("nil genkit: no error")

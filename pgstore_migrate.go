@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -360,6 +361,35 @@ func pgvecChangeDimension(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int,
 		if _, err := tx.Exec(ctx, s); err != nil {
 			return fmt.Errorf("change embedding dimension from %d to %d: %w", m.PreviousDim, dim, err)
 		}
+	}
+	return nil
+}
+
+// pgvecLockKey maps a name to an advisory lock key (the first 8 bytes of
+// its SHA-256).
+func pgvecLockKey(name string) int64 {
+	sum := sha256.Sum256([]byte(name))
+	return int64(binary.BigEndian.Uint64(sum[:8]))
+}
+
+// WithSchemaLock runs fn in a transaction holding the advisory lock under
+// which every PgvecStore creates and migrates its schema, and commits when
+// fn returns nil. An app creates its own tables next to the store's here:
+// CREATE TABLE IF NOT EXISTS alone is not safe when processes start at the
+// same time (two of them can both try to create the table's type and one
+// fails). fn must not keep tx.
+func (s *PgvecStore) WithSchemaLock(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	if err := s.checkOpen("schema lock"); err != nil {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgvecSchemaLockKey); err != nil {
+			return fmt.Errorf("take schema lock: %w", err)
+		}
+		return fn(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("pgvector store %q: %w", s.name, err)
 	}
 	return nil
 }

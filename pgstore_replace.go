@@ -2,21 +2,31 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
+	"slices"
 
 	"github.com/firebase/genkit/go/ai"
+	"github.com/jackc/pgx/v5"
 )
 
+// pgvecReplaceAttempts bounds how often a source replacement retries after a
+// concurrent writer removed chunks it meant to keep unchanged.
+const pgvecReplaceAttempts = 5
+
 // replaceSource implements sourceReplacer (see ingest.go): it makes the
-// chunks in scope equal to docs. Chunks already stored with the same ID (same
-// source, url, text and metadata, embedded by the same embedder) are kept
-// as they are; the others are embedded (reusing stored vectors of equal
-// text) and inserted pgvecEmbedBatch at a time, one INSERT statement per
-// batch; only then are the scope's chunks that are not in docs deleted, in
-// one statement. On any error, including a cancelled ctx, the rows this call
-// inserted are deleted again and the old chunks are left as they were.
+// chunks in scope equal to docs.
+//
+// Chunks already stored with the same ID (same source, url, text and
+// metadata, embedded by the same embedder) are kept as they are; the others
+// are embedded first (reusing stored vectors of equal text,
+// pgvecEmbedBatch documents per call, progress reported per batch), with no
+// transaction open. Then one transaction takes an advisory lock per URL
+// and source of the scope and of docs, writes the new chunks and deletes
+// the scope's chunks that are not in docs, and commits. Readers, and the
+// next run after a crash or a kill at any moment, see the source wholly old
+// or wholly new; concurrent replacements of one source serialise on the
+// locks, so the last to commit wins whole. On any error, including a
+// cancelled ctx, the old chunks are left as they were.
 func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
 	if err := s.checkOpen("replace source"); err != nil {
 		return 0, 0, err
@@ -54,70 +64,136 @@ func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs
 	}
 
 	keep := make([]string, 0, len(prepared))
-	var todo []*pgvecRow
+	var todo, kept []*pgvecRow
 	for i := range prepared {
 		r := &prepared[i]
 		keep = append(keep, r.id)
 		if emb, ok := current[r.id]; ok && emb == s.embName {
+			kept = append(kept, r)
 			continue
 		}
 		todo = append(todo, r)
 	}
-
-	// inserted holds the IDs this call added (not those it overwrote with a
-	// new embedder's vector): a failure deletes exactly these.
-	var inserted []string
-	fail := func(err error) (int, int, error) {
-		if len(inserted) == 0 {
-			return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pgvecCleanupTimeout)
-		defer cancel()
-		if _, cerr := s.Pool.Exec(cctx, `DELETE FROM `+t+` WHERE id = ANY($1)`, inserted); cerr != nil {
-			return 0, 0, fmt.Errorf("pgvector replace source: %w", errors.Join(err,
-				fmt.Errorf("remove the %d chunks this run wrote: %w", len(inserted), cerr)))
-		}
-		slog.Debug("pgvector replace source: failed run removed its chunks", "store", s.name, "chunks", len(inserted))
-		return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
-	}
+	locks := pgvecScopeLocks(s.names.table, urls, sources, prepared)
 
 	total := len(todo)
 	if progress != nil {
 		progress(0, total)
 	}
-	for start := 0; start < total; start += pgvecEmbedBatch {
-		if err := ctx.Err(); err != nil {
-			return fail(err)
+	if err := s.embedWithProgress(ctx, todo, progress); err != nil {
+		return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
+	}
+	for attempt := 1; ; attempt++ {
+		var missing []*pgvecRow
+		err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`, locks); err != nil {
+				return fmt.Errorf("lock source: %w", err)
+			}
+			// Under the lock: chunks meant to stay unchanged that a
+			// concurrent writer removed in the meantime must be written.
+			if len(kept) > 0 {
+				ids := make([]string, len(kept))
+				for i, r := range kept {
+					ids[i] = r.id
+				}
+				rows, err := tx.Query(ctx, `SELECT id FROM `+t+` WHERE id = ANY($1) AND embedder = $2`, ids, s.embName)
+				if err != nil {
+					return fmt.Errorf("check kept chunks: %w", err)
+				}
+				there, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					return fmt.Errorf("check kept chunks: %w", err)
+				}
+				if len(there) < len(kept) {
+					for _, r := range kept {
+						if !slices.Contains(there, r.id) {
+							missing = append(missing, r)
+						}
+					}
+					return nil // nothing written: retried below
+				}
+			}
+			if err := s.write(ctx, tx, todo); err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, `DELETE FROM `+t+` WHERE (url = ANY($1) OR source = ANY($2)) AND id <> ALL($3)`, urls, sources, keep)
+			if err != nil {
+				return fmt.Errorf("delete stale chunks: %w", err)
+			}
+			deleted = int(tag.RowsAffected())
+			if s.replaceHook != nil {
+				return s.replaceHook(ctx)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
 		}
-		batch := todo[start:min(start+pgvecEmbedBatch, total)]
+		if len(missing) == 0 {
+			return len(todo), deleted, nil
+		}
+		if attempt == pgvecReplaceAttempts {
+			return 0, 0, fmt.Errorf("pgvector replace source: concurrent writers kept removing chunks of this source, gave up after %d attempts", attempt)
+		}
+		kept = slices.DeleteFunc(kept, func(r *pgvecRow) bool { return slices.Contains(missing, r) })
+		if err := s.embedWithProgress(ctx, missing, nil); err != nil {
+			return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
+		}
+		todo = append(todo, missing...)
+	}
+}
+
+// embedWithProgress fills the vectors of rows, pgvecEmbedBatch at a time:
+// stored vectors of equal text first, then the embedder. progress, when not
+// nil, gets the number of rows done after each batch.
+func (s *PgvecStore) embedWithProgress(ctx context.Context, rows []*pgvecRow, progress func(done, total int)) error {
+	for start := 0; start < len(rows); start += pgvecEmbedBatch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch := rows[start:min(start+pgvecEmbedBatch, len(rows))]
 		if _, err := s.lookup(ctx, batch); err != nil {
-			return fail(err)
+			return err
 		}
 		if _, err := s.embed(ctx, batch); err != nil {
-			return fail(err)
+			return err
 		}
-		if err := ctx.Err(); err != nil {
-			return fail(err)
-		}
-		if err := s.insert(ctx, s.Pool, batch); err != nil {
-			return fail(err)
-		}
-		for _, r := range batch {
-			if _, ok := current[r.id]; !ok {
-				inserted = append(inserted, r.id)
-			}
-		}
-		written += len(batch)
 		if progress != nil {
-			progress(written, total)
+			progress(start+len(batch), len(rows))
 		}
 	}
+	return ctx.Err()
+}
 
-	tag, err := s.Pool.Exec(ctx, `DELETE FROM `+t+` WHERE (url = ANY($1) OR source = ANY($2)) AND id <> ALL($3)`, urls, sources, keep)
-	if err != nil {
-		return fail(fmt.Errorf("delete stale chunks: %w", err))
+// pgvecScopeLocks returns the advisory lock keys of a source replacement:
+// one per URL and source of the scope and of the rows written, in the
+// chunk table's key space, sorted so that writers take them in one order
+// (no deadlock). Distinct names may share a key (a 64-bit hash): that
+// only makes two writers wait for each other.
+func pgvecScopeLocks(table string, urls, sources []string, rows []pgvecRow) []int64 {
+	seen := make(map[int64]bool)
+	add := func(kind, v string) {
+		if v == "" {
+			return
+		}
+		seen[pgvecLockKey(table+"\x00"+kind+"\x00"+v)] = true
 	}
-	return written, int(tag.RowsAffected()), nil
+	for _, u := range urls {
+		add("url", u)
+	}
+	for _, src := range sources {
+		add("source", src)
+	}
+	for i := range rows {
+		add("url", metaString(rows[i].doc.Metadata, MetaURL))
+		add("source", metaString(rows[i].doc.Metadata, MetaSource))
+	}
+	keys := make([]int64, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // countScope implements scopeCounter (see ingest.go): the number of chunks

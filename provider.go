@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core/api"
 	"github.com/firebase/genkit/go/genkit"
@@ -70,6 +71,7 @@ var (
 // provider and the address, and carries the HTTP status and the start of
 // the response body when the server answered. It unwraps to the transport
 // error (for example a refused connection or context.DeadlineExceeded).
+// After retries (see ProviderConfig.Timeout) it describes the last attempt.
 type ProviderError struct {
 	// Provider is ProviderOllama or ProviderGPUStack.
 	Provider string
@@ -117,9 +119,12 @@ type ProviderConfig struct {
 	// NewProviders does not read the environment for it: fill it with
 	// ProviderConfigFromEnv (GEMINI_API_KEY) or set it yourself.
 	GeminiAPIKey string
-	// Timeout bounds every request to Ollama and GPUStack (on top of the
-	// caller's context, whichever ends first); 0 means no bound besides
-	// the context.
+	// Timeout bounds every request attempt to Ollama and GPUStack (on top
+	// of the caller's context, whichever ends first); 0 means no bound
+	// besides the context. Transient failures (connection refused, HTTP
+	// 429 and 503) are retried up to 3 times with capped exponential
+	// backoff and jitter, honouring a Retry-After of up to 30 seconds; a
+	// response that has started is never repeated.
 	Timeout time.Duration
 	// HTTPClient is used for Ollama and GPUStack requests; nil means a
 	// client with Go's default transport.
@@ -433,41 +438,58 @@ type providerHTTP struct {
 	client   *http.Client
 	timeout  time.Duration
 	apiKey   string
+	// retry tunes the retries of post; nil means the package policy.
+	retry *providerRetry
 }
 
 // post sends body as JSON to url and returns the response, whose body the
 // caller closes; a non-2xx status is returned as a *ProviderError. cancel
-// must be called when the caller is done with the body.
+// must be called when the caller is done with the body. Transient failures
+// (connection refused, 429, 503) are retried with capped exponential
+// backoff and jitter, honouring Retry-After and ctx (see providerClassify);
+// once a 2xx response is returned nothing is retried, so a stream is never
+// replayed after its first byte. The timeout applies to each attempt.
 func (h providerHTTP) post(ctx context.Context, url string, body any) (*http.Response, context.CancelFunc, error) {
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: encode request: %w", h.provider, err)
 	}
-	cancel := context.CancelFunc(func() {})
-	if h.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, h.timeout)
+	type answer struct {
+		resp   *http.Response
+		cancel context.CancelFunc
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	a, err := providerDo(ctx, h.retry, func() (answer, error) {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if h.timeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, h.timeout)
+		}
+		req, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(payload))
+		if err != nil {
+			cancel()
+			return answer{}, backoff.Permanent(&ProviderError{Provider: h.provider, Address: url, Err: err})
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if h.apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+h.apiKey)
+		}
+		resp, err := h.client.Do(req)
+		if err != nil {
+			cancel()
+			return answer{}, providerClassify(&ProviderError{Provider: h.provider, Address: url, Err: err}, nil, 0)
+		}
+		if resp.StatusCode/100 != 2 {
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+			resp.Body.Close()
+			cancel()
+			perr := &ProviderError{Provider: h.provider, Address: url, Status: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
+			return answer{}, providerClassify(perr, resp.Header, h.retry.retryAfterLimit())
+		}
+		return answer{resp, cancel}, nil
+	})
 	if err != nil {
-		cancel()
-		return nil, nil, &ProviderError{Provider: h.provider, Address: url, Err: err}
+		return nil, nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if h.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+h.apiKey)
-	}
-	resp, err := h.client.Do(req)
-	if err != nil {
-		cancel()
-		return nil, nil, &ProviderError{Provider: h.provider, Address: url, Err: err}
-	}
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		resp.Body.Close()
-		cancel()
-		return nil, nil, &ProviderError{Provider: h.provider, Address: url, Status: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
-	}
-	return resp, cancel, nil
+	return a.resp, a.cancel, nil
 }
 
 // postJSON posts body and decodes the JSON response into out.

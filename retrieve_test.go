@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,8 +26,13 @@ import (
 // the most calls in flight, and fails calls whose prompt contains "FAIL".
 type rerankFake struct {
 	calls, inFlight, maxInFlight atomic.Int64
-	delay                        time.Duration
 	reply                        func(scores []int) string
+	// arrived, when non-nil, receives the number of calls in flight as
+	// each call starts (it must have room for every call).
+	arrived chan int64
+	// gate, when non-nil, holds every call until it is closed or the
+	// call's context ends.
+	gate chan struct{}
 }
 
 var rerankFakePassage = regexp.MustCompile(`(?m)^\[(\d+)\] (.*)$`)
@@ -42,8 +48,15 @@ func (f *rerankFake) generate(ctx context.Context, req *ai.ModelRequest, cb ai.M
 			break
 		}
 	}
-	if f.delay > 0 {
-		time.Sleep(f.delay)
+	if f.arrived != nil {
+		f.arrived <- n
+	}
+	if f.gate != nil {
+		select {
+		case <-f.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	text := req.Messages[len(req.Messages)-1].Text()
 	if strings.Contains(text, "FAIL") {
@@ -103,23 +116,70 @@ func TestRerankScoresBatchesDedupAndOrder(t *testing.T) {
 	}
 }
 
-func TestRerankScoresParallelBound(t *testing.T) {
-	for _, par := range []int{1, 2} {
+// No candidates: nil, as the original engine returns, and no model call.
+func TestRerankScoresNone(t *testing.T) {
+	g := genkit.Init(t.Context())
+	m := genkit.DefineModel(g, "test/rerank-none", nil, func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		t.Error("model called without candidates")
+		return nil, errors.New("unexpected")
+	})
+	p := genkit.DefinePrompt(g, "rerank-none", ai.WithPrompt("{{question}}"))
+	for _, texts := range [][]string{nil, {}} {
+		if got := RerankScores(t.Context(), p, m, nil, "q", texts, RerankOptions{DefaultScore: 3}); got != nil {
+			t.Errorf("RerankScores(%#v) = %#v, want nil", texts, got)
+		}
+	}
+}
+
+// TestRerankScoresParallel proves RerankScores runs exactly opts.Parallel
+// model calls at once: the fake holds every call until Parallel of them are
+// in flight together (an implementation running fewer at once never gets
+// there and the test fails on its deadline), and none of the calls ever
+// saw more than Parallel in flight.
+func TestRerankScoresParallel(t *testing.T) {
+	for _, par := range []int{1, 2, 3} {
 		t.Run(fmt.Sprintf("parallel=%d", par), func(t *testing.T) {
-			f := &rerankFake{delay: 15 * time.Millisecond}
+			const batches = 8
+			f := &rerankFake{arrived: make(chan int64, batches), gate: make(chan struct{})}
+			release := sync.OnceFunc(func() { close(f.gate) })
+			t.Cleanup(release)
 			_, m, p := rerankSetup(t, f)
-			texts := make([]string, 24)
+			texts := make([]string, 3*batches)
 			for i := range texts {
 				texts[i] = fmt.Sprintf("t%d s=5", i)
 			}
-			RerankScores(context.Background(), p, m, nil, "q", texts, RerankOptions{BatchSize: 3, Parallel: par})
-			if got := f.calls.Load(); got != 8 {
-				t.Errorf("%d calls, want 8", got)
+			done := make(chan []int, 1)
+			go func() {
+				done <- RerankScores(t.Context(), p, m, nil, "q", texts, RerankOptions{BatchSize: 3, Parallel: par})
+			}()
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			for reached := false; !reached; {
+				select {
+				case n := <-f.arrived:
+					reached = n >= int64(par)
+				case <-ctx.Done():
+					t.Fatalf("never %d calls in flight at once (at most %d)", par, f.maxInFlight.Load())
+				}
 			}
-			if got := f.maxInFlight.Load(); got > int64(par) {
-				t.Errorf("%d calls in flight, limit %d", got, par)
+			release()
+			var scores []int
+			select {
+			case scores = <-done:
+			case <-ctx.Done():
+				t.Fatal("RerankScores did not return after the calls were released")
 			}
-			t.Logf("max in flight: %d", f.maxInFlight.Load())
+			if got := f.calls.Load(); got != batches {
+				t.Errorf("%d calls, want %d", got, batches)
+			}
+			if got := f.maxInFlight.Load(); got != int64(par) {
+				t.Errorf("%d calls in flight at most, want exactly Parallel=%d", got, par)
+			}
+			for i, s := range scores {
+				if s != 5 {
+					t.Errorf("score[%d] = %d, want 5", i, s)
+				}
+			}
 		})
 	}
 }

@@ -14,26 +14,62 @@ import (
 )
 
 // quotePairs maps each opening quotation mark ExtractQuotedPhrases knows to
-// the closing marks it accepts: ASCII "...", German „...“ (also closed by ”
-// or "), English “...”, and guillemets «...» and »...«.
+// the closing marks it accepts: ASCII "..." and '...', German „...“ (also
+// closed by ” or ") and ‚...‘, English “...” and ‘...’, and guillemets
+// «...» and »...«.
 var quotePairs = map[rune]string{
-	'"': `"`,
-	'„': `“”"`,
-	'“': `”“`,
-	'«': `»`,
-	'»': `«`,
+	'"':      `"`,
+	'„':      `“”"`,
+	'“':      `”“`,
+	'«':      `»`,
+	'»':      `«`,
+	'\'':     `'`,
+	'\u2018': "\u2019\u2018", // ‘...’
+	'\u201A': "\u2018\u2019", // ‚...‘
 }
 
+// singleQuotes are the marks that double as apostrophes ("don't",
+// "Peter's"): they open a phrase only at the start of a word and close it
+// only at the end of one.
+const singleQuotes = "'\u2018\u2019\u201A"
+
 // ExtractQuotedPhrases returns the phrases enclosed in quotation marks in
-// text, in order of appearance: ASCII "...", German „...“, English “...”
-// and guillemets «...» or »...«. A phrase is the text between an opening mark
-// and the first closing mark that matches it, with runs of white space
-// collapsed to one space and trimmed. Empty phrases and an opening mark
-// without a closing one are ignored; a phrase quoted twice is returned once.
-// It returns nil when text contains no phrase.
+// text, lower-cased, in order of appearance: ASCII "..." and '...', German
+// „...“ and ‚...‘, English “...” and ‘...’, and guillemets «...» or »...«.
+// A phrase is the text between an opening mark and the first closing mark
+// that matches it, with runs of white space collapsed to one space and
+// trimmed. A single quote counts only at a word boundary (before the
+// phrase's first word, after its last), so apostrophes ("don't", "o'neil")
+// are not quotes. Empty phrases and an opening mark without a closing one
+// are ignored; a phrase quoted twice is returned once. It returns nil when
+// text contains no phrase.
 func ExtractQuotedPhrases(text string) []string {
 	phrases, _ := splitQuoted(text)
 	return phrases
+}
+
+// isWordRune reports whether r is part of a word for the single-quote
+// boundary rule.
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+}
+
+// quoteCloser returns the byte offset in inner of the first mark closing a
+// phrase opened by a mark with the given closers, or -1.
+func quoteCloser(inner, closers string, single bool) int {
+	for j, c := range inner {
+		if !strings.ContainsRune(closers, c) {
+			continue
+		}
+		if single {
+			next, _ := utf8.DecodeRuneInString(inner[j+utf8.RuneLen(c):])
+			if next != utf8.RuneError && isWordRune(next) {
+				continue // an apostrophe inside a word
+			}
+		}
+		return j
+	}
+	return -1
 }
 
 // splitQuoted returns the quoted phrases of text (as ExtractQuotedPhrases)
@@ -44,20 +80,27 @@ func splitQuoted(text string) (phrases []string, rest string) {
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		closers, isOpener := quotePairs[r]
+		single := strings.ContainsRune(singleQuotes, r)
+		if isOpener && single {
+			prev, _ := utf8.DecodeLastRuneInString(text[:i])
+			next, _ := utf8.DecodeRuneInString(text[i+size:])
+			// An opening single quote follows no word and precedes one.
+			isOpener = (i == 0 || !isWordRune(prev)) && isWordRune(next)
+		}
 		if !isOpener {
 			b.WriteString(text[i : i+size])
 			i += size
 			continue
 		}
 		inner := text[i+size:]
-		end := strings.IndexFunc(inner, func(c rune) bool { return strings.ContainsRune(closers, c) })
+		end := quoteCloser(inner, closers, single)
 		if end < 0 {
 			// Unclosed: the mark is not a quote; keep the rest as words.
 			b.WriteByte(' ')
 			i += size
 			continue
 		}
-		if p := strings.Join(strings.Fields(inner[:end]), " "); p != "" && !seen[p] {
+		if p := strings.ToLower(strings.Join(strings.Fields(inner[:end]), " ")); p != "" && !seen[p] {
 			seen[p] = true
 			phrases = append(phrases, p)
 		}
@@ -68,9 +111,10 @@ func splitQuoted(text string) (phrases []string, rest string) {
 	return phrases, b.String()
 }
 
-// keywordMinRunes is the shortest word ExtractKeywords keeps: single letters
-// and digits match almost every chunk as substrings.
-const keywordMinRunes = 2
+// keywordMinRunes is the shortest word ExtractKeywords keeps, as in the
+// original engine: shorter words ("an", "im", "of") match almost every
+// chunk as substrings.
+const keywordMinRunes = 3
 
 // ExtractKeywords returns the keywords of text: its words lower-cased, in
 // order of first appearance, each once, without the words in stopWords.
@@ -79,7 +123,7 @@ const keywordMinRunes = 2
 // everything else (spaces, punctuation, hyphens, apostrophes, SQL or regular
 // expression metacharacters such as % _ ' \ * ?) separates words, so
 // "E-Mail-Adresse" gives "mail" and "adresse" and "100%" gives "100".
-// Words shorter than two runes are dropped. stopWords holds lower-case words
+// Words shorter than three runes are dropped. stopWords holds lower-case words
 // to drop (a nil map drops none); the caller chooses the language, for
 // example German articles plus its own meta-query words such as "finde".
 // It returns nil when no keyword is left.

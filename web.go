@@ -31,7 +31,7 @@ const (
 	// webMaxRedirects is the number of HTTP redirects followed per fetch.
 	webMaxRedirects = 10
 	// webMaxRefreshHops bounds the <meta refresh> stubs followed by
-	// FetchWebPageFollowingRefresh.
+	// FetchWebPageFollowingRefreshContext.
 	webMaxRefreshHops = 5
 	// webFetchTimeout bounds FetchWebPage and FetchWebPageFollowingRefresh,
 	// which take no context.
@@ -41,7 +41,7 @@ const (
 // ErrPageTooLarge is returned (wrapped) when a page's body is larger than the
 // limit set with SetMaxPageBytes (10 MiB by default). The body is read only up
 // to one byte past the limit.
-var ErrPageTooLarge = errors.New("page larger than the size limit")
+var ErrPageTooLarge = errors.New("page exceeds the size limit")
 
 var (
 	errWebScheme           = errors.New("only http and https URLs can be fetched")
@@ -264,14 +264,14 @@ func (f *webFetcher) fetch(ctx context.Context, rawURL string, opts fetchOptions
 	defer resp.Body.Close()
 	limit := webPageLimit()
 	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("fetch %s: %w: Content-Length %d > %d bytes", rawURL, ErrPageTooLarge, resp.ContentLength, limit)
+		return nil, fmt.Errorf("fetch %s: %w: Content-Length %d exceeds %d bytes", rawURL, ErrPageTooLarge, resp.ContentLength, limit)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: read body: %w", rawURL, err)
 	}
 	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("fetch %s: %w: more than %d bytes", rawURL, ErrPageTooLarge, limit)
+		return nil, fmt.Errorf("fetch %s: %w: body exceeds %d bytes", rawURL, ErrPageTooLarge, limit)
 	}
 	return &fetchedPage{
 		URL:         resp.Request.URL,
@@ -290,36 +290,73 @@ func webCheckScheme(u *url.URL) error {
 }
 
 // FetchWebPage returns the page at url as UTF-8 text (usually HTML, for
-// HTMLToStructuredText). It refuses private network targets unless
-// SetAllowPrivateTargets(true) was called (the error wraps ErrPrivateTarget,
-// also for redirect hops and DNS answers), follows at most 10 redirects
-// (http and https only), reads at most the SetMaxPageBytes limit (10 MiB by
-// default; a larger page wraps ErrPageTooLarge) and gives up after two
-// minutes. A status other than 2xx is an error naming the status, and so is
-// a Content-Type that is neither text nor (X)HTML/XML. The charset comes from
-// the Content-Type header, a <meta charset> or sniffing. Requests carry the
-// User-Agent "askyourdocs/1.0 (+https://github.com/dbis-ilm/askyourdocs)".
+// HTMLToStructuredText). It is FetchWebPageContext with a context that gives
+// up after two minutes.
 func FetchWebPage(url string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), webFetchTimeout)
 	defer cancel()
-	p, err := webDefaultFetcher().fetchText(ctx, url)
+	return FetchWebPageContext(ctx, url)
+}
+
+// FetchWebPageContext returns the page at url as UTF-8 text (usually HTML,
+// for HTMLToStructuredText), giving up when ctx ends. It refuses private
+// network targets unless SetAllowPrivateTargets(true) was called (the error
+// wraps ErrPrivateTarget, also for redirect hops and DNS answers), follows at
+// most 10 redirects (http and https only) and reads at most the
+// SetMaxPageBytes limit (10 MiB by default; a larger page wraps
+// ErrPageTooLarge). A status other than 2xx is an error wrapping an
+// *HTTPStatusError, and a Content-Type that is neither text nor (X)HTML/XML
+// is an error too. The charset comes from the Content-Type header, a <meta
+// charset> or sniffing. Requests carry the User-Agent
+// "askyourdocs/1.0 (+https://github.com/dbis-ilm/askyourdocs)".
+func FetchWebPageContext(ctx context.Context, url string) (string, error) {
+	return webDefaultFetcher().fetchWebPage(ctx, url)
+}
+
+// FetchWebPageFollowingRefresh is FetchWebPageFollowingRefreshContext with a
+// context that gives up after two minutes.
+func FetchWebPageFollowingRefresh(url string) (page, from string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), webFetchTimeout)
+	defer cancel()
+	return FetchWebPageFollowingRefreshContext(ctx, url)
+}
+
+// FetchWebPageFollowingRefreshContext is FetchWebPageContext for sites that
+// answer with a <meta http-equiv="refresh" content="0; url=..."> stub
+// instead of an HTTP redirect: as long as the fetched page's refresh points
+// to another URL on the same host name, it fetches that URL, at most 5 times
+// (a refresh loop stops at the first repeated URL). It returns the last page
+// fetched and the URL it came from (after redirects). A refresh to another
+// host is not followed: the stub itself is returned. Errors are those of
+// FetchWebPageContext.
+func FetchWebPageFollowingRefreshContext(ctx context.Context, url string) (page, from string, err error) {
+	return webDefaultFetcher().fetchFollowingRefresh(ctx, url)
+}
+
+// HTTPStatusError is the error (wrapped) of FetchWebPageContext and its
+// siblings when the server answers with a status other than 2xx, and of the
+// pages RunCrawl could not crawl for that reason. Callers branch on it with
+// errors.As.
+type HTTPStatusError struct {
+	// StatusCode is the HTTP status of the response, e.g. 404.
+	StatusCode int
+	// URL is the URL that answered with it (after redirects).
+	URL string
+}
+
+// Error returns "HTTP status " followed by the code and its text, e.g.
+// "HTTP status 404 Not Found"; the errors wrapping it name the URL fetched.
+func (e *HTTPStatusError) Error() string {
+	return fmt.Sprintf("HTTP status %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+}
+
+// fetchWebPage implements FetchWebPageContext with f's transport.
+func (f *webFetcher) fetchWebPage(ctx context.Context, rawURL string) (string, error) {
+	p, err := f.fetchText(ctx, rawURL)
 	if err != nil {
 		return "", err
 	}
 	return p.text, nil
-}
-
-// FetchWebPageFollowingRefresh is FetchWebPage for sites that answer with a
-// <meta http-equiv="refresh" content="0; url=..."> stub instead of an HTTP
-// redirect: as long as the fetched page's refresh points to another URL on
-// the same host name, it fetches that URL, at most 5 times (a refresh loop
-// stops at the first repeated URL). It returns the last page fetched and the
-// URL it came from (after redirects). A refresh to another host is not
-// followed: the stub itself is returned. Errors are those of FetchWebPage.
-func FetchWebPageFollowingRefresh(url string) (page, from string, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), webFetchTimeout)
-	defer cancel()
-	return webDefaultFetcher().fetchFollowingRefresh(ctx, url)
 }
 
 // webTextPage is a fetched page decoded to UTF-8.
@@ -336,7 +373,7 @@ func (f *webFetcher) fetchText(ctx context.Context, rawURL string) (webTextPage,
 		return webTextPage{}, err
 	}
 	if p.StatusCode < 200 || p.StatusCode > 299 {
-		return webTextPage{}, fmt.Errorf("fetch %s: HTTP status %d %s", rawURL, p.StatusCode, http.StatusText(p.StatusCode))
+		return webTextPage{}, fmt.Errorf("fetch %s: %w", rawURL, &HTTPStatusError{StatusCode: p.StatusCode, URL: p.URL.String()})
 	}
 	if !webTextualType(p.ContentType) {
 		return webTextPage{}, fmt.Errorf("fetch %s: content type %q is not a web page", rawURL, p.ContentType)

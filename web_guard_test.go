@@ -243,16 +243,18 @@ func TestWebGuardControlHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var accepted atomic.Int32
-	done := make(chan struct{})
+	defer ln.Close()
+	// The accept loop reports the peer of every connection, in the order
+	// the kernel queued them.
+	peers := make(chan string, 16)
 	go func() {
-		defer close(done)
+		defer close(peers)
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			accepted.Add(1)
+			peers <- c.RemoteAddr().String()
 			c.Close()
 		}
 	}()
@@ -269,11 +271,34 @@ func TestWebGuardControlHook(t *testing.T) {
 	if _, err := f.dialContext(context.Background(), "tcp", ln.Addr().String()); !errors.Is(err, ErrPrivateTarget) {
 		t.Errorf("dialContext: err = %v, want ErrPrivateTarget", err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	ln.Close()
-	<-done
-	if n := accepted.Load(); n != 0 {
-		t.Errorf("listener accepted %d connections", n)
+	// A sentinel connection made after the refused dials is accepted after
+	// any connection they made (the accept queue is FIFO): every peer seen
+	// before it is a connection the guard let through.
+	sentinel, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sentinel.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	var leaked []string
+wait:
+	for {
+		select {
+		case p, ok := <-peers:
+			if !ok {
+				t.Fatal("listener closed before the sentinel connection was accepted")
+			}
+			if p == sentinel.LocalAddr().String() {
+				break wait
+			}
+			leaked = append(leaked, p)
+		case <-ctx.Done():
+			t.Fatal("the sentinel connection was never accepted")
+		}
+	}
+	if len(leaked) != 0 {
+		t.Errorf("listener accepted %d connections through the guard: %v", len(leaked), leaked)
 	}
 	for _, addr := range []string{"127.0.0.1:80", "[::1]:443", "[::ffff:10.0.0.1]:80", "[fe80::1%eth0]:80", "not-an-address"} {
 		if err := webGuardControl("tcp", addr, nil); !errors.Is(err, ErrPrivateTarget) {

@@ -47,7 +47,7 @@ func TestWebBodyLimit(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
-			_, err := fetchPage(context.Background(), srv.URL, fetchOptions{})
+			_, err := testLoopback.fetch(context.Background(), srv.URL, fetchOptions{})
 			if !errors.Is(err, ErrPageTooLarge) {
 				t.Fatalf("err = %v, want ErrPageTooLarge", err)
 			}
@@ -69,11 +69,17 @@ func TestWebBodyLimit(t *testing.T) {
 	}))
 	defer srv.Close()
 	webSetLimit(t, 1000)
-	if p, err := fetchPage(context.Background(), srv.URL+"?n=1000", fetchOptions{}); err != nil || len(p.Body) != 1000 {
+	if p, err := testLoopback.fetch(context.Background(), srv.URL+"?n=1000", fetchOptions{}); err != nil || len(p.Body) != 1000 {
 		t.Errorf("body at the limit: %v", err)
 	}
-	if _, err := fetchPage(context.Background(), srv.URL+"?n=1001", fetchOptions{}); !errors.Is(err, ErrPageTooLarge) {
+	// The message says the page "exceeds" the limit, as the original
+	// engine's does (apps may match on it).
+	if _, err := testLoopback.fetch(context.Background(), srv.URL+"?n=1001", fetchOptions{}); !errors.Is(err, ErrPageTooLarge) || !strings.Contains(err.Error(), "exceeds") {
 		t.Errorf("body one past the limit: err = %v", err)
+	}
+	// FetchWebPage's path (fetchText), without the private-target guard.
+	if _, err := testLoopback.fetchText(context.Background(), srv.URL+"?n=1001"); err == nil || !strings.Contains(err.Error(), "page exceeds the size limit") {
+		t.Errorf("FetchWebPage one past the limit: err = %v, want it to say the page exceeds the limit", err)
 	}
 }
 
@@ -92,21 +98,21 @@ func webRedirectChain() *httptest.Server {
 func TestWebRedirectLimit(t *testing.T) {
 	srv := webRedirectChain()
 	defer srv.Close()
-	p, err := fetchPage(context.Background(), srv.URL+"/r/10", fetchOptions{})
+	p, err := testLoopback.fetch(context.Background(), srv.URL+"/r/10", fetchOptions{})
 	if err != nil {
 		t.Fatalf("10 redirects: %v", err)
 	}
 	if p.URL.Path != "/r/0" || string(p.Body) != "<p>end of chain</p>" {
 		t.Errorf("10 redirects ended at %s with %q", p.URL, p.Body)
 	}
-	if _, err := fetchPage(context.Background(), srv.URL+"/r/11", fetchOptions{}); !errors.Is(err, errWebTooManyRedirects) {
+	if _, err := testLoopback.fetch(context.Background(), srv.URL+"/r/11", fetchOptions{}); !errors.Is(err, errWebTooManyRedirects) {
 		t.Errorf("11 redirects: err = %v, want errWebTooManyRedirects", err)
 	}
 }
 
 func TestWebSchemes(t *testing.T) {
 	for _, raw := range []string{"ftp://example.org/file", "file:///etc/passwd", "gopher://example.org/", "javascript:alert(1)", "data:text/html,hi"} {
-		if _, err := fetchPage(context.Background(), raw, fetchOptions{}); !errors.Is(err, errWebScheme) {
+		if _, err := testLoopback.fetch(context.Background(), raw, fetchOptions{}); !errors.Is(err, errWebScheme) {
 			t.Errorf("%s: err = %v, want errWebScheme", raw, err)
 		}
 		if _, err := FetchWebPage(raw); !errors.Is(err, errWebScheme) {
@@ -115,10 +121,10 @@ func TestWebSchemes(t *testing.T) {
 	}
 	srv := httptest.NewServer(http.RedirectHandler("ftp://example.org/file", http.StatusMovedPermanently))
 	defer srv.Close()
-	if _, err := fetchPage(context.Background(), srv.URL, fetchOptions{}); !errors.Is(err, errWebScheme) {
+	if _, err := testLoopback.fetch(context.Background(), srv.URL, fetchOptions{}); !errors.Is(err, errWebScheme) {
 		t.Errorf("redirect to ftp: err = %v, want errWebScheme", err)
 	}
-	if _, err := fetchPage(context.Background(), "http:///nohost", fetchOptions{}); err == nil {
+	if _, err := testLoopback.fetch(context.Background(), "http:///nohost", fetchOptions{}); err == nil {
 		t.Error("URL without host: no error")
 	}
 }
@@ -135,7 +141,7 @@ func TestWebAllowRedirectOption(t *testing.T) {
 		}
 		return nil
 	}}
-	_, err := fetchPage(context.Background(), srv.URL+"/r/3", opts)
+	_, err := testLoopback.fetch(context.Background(), srv.URL+"/r/3", opts)
 	if !errors.Is(err, errStop) {
 		t.Errorf("err = %v, want the allowRedirect error", err)
 	}
@@ -146,6 +152,7 @@ func TestWebAllowRedirectOption(t *testing.T) {
 
 func TestWebFetchPageResponse(t *testing.T) {
 	var ua, accept atomic.Value
+	slowStarted := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ua.Store(r.UserAgent())
 		accept.Store(r.Header.Get("Accept"))
@@ -158,6 +165,7 @@ func TestWebFetchPageResponse(t *testing.T) {
 			w.Header().Set("Content-Type", "image/png")
 			w.Write([]byte("\x89PNG\r\n"))
 		case "/slow":
+			close(slowStarted)
 			select {
 			case <-r.Context().Done():
 			case <-time.After(10 * time.Second):
@@ -169,7 +177,7 @@ func TestWebFetchPageResponse(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	p, err := fetchPage(context.Background(), srv.URL+"/missing", fetchOptions{})
+	p, err := testLoopback.fetch(context.Background(), srv.URL+"/missing", fetchOptions{})
 	if err != nil {
 		t.Fatalf("404 must be a page, not an error: %v", err)
 	}
@@ -182,19 +190,21 @@ func TestWebFetchPageResponse(t *testing.T) {
 	if got, _ := accept.Load().(string); !strings.Contains(got, "text/html") {
 		t.Errorf("Accept %q", got)
 	}
-	if _, err := FetchWebPage(srv.URL + "/missing"); err == nil || !strings.Contains(err.Error(), "404") {
-		t.Errorf("FetchWebPage of a 404: err = %v, want an error naming the status", err)
+	_, err = testLoopback.fetchWebPage(context.Background(), srv.URL+"/missing")
+	var se *HTTPStatusError
+	if !errors.As(err, &se) || se.StatusCode != 404 || se.URL != srv.URL+"/missing" || !strings.Contains(err.Error(), "HTTP status 404 Not Found") {
+		t.Errorf("FetchWebPageContext of a 404: err = %v, want an *HTTPStatusError for 404 at %s", err, srv.URL+"/missing")
 	}
-	if _, err := FetchWebPage(srv.URL + "/image"); err == nil || !strings.Contains(err.Error(), "image/png") {
+	if _, err := testLoopback.fetchWebPage(context.Background(), srv.URL+"/image"); err == nil || !strings.Contains(err.Error(), "image/png") {
 		t.Errorf("FetchWebPage of an image: err = %v", err)
 	}
-	if page, err := FetchWebPage(srv.URL + "/"); err != nil || page != "<p>ok</p>" {
+	if page, err := testLoopback.fetchWebPage(context.Background(), srv.URL+"/"); err != nil || page != "<p>ok</p>" {
 		t.Errorf("FetchWebPage = %q, %v", page, err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	if _, err := fetchPage(ctx, srv.URL+"/slow", fetchOptions{}); !errors.Is(err, context.Canceled) {
+	go func() { <-slowStarted; cancel() }() // cancel once the request is in flight
+	if _, err := testLoopback.fetch(ctx, srv.URL+"/slow", fetchOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled fetch: err = %v, want context.Canceled", err)
 	}
 }
@@ -225,7 +235,7 @@ func TestWebPageCharset(t *testing.T) {
 		"/utf8-late":   "café ünïcode",
 		"/mislabelled": "café",
 	} {
-		page, err := FetchWebPage(srv.URL + path)
+		page, err := testLoopback.fetchWebPage(context.Background(), srv.URL+path)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -280,7 +290,7 @@ func TestWebFollowingRefresh(t *testing.T) {
 		{"/hop/0", "/hop/5", "hop 5"},
 	}
 	for _, c := range cases {
-		page, from, err := FetchWebPageFollowingRefresh(srv.URL + c.path)
+		page, from, err := testLoopback.fetchFollowingRefresh(context.Background(), srv.URL+c.path)
 		if err != nil {
 			t.Errorf("%s: %v", c.path, err)
 			continue
@@ -289,8 +299,9 @@ func TestWebFollowingRefresh(t *testing.T) {
 			t.Errorf("%s: from %s (want %s), page %q", c.path, from, c.wantFrom, page)
 		}
 	}
-	if _, _, err := FetchWebPageFollowingRefresh(srv.URL + "/broken-target"); err == nil || !strings.Contains(err.Error(), "404") {
-		t.Errorf("refresh to a 404: err = %v", err)
+	_, _, err := testLoopback.fetchFollowingRefresh(context.Background(), srv.URL+"/broken-target")
+	if se := (*HTTPStatusError)(nil); !errors.As(err, &se) || se.StatusCode != 404 {
+		t.Errorf("refresh to a 404: err = %v, want an *HTTPStatusError for 404", err)
 	}
 }
 
@@ -330,7 +341,7 @@ func TestWebMetaRefreshURL(t *testing.T) {
 // TestWebSettingsConcurrent exercises the global setters from several
 // goroutines (run with -race to check them).
 func TestWebSettingsConcurrent(t *testing.T) {
-	t.Cleanup(func() { SetMaxPageBytes(0); SetAllowPrivateTargets(true) })
+	t.Cleanup(func() { SetMaxPageBytes(0); SetAllowPrivateTargets(false) })
 	done := make(chan struct{})
 	for i := range 4 {
 		go func() {
@@ -338,7 +349,7 @@ func TestWebSettingsConcurrent(t *testing.T) {
 			for j := range 200 {
 				SetMaxPageBytes(int64(1000 + i*j))
 				_ = webPageLimit()
-				SetAllowPrivateTargets(true)
+				SetAllowPrivateTargets(j%2 == 0)
 				_ = webDefaultFetcher().allowPrivate()
 			}
 		}()
@@ -359,8 +370,6 @@ func TestWebDefaultGuardOn(t *testing.T) {
 		t.Error("the guarded fetch reached the server")
 	}))
 	defer srv.Close()
-	SetAllowPrivateTargets(false)
-	defer SetAllowPrivateTargets(true)
 	if _, err := FetchWebPage(srv.URL); !errors.Is(err, ErrPrivateTarget) {
 		t.Errorf("FetchWebPage(%s) with the guard on: err = %v, want ErrPrivateTarget", srv.URL, err)
 	}

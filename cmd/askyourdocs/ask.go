@@ -45,8 +45,16 @@ type answerResult struct {
 
 // answer retrieves for question and answers it: with the LLM from the
 // ParentText of the top chunks inside WrapContext, or extractively with
-// BestExcerpt when no LLM is configured.
+// BestExcerptFor when no LLM is configured.
 func (b *backend) answer(ctx context.Context, question string, o retrieveOptions, passages int) (*answerResult, error) {
+	return b.answerStreaming(ctx, question, o, passages, nil)
+}
+
+// answerStreaming is answer that also passes the model's raw text to
+// onText as it is generated (serve's event stream), when onText is not
+// nil. The streamed text is not sanitised: the result's Answer is, and
+// replaces it when the answer is complete.
+func (b *backend) answerStreaming(ctx context.Context, question string, o retrieveOptions, passages int, onText func(string)) (*answerResult, error) {
 	if err := b.requireIndexed(ctx); err != nil {
 		return nil, err
 	}
@@ -58,7 +66,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	if len(res.hits) == 0 {
 		out.Mode = answerExtractive
 		out.Answer = "Nothing in the indexed documents matches the question."
-		out.Confidence = askyourdocs.ConfidenceLabel(0, askyourdocs.WithLanguage("en"))
+		out.Confidence = askyourdocs.ConfidenceLabelWith(0, askyourdocs.WithLanguage("en"))
 		out.ConfidenceBasis = "no match"
 		return out, nil
 	}
@@ -90,6 +98,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	for i, h := range used {
 		c := citationOf(h)
 		c.N = i + 1
+		c.passage = parents[i]
 		out.Citations = append(out.Citations, c)
 	}
 
@@ -100,14 +109,14 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 		out.Score = keywordCoverage(question, parents[0])
 		out.ConfidenceBasis = "keyword coverage"
 	}
-	out.Confidence = askyourdocs.ConfidenceLabel(out.Score, askyourdocs.WithLanguage("en"))
+	out.Confidence = askyourdocs.ConfidenceLabelWith(out.Score, askyourdocs.WithLanguage("en"))
 
 	if b.llm == nil {
 		out.Mode = answerExtractive
 		var sb strings.Builder
 		sb.WriteString(noLLMNote)
 		for i := range used[:min(len(used), 3)] {
-			fmt.Fprintf(&sb, "\n\n[%d] %s", i+1, askyourdocs.BestExcerpt(parents[i], question, 400))
+			fmt.Fprintf(&sb, "\n\n[%d] %s", i+1, askyourdocs.BestExcerptFor(parents[i], question, 400))
 		}
 		out.Answer = sb.String()
 		return out, nil
@@ -121,10 +130,17 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 		fmt.Fprintf(&ctxText, "[%d] Source: %s\n%s", i+1, out.Citations[i], p)
 	}
 	user := askyourdocs.WrapContext(ctxText.String()) + "\n\nQuestion: " + askyourdocs.SanitizeUntrusted(question)
-	resp, err := genkit.Generate(ctx, b.g,
-		ai.WithModel(b.llm),
-		ai.WithConfig(b.genCfg),
-		ai.WithMessages(ai.NewSystemTextMessage(answerSystemPrompt), ai.NewUserTextMessage(user)))
+	genOpts := []ai.GenerateOption{ai.WithModel(b.llm), ai.WithConfig(b.genCfg),
+		ai.WithMessages(ai.NewSystemTextMessage(answerSystemPrompt), ai.NewUserTextMessage(user))}
+	if onText != nil {
+		genOpts = append(genOpts, ai.WithStreaming(func(_ context.Context, c *ai.ModelResponseChunk) error {
+			if t := c.Text(); t != "" {
+				onText(t)
+			}
+			return nil
+		}))
+	}
+	resp, err := genkit.Generate(ctx, b.g, genOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("generate the answer with %s: %w", b.llmSpec, err)
 	}
@@ -142,7 +158,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 
 // keywordCoverage is the confidence proxy without a reranker: the share of
 // the question's keywords found in the passage (a 5-letter prefix counts,
-// as in BestExcerpt), on the 0-10 scale of ConfidenceLabel.
+// as in BestExcerptFor), on the 0-10 scale of ConfidenceLabelWith.
 func keywordCoverage(question, passage string) int {
 	kws := askyourdocs.ExtractKeywords(question, cliStopWords)
 	if len(kws) == 0 {

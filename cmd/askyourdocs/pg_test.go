@@ -1,17 +1,25 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // cliTestDSN returns the DSN of the pgvector test database
-// (ASKYOURDOCS_TEST_DSN, which scripts/test sets after starting PGlite). The
+// (ASKYOURDOCS_TEST_DSN, which scripts/test sets, see docs/testing.md). The
 // test skips without one, or fails when ASKYOURDOCS_REQUIRE_DB=1.
 func cliTestDSN(t testing.TB) string {
 	t.Helper()
@@ -20,7 +28,7 @@ func cliTestDSN(t testing.TB) string {
 		if os.Getenv("ASKYOURDOCS_REQUIRE_DB") == "1" {
 			t.Fatal("ASKYOURDOCS_REQUIRE_DB=1 but ASKYOURDOCS_TEST_DSN is unset")
 		}
-		t.Skip("no test database: set ASKYOURDOCS_TEST_DSN or run scripts/test (starts PGlite)")
+		t.Skip("no test database: set ASKYOURDOCS_TEST_DSN or run scripts/test")
 	}
 	return dsn
 }
@@ -83,4 +91,100 @@ func TestPgvecStoreEndToEnd(t *testing.T) {
 	if r.code != exitError || !strings.Contains(r.stderr, "nothing is indexed yet") {
 		t.Errorf("ask on an emptied pg store:\n%s", r)
 	}
+}
+
+// TestPgvecConcurrentIndexFreshDB starts two `askyourdocs index --pg` at once
+// on a fresh database (no vector extension, no tables): both succeed, as the
+// store's schema and the CLI's own manifest table are created under the
+// schema advisory lock, and the store holds each chunk once.
+func TestPgvecConcurrentIndexFreshDB(t *testing.T) {
+	dsn := cliTestFreshDB(t, cliTestDSN(t))
+	bin := buildCLI(t)
+	work := t.TempDir()
+	for _, f := range []string{"handbook.pdf", "faq.docx", "prices.html"} {
+		copyFixture(t, "../../testdata/cli/docs/"+f, filepath.Join(work, "docs", f))
+	}
+	name := fmt.Sprintf("cli_conc_%d", time.Now().UnixNano()%1e9)
+	results := make([]cliResult, 2)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "index", "--json", "docs", "--pg", dsn, "--name", name)
+			cmd.Dir = work
+			cmd.Env = cliEnv()
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			err := cmd.Run()
+			code := 0
+			if err != nil {
+				code = -1
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					code = ee.ExitCode()
+				}
+			}
+			results[i] = cliResult{code: code, stdout: so.String(), stderr: se.String()}
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.code != 0 {
+			t.Errorf("index %d of 2 at once on a fresh database:\n%s", i+1, r)
+		}
+	}
+	r := runCLI(t, work, nil, "sources", "--json", "--pg", dsn, "--name", name)
+	var srcs []mcpSource
+	if err := json.Unmarshal([]byte(r.stdout), &srcs); err != nil || len(srcs) != 3 {
+		t.Fatalf("sources after the concurrent runs: %v\n%s", err, r)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n, distinct int
+	if err := conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT (url, content)) FROM "+pgx.Identifier{"askyourdocs_" + name}.Sanitize()).Scan(&n, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if n != 13 || distinct != n {
+		t.Errorf("%d chunks (%d distinct), want 13 once each", n, distinct)
+	}
+}
+
+// cliTestFreshDB creates an empty database (dropped when the test ends) and
+// returns its DSN.
+func cliTestFreshDB(t *testing.T, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		t.Fatalf("this test needs ASKYOURDOCS_TEST_DSN as a postgres:// URL, got %q", dsn)
+	}
+	db := fmt.Sprintf("ayd_cli_fresh_%d", time.Now().UnixNano())
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("drop fresh database: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop fresh database: %v", err)
+		}
+	})
+	u.Path = "/" + db
+	return u.String()
 }

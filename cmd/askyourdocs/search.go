@@ -177,6 +177,9 @@ type citation struct {
 	Source     string `json:"source,omitempty"`
 	Pages      string `json:"pages,omitempty"`
 	Breadcrumb string `json:"breadcrumb,omitempty"`
+	// passage is the text the answer was given (ParentText), for serve's
+	// excerpts; not printed.
+	passage string
 }
 
 // citationOf returns the citation of a hit.
@@ -271,7 +274,7 @@ func (a *cliApp) cmdSearch(ctx context.Context, args []string) error {
 	}
 	for i, r := range results {
 		fmt.Fprintf(a.stdout, "%d. score %.4f  %s%s\n", r.Rank, r.Score, r.citation, rankNote(res.hits[i]))
-		fmt.Fprintf(a.stdout, "   %s\n\n", indent(askyourdocs.BestExcerpt(r.Text, query, 300), "   "))
+		fmt.Fprintf(a.stdout, "   %s\n\n", indent(askyourdocs.BestExcerptFor(r.Text, query, 300), "   "))
 	}
 	return nil
 }

@@ -88,7 +88,7 @@ func newTestApp(t *testing.T, session bool, feedback func(ctx context.Context, i
 	})
 
 	ctx, stop := context.WithCancel(context.Background())
-	jobs := engine.NewJobStore(nil)
+	jobs := engine.NewJobStore()
 	mux := http.NewServeMux()
 	const user, password, cookie = "admin", "s3cret", "session-token-1"
 	admin := func(h http.HandlerFunc) http.HandlerFunc {

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/firebase/genkit/go/core"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
+)
+
+// Environment variables of serve's credentials.
+const (
+	envServeUser     = "ASKYOURDOCS_USER"
+	envServePassword = "ASKYOURDOCS_PASSWORD"
+)
+
+// serveOptions configure a server; the zero value means the defaults.
+type serveOptions struct {
+	// user and password guard the write and admin routes; without a
+	// password they are open and the server must listen on loopback.
+	user, password string
+	// maxUpload caps one upload request's body (default 32 MiB).
+	maxUpload int64
+	// dataDir holds uploads, the feedback log and eval datasets.
+	dataDir string
+	// logOut receives the startup notes.
+	logOut io.Writer
+}
+
+const defaultMaxUpload = 32 << 20
+
+// server is the web app over one backend.
+type server struct {
+	b    *backend
+	opts serveOptions
+	// ctx is the server's long-lived context: jobs run with it.
+	ctx      context.Context
+	jobs     *askyourdocs.JobStore
+	feedback *feedbackLog
+	sessions *sessionStore
+	// uploadDir holds uploaded files, one random directory per upload;
+	// evalDir the eval datasets the eval routes write and serve.
+	uploadDir, evalDir string
+
+	askFlow   *core.Flow[askInput, *askOutput, string]
+	indexFlow *core.Flow[indexInput, *indexReport, string]
+	handler   http.Handler
+}
+
+// newServer sets up the app over b: the feedback log, the job store, the
+// Genkit flows and the routes. Close stops the job worker.
+func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, error) {
+	if opts.maxUpload <= 0 {
+		opts.maxUpload = defaultMaxUpload
+	}
+	if opts.user == "" {
+		opts.user = "admin"
+	}
+	if opts.logOut == nil {
+		opts.logOut = io.Discard
+	}
+	s := &server{b: b, opts: opts, ctx: ctx, sessions: newSessionStore()}
+	s.uploadDir = filepath.Join(opts.dataDir, "uploads")
+	s.evalDir = filepath.Join(opts.dataDir, "eval")
+	for _, d := range []string{s.uploadDir, s.evalDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+	}
+	fb, err := openFeedback(filepath.Join(opts.dataDir, "feedback.json"))
+	if err != nil {
+		return nil, err
+	}
+	s.feedback = fb
+	s.jobs = newJobs()
+	s.defineFlows()
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Close stops the job worker (a running job is cancelled).
+func (s *server) Close() error { return s.jobs.Close() }
+
+// ServeHTTP serves the app.
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// routes returns the app's handler: every route, then the security
+// middleware (headers, host check, panic recovery) around them.
+func (s *server) routes() http.Handler {
+	mux := http.NewServeMux()
+	admin := s.requireAdmin
+	// Pages and read routes, open to everyone who can reach the server.
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/ask", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /ask", s.handleAskPage)
+	mux.HandleFunc("POST /api/ask", s.csrf(s.handleAskAPI))
+	mux.HandleFunc("POST /api/feedback", s.csrf(s.handleFeedbackAPI))
+	mux.HandleFunc("POST /feedback", s.csrf(s.handleFeedbackForm))
+	mux.HandleFunc("GET /api/sources", s.handleSourcesAPI)
+	mux.HandleFunc("GET /files", s.handleFile)
+	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
+	mux.HandleFunc("GET /login", s.handleLoginPage)
+	mux.HandleFunc("POST /login", s.csrf(s.handleLoginForm))
+	mux.HandleFunc("POST /api/login", s.csrf(s.handleLoginAPI))
+	mux.HandleFunc("POST /logout", s.csrf(s.handleLogout))
+
+	// Write and admin routes.
+	mux.HandleFunc("GET /index", admin(s.handleIndexPage))
+	mux.HandleFunc("POST /index/upload", admin(s.csrf(s.handleUpload)))
+	mux.HandleFunc("POST /index/url", admin(s.csrf(s.handleAddURL)))
+	mux.HandleFunc("POST /index/crawl", admin(s.csrf(s.handleCrawl)))
+	mux.HandleFunc("POST /index/delete", admin(s.csrf(s.handleDelete)))
+	mux.HandleFunc("GET /api/jobs", admin(s.handleJobsAPI))
+	mux.HandleFunc("GET /api/jobs/{id}", admin(askyourdocs.JobStatusHandler(s.jobs)))
+	mux.HandleFunc("GET /api/feedback", admin(s.handleFeedbackLog))
+	s.evalRoutes(mux, admin)
+	return s.secure(mux)
+}
+
+func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
+	fset, cf := a.newFlagSet("serve")
+	addr := fset.String("addr", "127.0.0.1:3400", "address to listen on (host:port)")
+	maxUploadMB := fset.Int("max-upload-mb", defaultMaxUpload>>20, "largest upload request in MiB")
+	pos, err := parseArgs(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: serve takes no arguments", errUsage)
+	}
+	if *maxUploadMB < 1 {
+		return fmt.Errorf("%w: --max-upload-mb must be at least 1", errUsage)
+	}
+	opts := serveOptions{
+		user:      strings.TrimSpace(a.getenv(envServeUser)),
+		password:  a.getenv(envServePassword),
+		maxUpload: int64(*maxUploadMB) << 20,
+		dataDir:   cf.data,
+		logOut:    a.stderr,
+	}
+	if opts.password == "" && !loopbackAddr(*addr) {
+		return fmt.Errorf("%w: without %s the write and admin routes have no protection, so serve listens only on loopback "+
+			"(127.0.0.1, ::1, localhost); set %s (and %s, default admin) to serve on %s",
+			errUsage, envServePassword, envServePassword, envServeUser, *addr)
+	}
+	askyourdocs.SetAllowPrivateTargets(cf.allowPrivate)
+	if err := os.MkdirAll(cf.data, 0o755); err != nil {
+		return err
+	}
+	b, err := a.open(ctx, cf, openOptions{models: true, write: true})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	s, err := newServer(ctx, b, opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+	}
+	llm := "none: answers are extractive (set LLM_MODEL for generated answers)"
+	if b.llm != nil {
+		llm = b.llmSpec
+	}
+	fmt.Fprintf(a.stderr, "askyourdocs serve: http://%s/ (index %s, embedder %s, LLM %s)\n",
+		ln.Addr(), b.store.describe(), b.manifest.Embedder, llm)
+	if opts.password == "" {
+		fmt.Fprintf(a.stderr, "askyourdocs serve: %s is not set, so uploads, deletes and the admin routes are open to anyone "+
+			"on this machine; listening on loopback only\n", envServePassword)
+	} else {
+		fmt.Fprintf(a.stderr, "askyourdocs serve: write and admin routes need user %q and %s (basic auth or /login)\n",
+			opts.user, envServePassword)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	fmt.Fprintln(a.stderr, "askyourdocs serve: stopped")
+	return nil
+}
+
+// loopbackAddr reports whether addr's host is a loopback address or
+// localhost (an empty host means every interface: not loopback).
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

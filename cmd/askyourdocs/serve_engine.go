@@ -1,0 +1,145 @@
+package main
+
+// This file is the one place where serve touches the engine's app blocks
+// whose signatures are being aligned with the original engine (JobStore,
+// FeedbackStore, the conversation helpers, NewRandomHexID): the rest of
+// serve goes through these small functions.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/core"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
+)
+
+// newID returns a random 128-bit hex ID (feedback entries, sessions, CSRF
+// tokens, upload directories).
+func newID() string { return askyourdocs.NewRandomHexID(askyourdocs.DefaultIDBytes) }
+
+// jobView is what serve shows of a job, independent of the engine's Job
+// layout.
+type jobView struct {
+	ID       string
+	Kind     string
+	Status   string
+	Progress []string
+	Result   any
+	Error    string
+	Finished bool
+	Created  time.Time
+}
+
+// viewJob converts an engine Job.
+func viewJob(j askyourdocs.Job) jobView {
+	return jobView{ID: j.ID, Kind: j.Kind, Status: string(j.Status), Progress: j.ProgressLog, Result: j.Result,
+		Error: j.Error, Finished: j.Status.Finished(), Created: j.CreatedAt}
+}
+
+// newJobs returns the server's job store.
+func newJobs() *askyourdocs.JobStore { return askyourdocs.NewJobStore() }
+
+// listJobs returns the newest limit jobs, newest first.
+func listJobs(jobs *askyourdocs.JobStore, limit int) []jobView {
+	all := jobs.List(limit)
+	out := make([]jobView, len(all))
+	for i, j := range all {
+		out[i] = viewJob(j)
+	}
+	return out
+}
+
+// getJob returns one job.
+func getJob(jobs *askyourdocs.JobStore, id string) (jobView, bool) {
+	j, ok := jobs.Get(id)
+	if !ok {
+		return jobView{}, false
+	}
+	return viewJob(j), true
+}
+
+// runFlowAsJob runs a progress flow as a job of the given kind, in a
+// context derived from the server's long-lived ctx, and returns the job's
+// ID; the error wraps ErrJobQueueFull when too many jobs are pending.
+func runFlowAsJob[In, Out any](ctx context.Context, jobs *askyourdocs.JobStore, kind string, flow *core.Flow[In, Out, string], in In) (string, error) {
+	j, err := jobs.EnqueueContext(ctx, kind, func(ctx context.Context, progress func(string)) (any, error) {
+		return askyourdocs.RunStreamingFlowAsJob(ctx, flow, in, progress)
+	})
+	if err != nil {
+		return "", err
+	}
+	return j.ID, nil
+}
+
+// Feedback ratings as serve stores and accepts them.
+const (
+	ratingUp   = askyourdocs.RatingUp
+	ratingDown = askyourdocs.RatingDown
+)
+
+// errFeedbackNotFound is returned by rateFeedback for an unknown ID.
+var errFeedbackNotFound = errors.New("no logged answer with that id")
+
+// feedbackLog is the FeedbackStore of serve's entries.
+type feedbackLog = askyourdocs.FeedbackStore[feedbackEntry]
+
+// openFeedback opens the feedback log at path (created by the first
+// answer); a corrupt file is an error.
+func openFeedback(path string) (*feedbackLog, error) {
+	return askyourdocs.OpenFeedbackStore(path,
+		func(e feedbackEntry) string { return e.ID },
+		func(e *feedbackEntry, rating string) { e.Rating = rating })
+}
+
+// rateFeedback stores "up" or "down" for the entry id.
+func rateFeedback(fb *feedbackLog, id, rating string) error {
+	found, err := fb.Rate(id, rating)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return errFeedbackNotFound
+	}
+	return nil
+}
+
+// feedbackEntries returns every logged entry.
+func feedbackEntries(fb *feedbackLog) ([]feedbackEntry, error) { return fb.All() }
+
+// Conversation limits: the turns and characters of history a follow-up
+// is condensed with.
+const (
+	historyMaxTurns = askyourdocs.MaxHistoryTurns
+	historyMaxChars = 6000
+)
+
+// trimHistory keeps the recent turns a follow-up needs.
+func trimHistory(h []askyourdocs.QATurn) []askyourdocs.QATurn {
+	return askyourdocs.TrimHistoryWith(h, historyMaxTurns, historyMaxChars)
+}
+
+// condenseFollowUp rewrites a follow-up into a standalone question with
+// the LLM (English speaker labels), falling back to the engine's fallback
+// question.
+func condenseFollowUp(ctx context.Context, p ai.Prompt, m ai.Model, cfg any, question string, h []askyourdocs.QATurn) string {
+	return askyourdocs.CondenseFollowUpWith(ctx, p, m, cfg, question, h, askyourdocs.WithLanguage("en"))
+}
+
+// fallbackQuestion is the retrieval query for a follow-up without an LLM.
+func fallbackQuestion(question string, h []askyourdocs.QATurn) string {
+	return askyourdocs.FallbackStandaloneQuestion(question, h)
+}
+
+// bestExcerpt is the short verbatim quote of a citation: the sentence of
+// the passage that best matches a generated answer, or, for an extractive
+// answer (which is the passages themselves), the part that best matches
+// the question.
+func bestExcerpt(passage, answer, question string, generated bool) string {
+	if generated {
+		return askyourdocs.BestExcerpt(passage, answer)
+	}
+	return askyourdocs.BestExcerptFor(passage, question, 0)
+}

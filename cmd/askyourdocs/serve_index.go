@@ -1,0 +1,638 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
+)
+
+// maxUploadFiles caps the files of one upload.
+const maxUploadFiles = 50
+
+// Crawl limits a client may ask for.
+const (
+	defaultServeCrawlPages = 50
+	maxServeCrawlPages     = 500
+	defaultServeCrawlDepth = 3
+	maxServeCrawlDepth     = 10
+)
+
+// indexInput is the input of the index flow: files or folders on the
+// server, web pages, or (Crawl) sites to crawl from URLs.
+type indexInput struct {
+	Paths    []string `json:"paths,omitempty"`
+	URLs     []string `json:"urls,omitempty"`
+	Crawl    bool     `json:"crawl,omitempty"`
+	MaxPages int      `json:"maxPages,omitempty"`
+	MaxDepth int      `json:"maxDepth,omitempty"`
+	DelayMs  int      `json:"delayMs,omitempty"`
+}
+
+// runIndex indexes in with the CLI's indexer, reporting one progress line
+// per source (and per failure). Failures are in the report, not an
+// error: a job with a broken file among good ones is done, with the broken
+// one listed.
+func (s *server) runIndex(ctx context.Context, in indexInput, progress func(string)) (*indexReport, error) {
+	start := time.Now()
+	rep := &indexReport{Skipped: map[string]int{}}
+	var jobs []indexJob
+	for _, p := range in.Paths {
+		found, err := collectFiles(p, rep.Skipped)
+		if err != nil {
+			rep.Failed = append(rep.Failed, failedSource{Source: s.displayName(p), Reason: err.Error()})
+			continue
+		}
+		for i := range found {
+			found[i].display = s.displayName(found[i].src.url)
+		}
+		jobs = append(jobs, found...)
+	}
+	if !in.Crawl {
+		for _, u := range in.URLs {
+			jobs = append(jobs, indexJob{display: u, src: newPageSource(u)})
+		}
+	}
+	total := len(jobs)
+	maxPages := cmp0(in.MaxPages, defaultServeCrawlPages)
+	if in.Crawl {
+		total += maxPages
+	}
+	lw := &lineWriter{fn: progress}
+	ix := &indexer{b: s.b, rep: rep, prog: newProgress(lw, total, true), chunkSize: defaultChunkSize,
+		overlap: defaultChunkOverlap, lastFlush: time.Now()}
+	err := s.b.store.bulk(func() error {
+		for _, j := range jobs {
+			if ctx.Err() != nil {
+				break
+			}
+			ix.indexOne(ctx, j.display, j.src)
+		}
+		if in.Crawl && len(in.URLs) > 0 && ctx.Err() == nil {
+			ix.crawl(ctx, in.URLs, maxPages, cmp0(in.MaxDepth, defaultServeCrawlDepth), cmp0(in.DelayMs, 250))
+		}
+		return nil
+	})
+	lw.flush()
+	rep.Store, rep.Embedder = s.b.store.describe(), s.b.manifest.Embedder
+	rep.Seconds = time.Since(start).Seconds()
+	if err != nil {
+		return rep, fmt.Errorf("saving the index: %w", err)
+	}
+	if ctx.Err() != nil {
+		return rep, fmt.Errorf("%w: finished sources are kept; %s", errInterrupted, interruptedText(rep.Interrupted))
+	}
+	progress(fmt.Sprintf("done: %d %s, %d chunks, %d failed", rep.Sources, plural(rep.Sources, "source", "sources"),
+		rep.Chunks, len(rep.Failed)))
+	return rep, nil
+}
+
+// cmp0 returns v, or def when v <= 0.
+func cmp0(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// displayName shows an uploaded file by its name, other paths as they are.
+func (s *server) displayName(p string) string {
+	if s.isUpload(p) {
+		return filepath.Base(p)
+	}
+	return displayPath(p)
+}
+
+// isUpload reports whether p is a file in the upload directory.
+func (s *server) isUpload(p string) bool {
+	abs, err := filepath.Abs(s.uploadDir)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(abs, p)
+	return err == nil && filepath.IsLocal(rel)
+}
+
+// lineWriter turns the progress reporter's lines into progress messages.
+type lineWriter struct {
+	fn  func(string)
+	buf []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if line := strings.TrimSpace(string(l.buf[:i])); line != "" {
+			l.fn(line)
+		}
+		l.buf = l.buf[i+1:]
+	}
+}
+
+func (l *lineWriter) flush() {
+	if line := strings.TrimSpace(string(l.buf)); line != "" {
+		l.fn(line)
+	}
+	l.buf = nil
+}
+
+// supportedUploadExts are the file extensions the engine reads, for the
+// upload form and its error messages.
+func supportedUploadExts() []string {
+	var out []string
+	for _, e := range []string{".pdf", ".docx", ".html", ".htm", ".xhtml", ".md", ".markdown", ".txt", ".odt", ".pptx",
+		".xlsx", ".epub", ".rtf", ".csv", ".doc"} {
+		if fileKind("x"+e) != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// uploadError is an upload refused with a status.
+type uploadError struct {
+	status int
+	msg    string
+}
+
+func (e *uploadError) Error() string { return e.msg }
+
+// handleUpload is POST /index/upload (multipart, field "files"): the files
+// are written to a fresh directory below the upload directory only when
+// the whole request was read and every file passed the checks (size,
+// type); then an index job starts. A refused upload leaves nothing behind.
+func (s *server) handleUpload(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > s.opts.maxUpload {
+		s.uploadFailed(w, r, &uploadError{http.StatusRequestEntityTooLarge, s.tooLargeMsg()})
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.maxUpload)
+	dir, files, err := s.receiveUpload(r)
+	if err != nil {
+		var ue *uploadError
+		if !errors.As(err, &ue) {
+			slog.Error("serve: upload failed", "err", err)
+			ue = &uploadError{http.StatusInternalServerError, "the upload could not be stored"}
+		}
+		s.uploadFailed(w, r, ue)
+		return
+	}
+	id, err := runFlowAsJob(s.ctx, s.jobs, "index", s.indexFlow, indexInput{Paths: files})
+	if err != nil {
+		os.RemoveAll(dir)
+		jobRefused(w, r, err)
+		return
+	}
+	s.jobStarted(w, r, id)
+}
+
+func (s *server) tooLargeMsg() string {
+	return fmt.Sprintf("the upload is larger than %d MiB", s.opts.maxUpload>>20)
+}
+
+// uploadFailed answers a refused upload; the rest of a refused body is
+// not read (the connection closes).
+func (s *server) uploadFailed(w http.ResponseWriter, r *http.Request, e *uploadError) {
+	w.Header().Set("Connection", "close")
+	jsonOrPageError(w, r, e.status, e.msg)
+}
+
+// receiveUpload reads the multipart body into a temporary directory and
+// renames it into place; it returns the directory and the files' paths.
+func (s *server) receiveUpload(r *http.Request) (dir string, files []string, err error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return "", nil, &uploadError{http.StatusBadRequest, "expected a multipart/form-data upload"}
+	}
+	id := newID()
+	tmp := filepath.Join(s.uploadDir, ".incoming-"+id)
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return "", nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	var names []string
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", nil, bodyError(err)
+		}
+		if part.FileName() == "" {
+			io.Copy(io.Discard, part)
+			continue
+		}
+		name := uploadName(part.FileName())
+		if name == "" {
+			return "", nil, &uploadError{http.StatusBadRequest, fmt.Sprintf("invalid file name %q", part.FileName())}
+		}
+		if fileKind(name) == "" {
+			return "", nil, &uploadError{http.StatusUnsupportedMediaType, fmt.Sprintf("%s: unsupported file type %q (supported: %s)",
+				name, filepath.Ext(name), strings.Join(supportedUploadExts(), ", "))}
+		}
+		if len(names) == maxUploadFiles {
+			return "", nil, &uploadError{http.StatusBadRequest, fmt.Sprintf("at most %d files per upload", maxUploadFiles)}
+		}
+		for slices.Contains(names, name) {
+			name = "_" + name
+		}
+		if err := writePart(filepath.Join(tmp, name), part); err != nil {
+			return "", nil, err
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return "", nil, &uploadError{http.StatusBadRequest, "choose at least one file"}
+	}
+	dir = filepath.Join(s.uploadDir, id)
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", nil, err
+	}
+	ok = true
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, n := range names {
+		files = append(files, filepath.Join(abs, n))
+	}
+	return dir, files, nil
+}
+
+// writePart writes one uploaded file and checks that its content matches
+// its type (a .pdf starts with %PDF-, a .docx is a zip archive).
+func writePart(path string, part io.Reader) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	head := make([]byte, 5)
+	n, err := io.ReadFull(part, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		f.Close()
+		return bodyError(err)
+	}
+	head = head[:n]
+	name := filepath.Base(path)
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".pdf":
+		if !bytes.HasPrefix(head, []byte("%PDF-")) {
+			f.Close()
+			return &uploadError{http.StatusUnsupportedMediaType, name + ": not a PDF file (it does not start with %PDF-)"}
+		}
+	case ".docx", ".pptx", ".xlsx", ".odt", ".epub":
+		if !bytes.HasPrefix(head, []byte("PK\x03\x04")) {
+			f.Close()
+			return &uploadError{http.StatusUnsupportedMediaType, name + ": not a " + filepath.Ext(path) + " file (not a zip archive)"}
+		}
+	}
+	if _, err := f.Write(head); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := io.Copy(f, part); err != nil {
+		f.Close()
+		return bodyError(err)
+	}
+	return f.Close()
+}
+
+// bodyError maps a failed body read to 413 (over the limit) or 400.
+func bodyError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return &uploadError{http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is larger than %d MiB", tooBig.Limit>>20)}
+	}
+	return &uploadError{http.StatusBadRequest, "the upload could not be read: " + err.Error()}
+}
+
+// uploadName returns the base name of a client's file name, "" when
+// nothing usable is left.
+func uploadName(n string) string {
+	n = filepath.Base(strings.ReplaceAll(n, `\`, "/"))
+	n = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '/' {
+			return -1
+		}
+		return r
+	}, n)
+	n = strings.TrimLeft(strings.TrimSpace(n), ".")
+	if len(n) > 200 {
+		ext := filepath.Ext(n)
+		n = n[:200-len(ext)] + ext
+	}
+	if n == "" || !filepath.IsLocal(n) {
+		return ""
+	}
+	return n
+}
+
+// jobRefused answers a job the store did not take: 503 with Retry-After
+// when the queue is full or the server is shutting down.
+func jobRefused(w http.ResponseWriter, r *http.Request, err error) {
+	msg := "the server is shutting down"
+	if errors.Is(err, askyourdocs.ErrJobQueueFull) {
+		msg = "too many jobs are waiting; try again in a minute"
+	}
+	w.Header().Set("Retry-After", "60")
+	jsonOrPageError(w, r, http.StatusServiceUnavailable, msg)
+}
+
+// jobStarted answers a started job: 202 {"jobId"} for scripts, a redirect
+// to the Index page (which shows the job's progress) for browsers.
+func (s *server) jobStarted(w http.ResponseWriter, r *http.Request, id string) {
+	if wantsHTML(r) {
+		http.Redirect(w, r, "/index?job="+url.QueryEscape(id)+"#jobs", http.StatusSeeOther)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"jobId": id})
+}
+
+// webInput reads the url (and crawl limits) of the URL and crawl forms, or
+// their JSON bodies.
+func webInput(w http.ResponseWriter, r *http.Request) (indexInput, error) {
+	var in struct {
+		URL      string `json:"url"`
+		MaxPages int    `json:"maxPages"`
+		MaxDepth int    `json:"maxDepth"`
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
+		if err := decodeJSON(w, r, &in, 1<<16); err != nil {
+			return indexInput{}, err
+		}
+	} else {
+		in.URL = r.PostFormValue("url")
+		in.MaxPages, _ = strconv.Atoi(r.PostFormValue("maxPages"))
+		in.MaxDepth, _ = strconv.Atoi(r.PostFormValue("maxDepth"))
+	}
+	u := strings.TrimSpace(in.URL)
+	pu, err := url.Parse(u)
+	if err != nil || !isURL(u) || pu.Host == "" {
+		return indexInput{}, fmt.Errorf("%q is not an http(s) URL", u)
+	}
+	if in.MaxPages < 0 || in.MaxPages > maxServeCrawlPages || in.MaxDepth < 0 || in.MaxDepth > maxServeCrawlDepth {
+		return indexInput{}, fmt.Errorf("maxPages must be 1-%d and maxDepth 1-%d", maxServeCrawlPages, maxServeCrawlDepth)
+	}
+	return indexInput{URLs: []string{u}, MaxPages: in.MaxPages, MaxDepth: in.MaxDepth}, nil
+}
+
+// checkFetch fetches u through the engine's SSRF guard before a job is
+// started for it, so a refused address is reported to the client at once
+// with the guard's error.
+func checkFetch(u string) (int, string) {
+	_, err := askyourdocs.FetchWebPage(u)
+	switch {
+	case err == nil:
+		return http.StatusOK, ""
+	case errors.Is(err, askyourdocs.ErrPrivateTarget):
+		return http.StatusBadRequest, "refused by the SSRF guard: " + err.Error() +
+			" (start serve with --allow-private to index local or intranet sites you trust)"
+	}
+	return http.StatusBadGateway, "could not fetch " + u + ": " + err.Error()
+}
+
+// handleAddURL is POST /index/url: index one web page.
+func (s *server) handleAddURL(w http.ResponseWriter, r *http.Request) { s.startWeb(w, r, false) }
+
+// handleCrawl is POST /index/crawl: crawl a site from a URL.
+func (s *server) handleCrawl(w http.ResponseWriter, r *http.Request) { s.startWeb(w, r, true) }
+
+func (s *server) startWeb(w http.ResponseWriter, r *http.Request, crawl bool) {
+	in, err := webInput(w, r)
+	if err != nil {
+		jsonOrPageError(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	if status, msg := checkFetch(in.URLs[0]); status != http.StatusOK {
+		jsonOrPageError(w, r, status, msg)
+		return
+	}
+	in.Crawl = crawl
+	kind := "index"
+	if crawl {
+		kind = "crawl"
+	}
+	id, err := runFlowAsJob(s.ctx, s.jobs, kind, s.indexFlow, in)
+	if err != nil {
+		jobRefused(w, r, err)
+		return
+	}
+	s.jobStarted(w, r, id)
+}
+
+// handleDelete is POST /index/delete (url): remove a file, page or crawl
+// from the index; an uploaded file is deleted from disk too.
+func (s *server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	var target string
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
+		var in struct {
+			URL string `json:"url"`
+		}
+		if err := decodeJSON(w, r, &in, 1<<16); err != nil {
+			jsonError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		target = in.URL
+	} else {
+		target = r.PostFormValue("url")
+	}
+	if target == "" {
+		jsonOrPageError(w, r, http.StatusBadRequest, "url is missing")
+		return
+	}
+	n, err := s.b.store.DeleteByURL(r.Context(), target)
+	if err == nil {
+		var m int
+		m, err = s.b.store.DeleteBySource(r.Context(), target)
+		n += m
+	}
+	if err != nil {
+		slog.Error("serve: delete failed", "url", target, "err", err)
+		jsonOrPageError(w, r, http.StatusInternalServerError, "the source could not be deleted")
+		return
+	}
+	if n == 0 {
+		jsonOrPageError(w, r, http.StatusNotFound, "nothing indexed under "+target)
+		return
+	}
+	if s.isUpload(target) {
+		os.Remove(target)
+		os.Remove(filepath.Dir(target)) // only when empty
+	}
+	if wantsHTML(r) {
+		http.Redirect(w, r, "/index#sources", http.StatusSeeOther)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": target, "chunks": n})
+}
+
+// sourceView is one indexed source as the API and the Index page show it.
+type sourceView struct {
+	URL    string `json:"url"`
+	Source string `json:"source"`
+	Chunks int    `json:"chunks"`
+	Title  string `json:"title"`
+	// Link opens the source (the page, or the file's download route).
+	Link string `json:"link"`
+}
+
+func (s *server) sources(ctx context.Context) ([]sourceView, error) {
+	srcs, err := s.b.store.listSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sourceView, 0, len(srcs))
+	for _, src := range srcs {
+		v := sourceView{URL: src.URL, Source: src.Source, Chunks: src.Chunks, Title: src.URL, Link: src.URL}
+		if !isURL(src.URL) {
+			v.Title = s.displayName(src.URL)
+			v.Link = "/files?url=" + url.QueryEscape(src.URL)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// handleSourcesAPI is GET /api/sources.
+func (s *server) handleSourcesAPI(w http.ResponseWriter, r *http.Request) {
+	srcs, err := s.sources(r.Context())
+	if err != nil {
+		slog.Error("serve: listing sources failed", "err", err)
+		jsonError(w, http.StatusInternalServerError, "the sources could not be listed")
+		return
+	}
+	writeJSON(w, http.StatusOK, srcs)
+}
+
+// handleFile is GET /files?url=PATH: the file of an indexed source (only
+// files that are in the index are served). PDFs open inline, so a
+// citation's #page=N works; everything else is a download.
+func (s *server) handleFile(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Query().Get("url")
+	srcs, err := s.b.store.listSources(r.Context())
+	if err != nil {
+		jsonOrPageError(w, r, http.StatusInternalServerError, "the sources could not be listed")
+		return
+	}
+	indexed := false
+	for _, src := range srcs {
+		if src.URL == p {
+			indexed = true
+			break
+		}
+	}
+	if !indexed || isURL(p) {
+		jsonOrPageError(w, r, http.StatusNotFound, "no indexed file "+p)
+		return
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		jsonOrPageError(w, r, http.StatusNotFound, "the file is no longer there")
+		return
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		jsonOrPageError(w, r, http.StatusNotFound, "the file is no longer there")
+		return
+	}
+	name := filepath.Base(p)
+	disp := "attachment"
+	if strings.EqualFold(filepath.Ext(p), ".pdf") {
+		disp = "inline"
+		w.Header().Set("Content-Type", "application/pdf")
+	} else {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Security-Policy", "sandbox")
+	}
+	w.Header().Set("Content-Disposition", mime.FormatMediaType(disp, map[string]string{"filename": name}))
+	http.ServeContent(w, r, name, info.ModTime(), f)
+}
+
+// jobJSON is a job as GET /api/jobs lists it.
+type jobJSON struct {
+	ID       string         `json:"id"`
+	Kind     string         `json:"kind"`
+	Status   string         `json:"status"`
+	Finished bool           `json:"finished"`
+	Progress []string       `json:"progress"`
+	Error    string         `json:"error,omitempty"`
+	Failed   []failedSource `json:"failed,omitempty"`
+	Summary  string         `json:"summary,omitempty"`
+}
+
+func toJobJSON(j jobView) jobJSON {
+	out := jobJSON{ID: j.ID, Kind: j.Kind, Status: j.Status, Finished: j.Finished, Error: j.Error, Progress: j.Progress}
+	if len(out.Progress) > 30 {
+		out.Progress = out.Progress[len(out.Progress)-30:]
+	}
+	if out.Progress == nil {
+		out.Progress = []string{}
+	}
+	if rep, ok := j.Result.(*indexReport); ok {
+		out.Failed = rep.Failed
+		out.Summary = fmt.Sprintf("%d %s indexed, %d chunks, %d failed", rep.Sources, plural(rep.Sources, "source", "sources"),
+			rep.Chunks, len(rep.Failed))
+	}
+	return out
+}
+
+// handleJobsAPI is GET /api/jobs: the newest jobs, newest first.
+func (s *server) handleJobsAPI(w http.ResponseWriter, r *http.Request) {
+	views := listJobs(s.jobs, 20)
+	out := make([]jobJSON, len(views))
+	for i, v := range views {
+		out[i] = toJobJSON(v)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// indexPage is the Index page's data.
+type indexPage struct {
+	Sources     []sourceView
+	Jobs        []jobJSON
+	Running     bool
+	Accept      string
+	Exts        string
+	MaxUploadMB int64
+	AuthOn      bool
+}
+
+func (s *server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
+	srcs, err := s.sources(r.Context())
+	if err != nil {
+		jsonOrPageError(w, r, http.StatusInternalServerError, "the sources could not be listed")
+		return
+	}
+	p := indexPage{Sources: srcs, Accept: strings.Join(supportedUploadExts(), ","),
+		Exts: strings.Join(supportedUploadExts(), ", "), MaxUploadMB: s.opts.maxUpload >> 20, AuthOn: s.authRequired()}
+	for _, v := range listJobs(s.jobs, 20) {
+		j := toJobJSON(v)
+		p.Running = p.Running || !j.Finished
+		p.Jobs = append(p.Jobs, j)
+	}
+	s.render(w, r, http.StatusOK, "index.html", p)
+}

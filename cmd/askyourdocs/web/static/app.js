@@ -1,0 +1,197 @@
+// askyourdocs serve: streamed answers, thumbs without a reload and live
+// job progress. The pages work without this script; it only improves them.
+"use strict";
+
+const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
+
+function el(tag, attrs, text) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// safeHref allows only the app's own file links and web pages.
+function safeHref(u) {
+  return /^(https?:\/\/|\/files\?)/.test(u) ? u : "#";
+}
+
+function renderParagraphs(div, text) {
+  div.replaceChildren(...text.trim().split("\n\n").map(p => el("p", {}, p)));
+}
+
+async function postJSON(url, body, accept) {
+  return fetch(url, {
+    method: "POST",
+    headers: {"Content-Type": "application/json", "Accept": accept || "application/json", "X-CSRF-Token": csrf()},
+    body: JSON.stringify(body),
+  });
+}
+
+function feedbackButtons(id) {
+  const group = el("div", {class: "feedback", role: "group", "aria-label": "Was this answer helpful?"});
+  for (const [rating, label] of [["up", "Helpful"], ["down", "Not helpful"]]) {
+    const b = el("button", {type: "button", class: "thumb", "data-rating": rating}, label);
+    b.addEventListener("click", () => rate(group, id, rating));
+    group.append(b);
+  }
+  return group;
+}
+
+async function rate(group, id, rating) {
+  const resp = await postJSON("/api/feedback", {id, rating});
+  const old = group.querySelector(".rated");
+  if (old) old.remove();
+  if (!resp.ok) {
+    group.append(el("span", {class: "rated error", role: "alert"}, "Rating failed"));
+    return;
+  }
+  for (const b of group.querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.rating === rating));
+  group.append(el("span", {class: "rated", role: "status"}, "Thanks, rating recorded"));
+}
+
+function historyOf(form) {
+  const qs = [...form.querySelectorAll('input[name="hq"]')].map(i => i.value);
+  const as = [...form.querySelectorAll('input[name="ha"]')].map(i => i.value);
+  return qs.map((q, i) => ({question: q, answer: as[i] || ""}));
+}
+
+async function ask(form) {
+  const textarea = form.querySelector("textarea");
+  const question = textarea.value.trim();
+  if (!question) return;
+  const conv = document.getElementById("conversation");
+  for (const e of conv.querySelectorAll(".error")) e.remove();
+  const turn = el("article", {class: "turn", "aria-busy": "true"});
+  const answer = el("div", {class: "a"});
+  const stream = el("p", {class: "streaming"});
+  answer.append(stream);
+  turn.append(el("p", {class: "q"}, question), answer);
+  conv.append(turn);
+  const button = form.querySelector('button[type="submit"]');
+  button.disabled = true;
+  try {
+    const resp = await postJSON("/api/ask", {question, history: historyOf(form)}, "text/event-stream");
+    if (!resp.ok || !resp.body) {
+      const body = await resp.json().catch(() => ({}));
+      throw new Error(body.error || resp.statusText);
+    }
+    const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "", done = null;
+    for (;;) {
+      const {value, done: end} = await reader.read();
+      if (end) break;
+      buf += value;
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        let event = "message", data = "";
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event: ")) event = line.slice(7);
+          else if (line.startsWith("data: ")) data += line.slice(6);
+        }
+        const msg = JSON.parse(data);
+        if (event === "delta") stream.textContent += msg.text;
+        else if (event === "done") done = msg;
+        else if (event === "error") throw new Error(msg.error);
+      }
+    }
+    if (!done) throw new Error("the answer stream ended early");
+    showAnswer(turn, answer, done);
+    addHistory(form, question, done.answer);
+    textarea.value = "";
+    form.querySelector("label").textContent = "Follow-up question";
+  } catch (err) {
+    turn.remove();
+    conv.append(el("p", {class: "error", role: "alert"}, "Error: " + err.message));
+  } finally {
+    turn.removeAttribute("aria-busy");
+    button.disabled = false;
+  }
+}
+
+function showAnswer(turn, answer, out) {
+  // The sanitised answer replaces what was streamed.
+  renderParagraphs(answer, out.answer);
+  turn.dataset.id = out.id;
+  const conf = el("p", {class: "confidence"}, "Confidence: ");
+  conf.append(el("strong", {}, out.confidence));
+  turn.append(conf);
+  if (out.citations.length) {
+    const ol = el("ol", {class: "citations", "aria-label": "Sources"});
+    for (const c of out.citations) {
+      const li = el("li");
+      li.append(el("a", {href: safeHref(c.url), target: "_blank", rel: "noopener"}, c.title + (c.pages ? ", p. " + c.pages : "")));
+      li.append(el("blockquote", {}, c.excerpt));
+      ol.append(li);
+    }
+    turn.append(ol);
+  }
+  if (out.id) turn.append(feedbackButtons(out.id));
+}
+
+function addHistory(form, q, a) {
+  const anchor = form.querySelector("label");
+  form.insertBefore(el("input", {type: "hidden", name: "hq", value: q}), anchor);
+  form.insertBefore(el("input", {type: "hidden", name: "ha", value: a}), anchor);
+}
+
+// Job progress on the Index page.
+const finished = s => s === "done" || s === "failed" || s === "cancelled";
+
+function renderJob(j) {
+  const li = el("li", {class: "job", "data-job": j.id, "data-status": j.status});
+  li.append(el("strong", {}, j.kind), " ", el("span", {class: "status status-" + j.status}, j.status));
+  if (j.summary) li.append(" ", el("span", {class: "summary"}, j.summary));
+  if (j.error) li.append(el("p", {class: "error"}, j.error));
+  if (j.failed && j.failed.length) {
+    const ul = el("ul", {class: "failures", "aria-label": "Failed files"});
+    for (const f of j.failed) {
+      const item = el("li");
+      item.append(el("strong", {}, f.source), ": " + f.reason);
+      ul.append(item);
+    }
+    li.append(ul);
+  }
+  const det = el("details");
+  if (!j.finished) det.open = true;
+  det.append(el("summary", {}, "Progress"), el("pre", {class: "progress"}, j.progress.join("\n")));
+  li.append(det);
+  return li;
+}
+
+async function pollJobs(list) {
+  let wasRunning = [...list.querySelectorAll(".job")].some(li => !finished(li.dataset.status));
+  while (wasRunning) {
+    await new Promise(r => setTimeout(r, 700));
+    const resp = await fetch("/api/jobs", {headers: {"Accept": "application/json"}});
+    if (!resp.ok) return;
+    const jobs = await resp.json();
+    list.replaceChildren(...jobs.map(renderJob));
+    if (jobs.every(j => j.finished)) {
+      // Refresh the sources table once everything is indexed.
+      location.reload();
+      return;
+    }
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("ask-form");
+  if (form) {
+    form.addEventListener("submit", e => { e.preventDefault(); ask(form); });
+    form.querySelector("textarea").addEventListener("keydown", e => {
+      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); ask(form); }
+    });
+  }
+  for (const f of document.querySelectorAll('form[action="/feedback"]')) {
+    f.addEventListener("submit", e => {
+      e.preventDefault();
+      const group = f.closest(".feedback");
+      rate(group, f.querySelector('[name="id"]').value, f.querySelector('[name="rating"]').value);
+    });
+  }
+  const jobs = document.getElementById("job-list");
+  if (jobs) pollJobs(jobs);
+});

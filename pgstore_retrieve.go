@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/plugins/localvec"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// PgvecRetrieverOptions are the options of PgvecStore.Retriever requests.
+// Filters combine with AND.
+type PgvecRetrieverOptions struct {
+	// K is the number of documents to return (default 3).
+	K int `json:"k,omitempty"`
+	// Source, when not "", keeps chunks whose "source" metadata equals it.
+	Source string `json:"source,omitempty"`
+	// URLPrefix, when not "", keeps chunks whose "url" starts with it.
+	URLPrefix string `json:"urlPrefix,omitempty"`
+	// EfSearch overrides the store's PgvecOptions.EfSearch for this request
+	// (0: the store's).
+	EfSearch int `json:"efSearch,omitempty"`
+}
+
+// pgvecIterativeScans are the values of hnsw.iterative_scan.
+var pgvecIterativeScans = map[string]bool{"off": true, "relaxed_order": true, "strict_order": true}
+
+// Retrieve returns the k chunks most similar to query by cosine similarity,
+// most similar first, without any filter. It embeds the query with the
+// store's Embedder; k must be positive. The HNSW scan uses the store's
+// EfSearch (raised to k when k is larger).
+func (s *PgvecStore) Retrieve(ctx context.Context, query *ai.Document, k int) ([]*ai.Document, error) {
+	return s.retrieveWhere(ctx, query, k, 0, "", nil)
+}
+
+// RetrieveWhere is Retrieve restricted to chunks matching extraWhere, a SQL
+// condition on the chunk table's columns (id, content, metadata, url,
+// source, created_at) with placeholders from $3 bound to extraArgs ($1 is
+// the query vector, $2 the limit), as KeywordSearchSQL's. It must be the
+// app's own fixed SQL, never user input. "" means no filter.
+//
+// The search runs in a transaction that sets hnsw.ef_search and
+// hnsw.iterative_scan (PgvecOptions) with SET LOCAL: with an iterative scan
+// the HNSW index keeps searching until k rows pass the filter, so a filter
+// that rejects most chunks still gives k results whenever k match.
+func (s *PgvecStore) RetrieveWhere(ctx context.Context, query *ai.Document, k int, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
+	return s.retrieveWhere(ctx, query, k, 0, extraWhere, extraArgs)
+}
+
+func (s *PgvecStore) retrieveWhere(ctx context.Context, query *ai.Document, k, ef int, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
+	if err := s.checkOpen("retrieve"); err != nil {
+		return nil, err
+	}
+	if query == nil {
+		return nil, errors.New("pgvector retrieve: nil query")
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("pgvector retrieve: k must be positive, got %d", k)
+	}
+	if strings.TrimSpace(extraWhere) == "" && len(extraArgs) > 0 {
+		return nil, fmt.Errorf("pgvector retrieve: %d extraArgs but no extraWhere to use them", len(extraArgs))
+	}
+	if ef == 0 {
+		ef = s.efSearch
+	}
+	if ef < 1 || ef > 1000 {
+		return nil, fmt.Errorf("pgvector retrieve: ef_search %d out of range 1..1000", ef)
+	}
+	vecs, err := embedChecked(ctx, s.Embedder, []*ai.Document{query}, s.dim)
+	if err != nil {
+		return nil, fmt.Errorf("pgvector retrieve: query: %w", err)
+	}
+	where := ""
+	if strings.TrimSpace(extraWhere) != "" {
+		where = ` WHERE (` + extraWhere + `)`
+	}
+	sql := `SELECT content, metadata FROM ` + pgvecIdent(s.names.table) + where + ` ORDER BY ` + s.vec.order + ` LIMIT $2`
+	args := append([]any{pgvector.NewVector(vecs[0]), k}, extraArgs...)
+	var docs []*ai.Document
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if s.vec.indexExpr != "" {
+			// An HNSW scan yields at most hnsw.ef_search rows (without an
+			// iterative scan): never fewer than k.
+			if err := s.setLocal(ctx, tx, max(ef, min(k, 1000)), where != ""); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		docs, err = pgvecScanDocs(rows)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgvector retrieve: %w", err)
+	}
+	return docs, nil
+}
+
+// setLocal sets the HNSW search parameters for the rest of tx (SET LOCAL,
+// as set_config(..., true)); the iterative scan only for filtered queries,
+// where it matters.
+func (s *PgvecStore) setLocal(ctx context.Context, tx pgx.Tx, ef int, filtered bool) error {
+	scan := "off"
+	if filtered {
+		scan = s.iterativeScan
+	}
+	if _, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', $2, true)`,
+		strconv.Itoa(ef), scan); err != nil {
+		return fmt.Errorf("set hnsw.ef_search and hnsw.iterative_scan: %w", err)
+	}
+	return nil
+}
+
+// retrieve implements the Retriever.
+func (s *PgvecStore) retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai.RetrieverResponse, error) {
+	if req == nil {
+		return nil, errors.New("pgvector retriever: nil request")
+	}
+	o, err := pgvecRetrieverOpts(req.Options)
+	if err != nil {
+		return nil, err
+	}
+	var conds []string
+	var args []any
+	if o.Source != "" {
+		args = append(args, o.Source)
+		conds = append(conds, fmt.Sprintf("source = $%d", 2+len(args)))
+	}
+	if o.URLPrefix != "" {
+		args = append(args, o.URLPrefix)
+		// starts_with, not LIKE: the prefix is literal.
+		conds = append(conds, fmt.Sprintf("starts_with(url, $%d)", 2+len(args)))
+	}
+	docs, err := s.retrieveWhere(ctx, req.Query, o.K, o.EfSearch, strings.Join(conds, " AND "), args)
+	if err != nil {
+		return nil, err
+	}
+	return &ai.RetrieverResponse{Documents: docs}, nil
+}
+
+// pgvecRetrieverK reads the result count from a retriever request's options.
+func pgvecRetrieverK(opts any) (int, error) {
+	o, err := pgvecRetrieverOpts(opts)
+	return o.K, err
+}
+
+// pgvecRetrieverOpts reads a retriever request's options, with K defaulted.
+func pgvecRetrieverOpts(opts any) (PgvecRetrieverOptions, error) {
+	var o PgvecRetrieverOptions
+	switch v := opts.(type) {
+	case nil:
+	case *PgvecRetrieverOptions:
+		if v != nil {
+			o = *v
+		}
+	case PgvecRetrieverOptions:
+		o = v
+	case *localvec.RetrieverOptions:
+		if v != nil {
+			o.K = v.K
+		}
+	case map[string]any:
+		switch n := v["k"].(type) {
+		case nil:
+		case float64:
+			o.K = int(n)
+		case int:
+			o.K = n
+		default:
+			return o, fmt.Errorf("pgvector retriever: option k has type %T, want a number", n)
+		}
+		for key, dst := range map[string]*string{"source": &o.Source, "urlPrefix": &o.URLPrefix} {
+			switch x := v[key].(type) {
+			case nil:
+			case string:
+				*dst = x
+			default:
+				return o, fmt.Errorf("pgvector retriever: option %s has type %T, want a string", key, x)
+			}
+		}
+		switch n := v["efSearch"].(type) {
+		case nil:
+		case float64:
+			o.EfSearch = int(n)
+		case int:
+			o.EfSearch = n
+		default:
+			return o, fmt.Errorf("pgvector retriever: option efSearch has type %T, want a number", n)
+		}
+	default:
+		return o, fmt.Errorf("pgvector retriever: options have type %T, want *PgvecRetrieverOptions", opts)
+	}
+	if o.K <= 0 {
+		o.K = pgvecDefaultK
+	}
+	return o, nil
+}

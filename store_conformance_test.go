@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
+)
+
+// conformanceStore is one ready-made store under the shared conformance
+// tests, with its query methods behind common signatures.
+type conformanceStore struct {
+	VectorStore
+	retrieve func(ctx context.Context, q string, k int) ([]*ai.Document, error)
+	keyword  func(ctx context.Context, q string, k int) ([]*ai.Document, error)
+	sources  func(ctx context.Context) ([]Source, error)
+}
+
+// conformanceStores returns a constructor per store: LocalvecStore,
+// SQLiteStore, and PgvecStore (skipped without a test database).
+func conformanceStores() map[string]func(t *testing.T, emb *testEmbedder) conformanceStore {
+	return map[string]func(t *testing.T, emb *testEmbedder) conformanceStore{
+		"localvec": func(t *testing.T, emb *testEmbedder) conformanceStore {
+			s := ingestTestLocalvec(t, t.TempDir(), emb)
+			return conformanceStore{
+				VectorStore: s,
+				retrieve: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
+					resp, err := s.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: ai.DocumentFromText(q, nil), Options: map[string]any{"k": k}})
+					if err != nil {
+						return nil, err
+					}
+					return resp.Documents, nil
+				},
+				keyword: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
+					return s.KeywordSearch(ctx, q, k, nil, nil)
+				},
+				sources: s.Sources,
+			}
+		},
+		"sqlite": func(t *testing.T, emb *testEmbedder) conformanceStore {
+			s := sqliteTestStore(t, filepath.Join(t.TempDir(), "docs.db"), emb)
+			return conformanceStore{
+				VectorStore: s,
+				retrieve: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
+					return s.Retrieve(ctx, ai.DocumentFromText(q, nil), k)
+				},
+				keyword: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
+					return s.KeywordSearch(ctx, q, k, nil, nil)
+				},
+				sources: s.Sources,
+			}
+		},
+		"pgvector": func(t *testing.T, emb *testEmbedder) conformanceStore {
+			s := pgTestStore(t, emb, emb.dim)
+			return conformanceStore{
+				VectorStore: s,
+				retrieve: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
+					return s.Retrieve(ctx, ai.DocumentFromText(q, nil), k)
+				},
+				keyword: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
+					return s.KeywordSearch(ctx, q, k, nil, "", nil)
+				},
+				sources: s.Sources,
+			}
+		},
+	}
+}
+
+// sqliteTestStore opens an SQLiteStore at path, closed when the test ends.
+func sqliteTestStore(t testing.TB, path string, emb ai.Embedder) *SQLiteStore {
+	t.Helper()
+	s, err := NewSQLiteStore(context.Background(), genkit.Init(context.Background()), emb, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// forEachStore runs fn as a subtest for every store.
+func forEachStore(t *testing.T, fn func(t *testing.T, s conformanceStore, emb *testEmbedder)) {
+	stores := conformanceStores()
+	for _, name := range []string{"localvec", "sqlite", "pgvector"} {
+		t.Run(name, func(t *testing.T) {
+			emb := newTestEmbedder(64)
+			fn(t, stores[name](t, emb), emb)
+		})
+	}
+}
+
+func conformanceTexts(docs []*ai.Document) []string {
+	out := make([]string, len(docs))
+	for i, d := range docs {
+		out[i] = DocText(d)
+	}
+	return out
+}
+
+func TestStoreConformanceIndexRetrieve(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+		ctx := t.Context()
+		docs := pgTestDocs("a", "alpha", 30)
+		if err := s.Index(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.retrieve(ctx, DocText(docs[17]), 3)
+		if err != nil || len(got) != 3 || DocText(got[0]) != DocText(docs[17]) {
+			t.Fatalf("retrieve: %v, %q", err, conformanceTexts(got))
+		}
+		if got[0].Metadata[MetaURL] != "a/page" || got[0].Metadata[MetaSource] != "a" {
+			t.Errorf("metadata %v", got[0].Metadata)
+		}
+		// Indexing the same documents again embeds nothing.
+		calls := emb.calls.Load()
+		if err := s.Index(ctx, docs[:10]); err != nil || emb.calls.Load() != calls {
+			t.Errorf("re-index: %v, %d embed calls", err, emb.calls.Load()-calls)
+		}
+		if err := s.Index(ctx, []*ai.Document{ai.DocumentFromText(" ", nil)}); !errors.Is(err, ErrEmptyDocument) {
+			t.Errorf("blank document: %v", err)
+		}
+	})
+}
+
+func TestStoreConformanceNoReembedAndDiff(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+		ctx := t.Context()
+		src := &ingestTestSource{url: "u:a", texts: ingestTestTexts("a", 120)}
+		if n, _, err := IndexSource(ctx, s.VectorStore, src, 500, 50, nil); err != nil || n != 120 {
+			t.Fatalf("first run: %d, %v", n, err)
+		}
+		docs := emb.docs.Load()
+		n, deleted, err := IndexSource(ctx, s.VectorStore, src, 500, 50, nil)
+		if err != nil || n != 120 || deleted != 0 || emb.docs.Load() != docs {
+			t.Fatalf("unchanged run: %d, %d deleted, %d embedded, %v", n, deleted, emb.docs.Load()-docs, err)
+		}
+		// Change one text, drop one: one document embedded, two removed.
+		src.texts[5] = "a changed chunk about something new"
+		src.texts = src.texts[:119]
+		n, deleted, err = IndexSource(ctx, s.VectorStore, src, 500, 50, nil)
+		if err != nil || n != 119 || deleted != 2 || emb.docs.Load() != docs+1 {
+			t.Fatalf("changed run: %d, %d deleted, %d embedded, %v", n, deleted, emb.docs.Load()-docs, err)
+		}
+		srcs, err := s.sources(ctx)
+		if err != nil || len(srcs) != 1 || srcs[0].Chunks != 119 {
+			t.Fatalf("sources %v, %v", srcs, err)
+		}
+	})
+}
+
+func TestStoreConformanceRollback(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+		ctx := t.Context()
+		src := &ingestTestSource{url: "u:r", texts: ingestTestTexts("r", 50)}
+		if _, _, err := IndexSource(ctx, s.VectorStore, src, 500, 50, nil); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := s.sources(ctx)
+		boom := errors.New("embedder down")
+		calls := emb.calls.Load()
+		emb.fail = func(n int64) error {
+			if n > calls+1 {
+				return boom
+			}
+			return nil
+		}
+		src2 := &ingestTestSource{url: "u:r", texts: ingestTestTexts("r2", 250)}
+		if _, _, err := IndexSource(ctx, s.VectorStore, src2, 500, 50, nil); !errors.Is(err, boom) {
+			t.Fatalf("failing run: %v", err)
+		}
+		emb.fail = nil
+		after, err := s.sources(ctx)
+		if err != nil || !slices.Equal(before, after) {
+			t.Fatalf("after a failed run: %v, want %v (%v)", after, before, err)
+		}
+		got, err := s.retrieve(ctx, "r chunk 7 about topic0", 1)
+		if err != nil || len(got) != 1 || DocText(got[0]) != "r chunk 7 about topic0" {
+			t.Errorf("old version not intact: %q, %v", conformanceTexts(got), err)
+		}
+	})
+}
+
+func TestStoreConformanceDeleteAndSources(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+		ctx := t.Context()
+		for _, src := range []string{"b", "a", "c"} {
+			if err := s.Index(ctx, pgTestDocs(src, src+"text", 4)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := []Source{{"a/page", "a", 4}, {"b/page", "b", 4}, {"c/page", "c", 4}}
+		if got, err := s.sources(ctx); err != nil || !slices.Equal(got, want) {
+			t.Fatalf("sources %v, %v", got, err)
+		}
+		if n, err := s.DeleteByURL(ctx, "b/page"); err != nil || n != 4 {
+			t.Errorf("delete by url: %d, %v", n, err)
+		}
+		if n, err := s.DeleteBySource(ctx, "c"); err != nil || n != 4 {
+			t.Errorf("delete by source: %d, %v", n, err)
+		}
+		if n, err := s.DeleteByURL(ctx, "missing"); err != nil || n != 0 {
+			t.Errorf("delete missing: %d, %v", n, err)
+		}
+		if got, err := s.sources(ctx); err != nil || !slices.Equal(got, want[:1]) {
+			t.Errorf("sources after deletes %v, %v", got, err)
+		}
+		got, err := s.retrieve(ctx, "btext chunk 1 about topic1 and subject1", 10)
+		if err != nil || len(got) != 4 {
+			t.Errorf("retrieve after delete: %d docs, %v", len(got), err)
+		}
+		for _, d := range got {
+			if d.Metadata[MetaSource] != "a" {
+				t.Errorf("deleted chunk returned: %v", d.Metadata)
+			}
+		}
+	})
+}
+
+func TestStoreConformanceKeywordSearch(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+		ctx := t.Context()
+		texts := []string{
+			"The invoice number is printed on the first page.",
+			"Invoices are sent every month by email.",
+			"Rechnungen werden monatlich verschickt.",
+			"Die Rechnungsnummer steht oben rechts.",
+			"Nothing relevant here at all.",
+			"The invoice number is printed on the first page.",
+		}
+		var docs []*ai.Document
+		for i, txt := range texts {
+			docs = append(docs, ai.DocumentFromText(txt, map[string]any{MetaURL: fmt.Sprintf("k/%d", i), MetaSource: "k"}))
+		}
+		if err := s.Index(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		// A quoted phrase ranks first; the duplicate text is returned once.
+		got, err := s.keyword(ctx, `"invoice number" email`, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := conformanceTexts(got); len(g) != 2 || g[0] != texts[0] || g[1] != texts[1] {
+			t.Errorf("phrase query: %q", g)
+		}
+		// A long keyword's 7-rune prefix bridges inflections.
+		got, err = s.keyword(ctx, "Rechnungen", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := conformanceTexts(got); len(g) != 2 || g[0] != texts[2] || g[1] != texts[3] {
+			t.Errorf("prefix query: %q", g)
+		}
+		// maxResults caps; stop-word-only queries match nothing.
+		if got, err := s.keyword(ctx, "the", 1); err != nil || len(got) != 1 {
+			t.Errorf("capped: %d, %v", len(got), err)
+		}
+		if got, err := s.keyword(ctx, `?? %`, 10); err != nil || len(got) != 0 {
+			t.Errorf("no keywords: %d, %v", len(got), err)
+		}
+	})
+}
+
+func TestStoreConformanceConcurrency(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+		ctx := t.Context()
+		if err := s.Index(ctx, pgTestDocs("seed", "seed", 10)); err != nil {
+			t.Fatal(err)
+		}
+		const writers, perWriter = 3, 4
+		var wg sync.WaitGroup
+		errs := make(chan error, 100)
+		stop := make(chan struct{})
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range perWriter {
+					src := &ingestTestSource{url: fmt.Sprintf("w%d/%d", w, i), texts: ingestTestTexts(fmt.Sprintf("w%d-%d", w, i), 20)}
+					if _, _, err := IndexSource(ctx, s.VectorStore, src, 500, 50, nil); err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		var rg sync.WaitGroup
+		for range 2 {
+			rg.Add(1)
+			go func() {
+				defer rg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if _, err := s.retrieve(ctx, "seed chunk 3", 5); err != nil {
+						errs <- err
+						return
+					}
+					srcs, err := s.sources(ctx)
+					if err != nil {
+						errs <- err
+						return
+					}
+					for _, src := range srcs {
+						if src.Source != "seed" && src.Chunks != 20 {
+							errs <- fmt.Errorf("partial source %v", src)
+							return
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(stop)
+		rg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		srcs, err := s.sources(ctx)
+		if err != nil || len(srcs) != 1+writers*perWriter {
+			t.Errorf("sources after concurrent writers: %d, %v", len(srcs), err)
+		}
+	})
+}

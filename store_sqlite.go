@@ -1,0 +1,602 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
+
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" database/sql driver
+)
+
+// sqliteProvider is the provider part of SQLiteStore retriever names.
+const sqliteProvider = "askyourdocs-sqlite"
+
+// sqliteSchemaVersion is the schema SQLiteStore writes (meta key "schema").
+const sqliteSchemaVersion = 1
+
+// sqliteSchema creates the tables of an SQLiteStore database. chunks holds
+// one row per chunk: its stable ID (see chunkID), its "url" and "source"
+// metadata values byte for byte, the hash of its text (to reuse vectors),
+// its text, the document as JSON and its float32 vector (little endian).
+// qvecs holds each row's unit vector quantised to int8 with its scale: the
+// compact form the vector scan reads. chunks_fts is the FTS5 trigram index
+// of the texts, kept in step by triggers. meta holds the dimension, the
+// schema version and the generation, a counter every write transaction
+// increments so that readers notice changes with one cheap query.
+const sqliteSchema = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 1);
+CREATE TABLE IF NOT EXISTS chunks (
+	rid INTEGER PRIMARY KEY AUTOINCREMENT,
+	id TEXT NOT NULL UNIQUE,
+	url TEXT NOT NULL,
+	source TEXT NOT NULL,
+	text_hash TEXT NOT NULL,
+	text TEXT NOT NULL,
+	doc BLOB NOT NULL,
+	vec BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_url_source ON chunks (url, source);
+CREATE INDEX IF NOT EXISTS chunks_source ON chunks (source);
+CREATE INDEX IF NOT EXISTS chunks_text_hash ON chunks (text_hash);
+CREATE TABLE IF NOT EXISTS qvecs (rid INTEGER PRIMARY KEY, scale REAL NOT NULL, q BLOB NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (text, content='chunks', content_rowid='rid', tokenize='trigram case_sensitive 0');
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+	INSERT INTO chunks_fts (rowid, text) VALUES (new.rid, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+	INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rid, old.text);
+	DELETE FROM qvecs WHERE rid = old.rid;
+END;
+`
+
+// SQLiteOptions configures NewSQLiteStore. A nil *SQLiteOptions and zero
+// fields mean the defaults.
+type SQLiteOptions struct {
+	// Name names the store's retriever "askyourdocs-sqlite/<Name>";
+	// default "askyourdocs".
+	Name string
+	// BusyTimeout is how long a write waits for another process's write
+	// transaction to end before failing; default 30 s.
+	BusyTimeout time.Duration
+	// Rescore is how many candidates per requested result the int8 scan
+	// keeps for exact float32 re-scoring; default 8 (at least 64 in total).
+	Rescore int
+}
+
+// SQLiteStore is a VectorStore in one SQLite database file (through the
+// pure-Go modernc.org/sqlite driver, no cgo). It is the embedded store that
+// scales: writes are incremental (re-indexing a changed file touches only
+// that file's rows), and any number of processes may read and write one
+// database at once (WAL journal, a busy timeout, one transaction per
+// source replacement), so a reader never sees a source half replaced.
+//
+// Vector queries scan an in-memory matrix of int8-quantised unit vectors
+// (a quarter of the float32 size) and re-score the best candidates exactly
+// from the stored float32 vectors. The matrix is read from a cache file
+// beside the database (<path>.vectors, memory-mapped where the platform
+// allows) when it is current, and otherwise brought up to date from the
+// database: before every query the store compares the database's
+// generation counter with the one its matrix reflects and reads only the
+// rows added since (and drops the rows deleted), so a long-running reader
+// sees documents other processes indexed on its next query.
+//
+// Keyword search uses an FTS5 trigram index to find candidate chunks and
+// ranks them with the three-stage strategy of LocalvecKeywordSearch
+// (phrases, long-keyword prefixes, keywords), ordered within a stage by
+// FTS5's BM25.
+//
+// The "url" and "source" metadata values are stored byte for byte, so file
+// names that are not valid UTF-8 round-trip: Sources lists them, and
+// DeleteByURL and re-indexing find them. (Other metadata and the text are
+// stored as JSON, where invalid UTF-8 becomes U+FFFD.)
+//
+// All methods are safe for concurrent use. After Close every method returns
+// an error wrapping ErrStoreClosed.
+type SQLiteStore struct {
+	// Retriever retrieves the documents most similar to a query; its
+	// options are read as LocalvecStore's (a "k", default 3).
+	Retriever ai.Retriever
+
+	path    string
+	emb     ai.Embedder
+	db      *sql.DB
+	rescore int
+	closed  atomic.Bool
+	// wrote records that this store committed a change, so Close brings
+	// the vector cache file up to date.
+	wrote atomic.Bool
+
+	// mu guards mat; refreshes take it exclusively.
+	mu  sync.RWMutex
+	mat sqliteMatrix
+}
+
+// NewSQLiteStore opens (or creates) the SQLite database at path and, when g
+// is not nil, defines in g the retriever "askyourdocs-sqlite/<opts.Name>"
+// (the store's Retriever field either way). emb embeds the documents and
+// the queries. The directory of path must exist. A path containing '?' is
+// refused (the driver would read it as parameters).
+func NewSQLiteStore(ctx context.Context, g *genkit.Genkit, emb ai.Embedder, path string, opts *SQLiteOptions) (*SQLiteStore, error) {
+	var o SQLiteOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Name == "" {
+		o.Name = "askyourdocs"
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 30 * time.Second
+	}
+	if o.Rescore <= 0 {
+		o.Rescore = 8
+	}
+	switch {
+	case emb == nil:
+		return nil, errors.New("new sqlite store: embedder is nil")
+	case path == "":
+		return nil, errors.New("new sqlite store: empty path")
+	case strings.ContainsRune(path, '?'):
+		return nil, fmt.Errorf("new sqlite store: path %q contains '?', which the driver reads as parameters", path)
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("new sqlite store: directory of %s: %w", path, errors.Join(err, errNotDir(fi)))
+	}
+	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)",
+		path, o.BusyTimeout.Milliseconds())
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("new sqlite store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	s := &SQLiteStore{path: path, emb: emb, db: db, rescore: o.Rescore}
+	if err := s.initSchema(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("new sqlite store %s: %w", path, err)
+	}
+	r, err := pgvecDefineRetriever(g, sqliteProvider+"/"+o.Name, s.retrieve)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("new sqlite store %s: %w", path, err)
+	}
+	s.Retriever = r
+	return s, nil
+}
+
+// errNotDir returns an error for a FileInfo that is not a directory.
+func errNotDir(fi os.FileInfo) error {
+	if fi != nil && !fi.IsDir() {
+		return errors.New("not a directory")
+	}
+	return nil
+}
+
+// initSchema creates the schema in one write transaction (so that two
+// processes creating one database at once do not collide) and checks the
+// version.
+func (s *SQLiteStore) initSchema(ctx context.Context) error {
+	return s.write(ctx, func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, sqliteSchema); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+		var v int
+		if err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if v != sqliteSchemaVersion {
+			return fmt.Errorf("database has schema version %d, this program knows %d", v, sqliteSchemaVersion)
+		}
+		return nil
+	})
+}
+
+// Path returns the path of the store's database file.
+func (s *SQLiteStore) Path() string { return s.path }
+
+// DB returns the store's database handle, for an app's own read queries
+// (the tables are described in the package source, sqliteSchema). Writes
+// through it bypass the generation counter the vector cache relies on.
+func (s *SQLiteStore) DB() *sql.DB { return s.db }
+
+func (s *SQLiteStore) checkOpen(op string) error {
+	if s == nil || s.closed.Load() {
+		return fmt.Errorf("sqlite store: %s: %w", op, ErrStoreClosed)
+	}
+	return nil
+}
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE: the database's
+// write lock is taken up front, waiting up to the busy timeout for other
+// writers) on one connection, and commits when fn returns nil; otherwise it
+// rolls back and nothing fn did remains.
+func (s *SQLiteStore) write(ctx context.Context, fn func(conn *sql.Conn) error) (err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("begin write transaction: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
+			}
+		}
+	}()
+	if err := fn(conn); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// bumpGeneration increments the generation counter; every write
+// transaction that changes chunks calls it.
+func bumpGeneration(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = value + 1 WHERE key = 'generation'`); err != nil {
+		return fmt.Errorf("bump generation: %w", err)
+	}
+	return nil
+}
+
+// storedDim returns the dimension recorded in the database (0: no vectors
+// yet).
+func (s *SQLiteStore) storedDim(ctx context.Context, q sqliteQuerier) (int, error) {
+	var dim int
+	if err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'dim'`).Scan(&dim); err != nil {
+		return 0, fmt.Errorf("read dimension: %w", err)
+	}
+	return dim, nil
+}
+
+// sqliteQuerier is what *sql.DB, *sql.Conn and *sql.Tx have in common.
+type sqliteQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// sqliteRow is a chunk ready to be inserted.
+type sqliteRow struct {
+	id, url, source, textHash, text string
+	doc                             *ai.Document
+	vec                             []float32
+}
+
+// sqlitePrepare computes the rows (without vectors) for docs.
+func sqlitePrepare(docs []*ai.Document) ([]sqliteRow, error) {
+	for i, d := range docs {
+		if d == nil || strings.TrimSpace(DocText(d)) == "" {
+			return nil, fmt.Errorf("document %d: %w", i, ErrEmptyDocument)
+		}
+	}
+	ids, err := documentIdentities(docs)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]sqliteRow, len(docs))
+	for i, d := range docs {
+		rows[i] = sqliteRow{
+			id:       ids[i].id,
+			url:      metaString(d.Metadata, MetaURL),
+			source:   metaString(d.Metadata, MetaSource),
+			textHash: ids[i].textHash,
+			text:     DocText(d),
+			doc:      d,
+		}
+	}
+	return rows, nil
+}
+
+// insertRows inserts rows (skipping IDs already present) inside a write
+// transaction and records the dimension; it returns how many it inserted.
+func (s *SQLiteStore) insertRows(ctx context.Context, conn *sql.Conn, rows []sqliteRow) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	dim, err := s.storedDim(ctx, conn)
+	if err != nil {
+		return 0, err
+	}
+	if dim == 0 {
+		dim = len(rows[0].vec)
+		if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'dim'`, dim); err != nil {
+			return 0, fmt.Errorf("record dimension: %w", err)
+		}
+	}
+	ins, err := conn.PrepareContext(ctx, `INSERT OR IGNORE INTO chunks (id, url, source, text_hash, text, doc, vec) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, err
+	}
+	defer ins.Close()
+	insQ, err := conn.PrepareContext(ctx, `INSERT INTO qvecs (rid, scale, q) VALUES (?, ?, ?)`)
+	if err != nil {
+		return 0, err
+	}
+	defer insQ.Close()
+	n := 0
+	q := make([]byte, dim)
+	for i := range rows {
+		r := &rows[i]
+		if len(r.vec) != dim {
+			return 0, fmt.Errorf("chunk %s: %w: vector has %d dimensions, the store has %d", r.id, ErrDimensionMismatch, len(r.vec), dim)
+		}
+		doc, err := json.Marshal(r.doc)
+		if err != nil {
+			return 0, fmt.Errorf("chunk %s: document is not JSON-encodable: %w", r.id, err)
+		}
+		res, err := ins.ExecContext(ctx, r.id, r.url, r.source, r.textHash, r.text, doc, sqliteEncodeVec(r.vec))
+		if err != nil {
+			return 0, fmt.Errorf("insert chunk %s: %w", r.id, err)
+		}
+		if k, _ := res.RowsAffected(); k == 0 {
+			continue
+		}
+		rid, err := res.LastInsertId()
+		if err != nil {
+			return 0, err
+		}
+		scale := quantizeUnit(r.vec, q)
+		if _, err := insQ.ExecContext(ctx, rid, scale, q); err != nil {
+			return 0, fmt.Errorf("insert vector of chunk %s: %w", r.id, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// sqliteEncodeVec returns v as little-endian float32 bytes.
+func sqliteEncodeVec(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// sqliteDecodeVec decodes a little-endian float32 blob.
+func sqliteDecodeVec(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// sqliteDecodeDoc decodes a stored document and restores its "url" and
+// "source" metadata strings byte for byte from their columns (JSON would
+// have replaced invalid UTF-8).
+func sqliteDecodeDoc(b []byte, url, source string) (*ai.Document, error) {
+	var d ai.Document
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("decode stored document: %w", err)
+	}
+	if _, ok := d.Metadata[MetaURL].(string); ok {
+		d.Metadata[MetaURL] = url
+	}
+	if _, ok := d.Metadata[MetaSource].(string); ok {
+		d.Metadata[MetaSource] = source
+	}
+	return &d, nil
+}
+
+// existingIDs returns which of ids are stored.
+func (s *SQLiteStore) existingIDs(ctx context.Context, q sqliteQuerier, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool)
+	const batch = 500
+	for start := 0; start < len(ids); start += batch {
+		part := ids[start:min(start+batch, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := q.QueryContext(ctx, `SELECT id FROM chunks WHERE id IN (`+sqlitePlaceholders(len(part))+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("look up chunk IDs: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// sqlitePlaceholders returns "?, ?, ..." with n placeholders.
+func sqlitePlaceholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// Index embeds the documents that are not stored yet (same chunk ID: same
+// source, url, text and metadata) with one Embed call and inserts them in
+// one transaction. Every document must have text (else an error wrapping
+// ErrEmptyDocument); vectors must have the store's dimension (else
+// ErrDimensionMismatch). On any error nothing is added.
+func (s *SQLiteStore) Index(ctx context.Context, docs []*ai.Document) error {
+	if err := s.checkOpen("index"); err != nil {
+		return err
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	rows, err := sqlitePrepare(docs)
+	if err != nil {
+		return fmt.Errorf("sqlite index: %w", err)
+	}
+	ids := make([]string, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].id
+	}
+	have, err := s.existingIDs(ctx, s.db, ids)
+	if err != nil {
+		return fmt.Errorf("sqlite index: %w", err)
+	}
+	var todo []sqliteRow
+	var batch []*ai.Document
+	for _, r := range rows {
+		if !have[r.id] {
+			have[r.id] = true
+			todo = append(todo, r)
+			batch = append(batch, r.doc)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	dim, err := s.storedDim(ctx, s.db)
+	if err != nil {
+		return fmt.Errorf("sqlite index: %w", err)
+	}
+	vecs, err := embedChecked(ctx, s.emb, batch, dim)
+	if err != nil {
+		return fmt.Errorf("sqlite index: %w", err)
+	}
+	for i := range todo {
+		todo[i].vec = vecs[i]
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite index: %w", err)
+	}
+	err = s.write(ctx, func(conn *sql.Conn) error {
+		n, err := s.insertRows(ctx, conn, todo)
+		if err != nil || n == 0 {
+			return err
+		}
+		return bumpGeneration(ctx, conn)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite index: %w", err)
+	}
+	s.wrote.Store(true)
+	return nil
+}
+
+// DeleteByURL removes the chunks whose "url" metadata value is url (byte
+// for byte) and returns how many it removed.
+func (s *SQLiteStore) DeleteByURL(ctx context.Context, url string) (int, error) {
+	n, err := s.deleteWhere(ctx, "url", url)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite delete url %q: %w", url, err)
+	}
+	return n, nil
+}
+
+// DeleteBySource removes the chunks whose "source" metadata value is
+// sourceName and returns how many it removed.
+func (s *SQLiteStore) DeleteBySource(ctx context.Context, sourceName string) (int, error) {
+	n, err := s.deleteWhere(ctx, "source", sourceName)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite delete source %q: %w", sourceName, err)
+	}
+	return n, nil
+}
+
+// deleteWhere deletes the chunks whose column (a constant: url or source)
+// equals value, in one transaction.
+func (s *SQLiteStore) deleteWhere(ctx context.Context, column, value string) (int, error) {
+	if err := s.checkOpen("delete"); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := s.write(ctx, func(conn *sql.Conn) error {
+		res, err := conn.ExecContext(ctx, `DELETE FROM chunks WHERE `+column+` = ?`, value)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return bumpGeneration(ctx, conn)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		s.wrote.Store(true)
+	}
+	return int(n), nil
+}
+
+// Sources returns the stored chunks grouped by their "url" and "source"
+// metadata values (missing values count as ""), sorted by URL, then Source,
+// byte-wise. It reads only the (url, source) index.
+func (s *SQLiteStore) Sources(ctx context.Context) ([]Source, error) {
+	if err := s.checkOpen("sources"); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT url, source, count(*) FROM chunks INDEXED BY chunks_url_source GROUP BY url, source ORDER BY url, source`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite sources: %w", err)
+	}
+	defer rows.Close()
+	var out []Source
+	for rows.Next() {
+		var src Source
+		if err := rows.Scan(&src.URL, &src.Source, &src.Chunks); err != nil {
+			return nil, fmt.Errorf("sqlite sources: %w", err)
+		}
+		out = append(out, src)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite sources: %w", err)
+	}
+	return out, nil
+}
+
+// Len returns the number of chunks stored.
+func (s *SQLiteStore) Len(ctx context.Context) (int, error) {
+	if err := s.checkOpen("len"); err != nil {
+		return 0, err
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite len: %w", err)
+	}
+	return n, nil
+}
+
+// Close brings the vector cache file up to date if this store wrote
+// anything (so that the next process starts without reading vectors from
+// the database), then closes the database. Later calls of other methods
+// return ErrStoreClosed; closing again returns nil.
+func (s *SQLiteStore) Close() error {
+	if s == nil || s.closed.Swap(true) {
+		return nil
+	}
+	if s.wrote.Load() {
+		if err := s.saveVectorCache(context.Background()); err != nil {
+			// The cache is an optimisation: the next reader rebuilds it.
+			slog.Warn("sqlite store: vector cache not saved", "path", s.path, "err", err)
+		}
+	}
+	s.mu.Lock()
+	s.mat.release()
+	s.mu.Unlock()
+	return s.db.Close()
+}

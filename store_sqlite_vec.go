@@ -1,0 +1,400 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// sqliteMatrix is the in-memory form of a database's vectors: row i is
+// chunk rids[i], its unit vector quantised to int8 in q[i*dim:(i+1)*dim],
+// the real value of each element being q * scales[i]. q, rids and scales
+// may alias a memory-mapped cache file (then unmap is non-nil and the
+// matrix is copied before it is changed).
+type sqliteMatrix struct {
+	loaded bool
+	gen    int64
+	dim    int
+	rids   []int64
+	scales []float32
+	q      []int8
+	unmap  func() error
+}
+
+// release drops the matrix (unmapping a mapped cache file).
+func (m *sqliteMatrix) release() {
+	if m.unmap != nil {
+		m.unmap()
+	}
+	*m = sqliteMatrix{}
+}
+
+// own copies a mapped matrix to the heap so it can be changed.
+func (m *sqliteMatrix) own() {
+	if m.unmap == nil {
+		return
+	}
+	rids, scales, q := append([]int64(nil), m.rids...), append([]float32(nil), m.scales...), append([]int8(nil), m.q...)
+	m.unmap()
+	m.unmap, m.rids, m.scales, m.q = nil, rids, scales, q
+}
+
+// quantizeUnit writes v/|v| quantised to int8 into q (len(q) == len(v)) and
+// returns the scale (the value of one step); a zero vector gives scale 0.
+func quantizeUnit(v []float32, q []byte) float32 {
+	inv := localvecInvNorm(v)
+	var maxAbs float32
+	for _, x := range v {
+		maxAbs = max(maxAbs, float32(math.Abs(float64(x*inv))))
+	}
+	if maxAbs == 0 {
+		clear(q)
+		return 0
+	}
+	scale := maxAbs / 127
+	f := inv / scale
+	for i, x := range v {
+		q[i] = byte(int8(math.Round(float64(x * f))))
+	}
+	return scale
+}
+
+// dotInt8 returns the dot product of a and b (len(b) >= len(a)).
+func dotInt8(a, b []int8) int32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += int32(a[i])*int32(b[i]) + int32(a[i+4])*int32(b[i+4])
+		s1 += int32(a[i+1])*int32(b[i+1]) + int32(a[i+5])*int32(b[i+5])
+		s2 += int32(a[i+2])*int32(b[i+2]) + int32(a[i+6])*int32(b[i+6])
+		s3 += int32(a[i+3])*int32(b[i+3]) + int32(a[i+7])*int32(b[i+7])
+	}
+	for ; i < len(a); i++ {
+		s0 += int32(a[i]) * int32(b[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// candidates returns the rows with the c highest approximate cosine
+// similarities to the unit query qq (quantised), best first. Large
+// matrices are scanned in parallel. Called with the store's mu held.
+func (m *sqliteMatrix) candidates(qq []int8, c int) []localvecHit {
+	n := len(m.rids)
+	c = min(c, n)
+	if c == 0 {
+		return nil
+	}
+	parts := 1
+	if n*m.dim >= localvecParallelMin {
+		parts = min(runtime.GOMAXPROCS(0), n/1024+1)
+	}
+	heaps := make([]localvecHeap, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*n/parts, (p+1)*n/parts
+		scan := func() {
+			h := make(localvecHeap, 0, c)
+			dim := m.dim
+			for i := lo; i < hi; i++ {
+				s := float32(dotInt8(qq, m.q[i*dim:(i+1)*dim])) * m.scales[i]
+				if len(h) < c || localvecWorse(h[0], localvecHit{s, i}) {
+					h.offer(localvecHit{s, i}, c)
+				}
+			}
+			heaps[p] = h
+		}
+		if parts == 1 {
+			scan()
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); scan() }()
+	}
+	wg.Wait()
+	all := heaps[0]
+	for _, h := range heaps[1:] {
+		for _, x := range h {
+			all.offer(x, c)
+		}
+	}
+	return all
+}
+
+// sqliteGeneration reads the generation counter and the dimension.
+func sqliteGeneration(ctx context.Context, q sqliteQuerier) (gen int64, dim int, err error) {
+	rows, err := q.QueryContext(ctx, `SELECT key, value FROM meta WHERE key IN ('generation', 'dim')`)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read generation: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return 0, 0, err
+		}
+		if k == "dim" {
+			dim = int(v)
+		} else {
+			gen = v
+		}
+	}
+	return gen, dim, rows.Err()
+}
+
+// refresh brings s.mat up to the database state seen by q (a connection
+// inside a read or write transaction): from the cache file when the matrix
+// is not loaded yet and the file is current, else by applying the rows
+// added and deleted since the generation the matrix (or the cache file)
+// reflects. It returns the number of rows read from the database. Called
+// with s.mu held exclusively.
+func (s *SQLiteStore) refresh(ctx context.Context, q sqliteQuerier) (int, error) {
+	gen, dim, err := sqliteGeneration(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	m := &s.mat
+	if m.loaded && m.gen == gen {
+		return 0, nil
+	}
+	if !m.loaded {
+		if c, err := loadSQLiteVectorCache(s.cachePath()); err == nil && (c.dim == dim || len(c.rids) == 0) {
+			*m = c
+		}
+		m.loaded = true
+	}
+	if m.gen == gen && m.dim == dim {
+		return 0, nil
+	}
+	if m.dim != dim {
+		m.release()
+		m.loaded = true
+	}
+	m.dim = dim
+	m.own()
+	var maxRid int64
+	if n := len(m.rids); n > 0 {
+		maxRid = m.rids[n-1]
+	}
+	// Rows deleted since: the count of rows up to maxRid differs.
+	var present int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM qvecs WHERE rid <= ?`, maxRid).Scan(&present); err != nil {
+		return 0, fmt.Errorf("count vectors: %w", err)
+	}
+	if present != len(m.rids) {
+		keep := make(map[int64]bool, present)
+		rows, err := q.QueryContext(ctx, `SELECT rid FROM qvecs WHERE rid <= ?`, maxRid)
+		if err != nil {
+			return 0, fmt.Errorf("list vectors: %w", err)
+		}
+		for rows.Next() {
+			var rid int64
+			if err := rows.Scan(&rid); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			keep[rid] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		w := 0
+		for i, rid := range m.rids {
+			if !keep[rid] {
+				continue
+			}
+			if w != i {
+				m.rids[w], m.scales[w] = rid, m.scales[i]
+				copy(m.q[w*dim:(w+1)*dim], m.q[i*dim:(i+1)*dim])
+			}
+			w++
+		}
+		m.rids, m.scales, m.q = m.rids[:w], m.scales[:w], m.q[:w*dim]
+	}
+	rows, err := q.QueryContext(ctx, `SELECT rid, scale, q FROM qvecs WHERE rid > ? ORDER BY rid`, maxRid)
+	if err != nil {
+		return 0, fmt.Errorf("read vectors: %w", err)
+	}
+	defer rows.Close()
+	added := 0
+	for rows.Next() {
+		var rid int64
+		var scale float32
+		var b sql.RawBytes
+		if err := rows.Scan(&rid, &scale, &b); err != nil {
+			return 0, err
+		}
+		if len(b) != dim {
+			return 0, fmt.Errorf("vector of row %d has %d dimensions, the store has %d", rid, len(b), dim)
+		}
+		m.rids = append(m.rids, rid)
+		m.scales = append(m.scales, scale)
+		for _, x := range b {
+			m.q = append(m.q, int8(x))
+		}
+		added++
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	m.gen = gen
+	return added, nil
+}
+
+// readTx runs fn on one connection inside a read transaction: every query
+// fn makes sees the same snapshot of the database.
+func (s *SQLiteStore) readTx(ctx context.Context, fn func(conn *sql.Conn) error) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return fmt.Errorf("begin read transaction: %w", err)
+	}
+	ferr := fn(conn)
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil && ferr == nil {
+		ferr = fmt.Errorf("end read transaction: %w", err)
+	}
+	return ferr
+}
+
+// sqliteCacheMinRows is the number of rows a query must have read from the
+// database into its matrix for it to try to save the vector cache file.
+const sqliteCacheMinRows = 4096
+
+// Retrieve returns the k chunks most similar to query by cosine similarity,
+// most similar first. It embeds the query, brings the matrix up to date
+// with the database, scans the int8 matrix for the best k x Rescore
+// candidates and ranks those by their exact float32 cosine similarity, all
+// within one read snapshot of the database. k must be positive.
+func (s *SQLiteStore) Retrieve(ctx context.Context, query *ai.Document, k int) ([]*ai.Document, error) {
+	if err := s.checkOpen("retrieve"); err != nil {
+		return nil, err
+	}
+	if query == nil {
+		return nil, errors.New("sqlite retrieve: nil query")
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("sqlite retrieve: k must be positive, got %d", k)
+	}
+	vecs, err := embedChecked(ctx, s.emb, []*ai.Document{query}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite retrieve: query: %w", err)
+	}
+	var docs []*ai.Document
+	added := 0
+	err = s.readTx(ctx, func(conn *sql.Conn) error {
+		s.mu.Lock()
+		added, err = s.refresh(ctx, conn)
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		docs, err = s.rank(ctx, conn, vecs[0], k)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite retrieve: %w", err)
+	}
+	if added >= sqliteCacheMinRows {
+		s.trySaveVectorCache(ctx)
+	}
+	return docs, nil
+}
+
+// rank scans the matrix for candidates and re-scores them exactly.
+func (s *SQLiteStore) rank(ctx context.Context, conn *sql.Conn, q []float32, k int) ([]*ai.Document, error) {
+	s.mu.RLock()
+	if len(s.mat.rids) == 0 {
+		s.mu.RUnlock()
+		return nil, nil
+	}
+	if len(q) != s.mat.dim {
+		s.mu.RUnlock()
+		return nil, fmt.Errorf("%w: query vector has %d dimensions, the store has %d", ErrDimensionMismatch, len(q), s.mat.dim)
+	}
+	qb := make([]byte, len(q))
+	quantizeUnit(q, qb)
+	qq := make([]int8, len(q))
+	for i, b := range qb {
+		qq[i] = int8(b)
+	}
+	hits := s.mat.candidates(qq, max(k*s.rescore, 64))
+	rids := make([]any, len(hits))
+	for i, h := range hits {
+		rids[i] = s.mat.rids[h.row]
+	}
+	s.mu.RUnlock()
+
+	rows, err := conn.QueryContext(ctx, `SELECT url, source, doc, vec FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(rids))+`)`, rids...)
+	if err != nil {
+		return nil, fmt.Errorf("read candidates: %w", err)
+	}
+	defer rows.Close()
+	qinv := localvecInvNorm(q)
+	type scored struct {
+		score float32
+		doc   []byte
+		url   string
+		src   string
+	}
+	var all []scored
+	for rows.Next() {
+		var sc scored
+		var vec []byte
+		if err := rows.Scan(&sc.url, &sc.src, &sc.doc, &vec); err != nil {
+			return nil, err
+		}
+		v := sqliteDecodeVec(vec)
+		sc.score = localvecDot(q, v) * qinv * localvecInvNorm(v)
+		all = append(all, sc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(all, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	all = all[:min(k, len(all))]
+	out := make([]*ai.Document, len(all))
+	for i, sc := range all {
+		d, err := sqliteDecodeDoc(sc.doc, sc.url, sc.src)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// retrieve implements the Retriever.
+func (s *SQLiteStore) retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai.RetrieverResponse, error) {
+	if req == nil || req.Query == nil {
+		return nil, errors.New("sqlite retriever: request has no query document")
+	}
+	k, err := localvecRetrieverK(req.Options)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite retriever: %w", err)
+	}
+	docs, err := s.Retrieve(ctx, req.Query, k)
+	if err != nil {
+		return nil, err
+	}
+	return &ai.RetrieverResponse{Documents: docs}, nil
+}
