@@ -302,13 +302,12 @@ func TestCrawlNormalize(t *testing.T) {
 // MaxPages cut the crawl where a sequential BFS would.
 func TestRunCrawlBFSOrderWithWorkers(t *testing.T) {
 	site := newCrawlTestSite(t)
-	// A tree: node n links to 3n+1..3n+3; later pages answer faster.
+	// A tree: node n links to 3n+1..3n+3, numbered in BFS order.
 	site.handle = func(w http.ResponseWriter, r *http.Request) bool {
 		var n int
 		if _, err := fmt.Sscanf(r.URL.Path, "/n/%d.html", &n); err != nil {
 			return false
 		}
-		time.Sleep(time.Duration(max(0, 12-n)) * time.Millisecond)
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<p>node %d</p><a href="/n/%d.html">x</a><a href="/n/%d.html">y</a><a href="/n/%d.html">z</a>`, n, 3*n+1, 3*n+2, 3*n+3)
 		return true
@@ -317,6 +316,7 @@ func TestRunCrawlBFSOrderWithWorkers(t *testing.T) {
 		col := newCrawlCollector()
 		o := testCrawlOptions()
 		o.workers = workers
+		o.fetch = newCrawlReverseFetch().fetch
 		_, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site.url("/n/0.html")}, MaxPages: maxPages, MaxDepth: maxDepth}, "", col.index, nil, o)
 		if err != nil {
 			t.Fatal(err)
@@ -741,6 +741,59 @@ func TestRunCrawlCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res.PagesVisited != 1 || len(res.Errors) != 0 {
 		t.Fatalf("after cancel: err %v, result %+v", err, res)
 	}
+}
+
+// crawlReverseFetch wraps testLoopback.fetch so that fetches of tree nodes
+// ("/n/<k>.html") in flight together finish in reverse order of k, which
+// is also their order in the frontier: the fetch of node k returns only
+// once node k+1 is done, or when node k+1 was not started and no higher
+// node is in flight. The highest node in flight can always finish, so
+// this never deadlocks, and an implementation that processes results in
+// completion order gets them out of BFS order every time.
+type crawlReverseFetch struct {
+	mu       sync.Mutex
+	changed  *sync.Cond
+	started  map[int]bool
+	done     map[int]bool
+	inFlight map[int]bool
+}
+
+func newCrawlReverseFetch() *crawlReverseFetch {
+	f := &crawlReverseFetch{started: map[int]bool{}, done: map[int]bool{}, inFlight: map[int]bool{}}
+	f.changed = sync.NewCond(&f.mu)
+	return f
+}
+
+func (f *crawlReverseFetch) fetch(ctx context.Context, rawURL string, opts fetchOptions) (*fetchedPage, error) {
+	page, err := testLoopback.fetch(ctx, rawURL, opts)
+	u, perr := url.Parse(rawURL)
+	var k int
+	if perr != nil {
+		return page, err
+	}
+	if _, serr := fmt.Sscanf(u.Path, "/n/%d.html", &k); serr != nil {
+		return page, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started[k], f.inFlight[k] = true, true
+	f.changed.Broadcast()
+	for !f.done[k+1] && (f.started[k+1] || f.higherInFlight(k)) {
+		f.changed.Wait()
+	}
+	delete(f.inFlight, k)
+	f.done[k] = true
+	f.changed.Broadcast()
+	return page, err
+}
+
+func (f *crawlReverseFetch) higherInFlight(k int) bool {
+	for j := range f.inFlight {
+		if j > k {
+			return true
+		}
+	}
+	return false
 }
 
 // Request starts to the host are DelayMs apart even with four workers.

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"unicode"
@@ -70,32 +73,118 @@ type Chunk struct {
 	URL string
 }
 
-// ErrUnsupportedFormat is returned by ExtractParagraphs for a file whose
-// extension is neither .pdf nor .docx.
+// ErrUnsupportedFormat is wrapped by the error ExtractParagraphs returns
+// for a file whose extension it does not read. For the legacy binary Office
+// formats (.doc, .xls, .ppt) and for .rtf the error names the format and
+// says what to convert it to; they are not parsed.
 var ErrUnsupportedFormat = errors.New("unsupported document format")
 
-// SupportedDocumentExt reports whether ExtractParagraphs handles files with
-// the extension ext (".pdf" or ".docx", with the dot, in any case).
+// documentReaders maps each extension ExtractParagraphs reads to its
+// reader: a whole-file reader for text formats, a zip reader otherwise.
+var documentReaders = map[string]struct {
+	text func([]byte) ([]Paragraph, error)
+	zip  func(io.ReaderAt, int64) ([]Paragraph, error)
+}{
+	".md":       {text: extractMarkdown},
+	".markdown": {text: extractMarkdown},
+	".txt":      {text: extractText},
+	".text":     {text: extractText},
+	".pptx":     {zip: extractPptx},
+	".xlsx":     {zip: extractXlsx},
+	".odt":      {zip: extractODF},
+	".ods":      {zip: extractODF},
+	".odp":      {zip: extractODF},
+	".epub":     {zip: extractEpub},
+}
+
+// legacyFormats names the formats ExtractParagraphs refuses with advice.
+var legacyFormats = map[string]string{
+	".doc": "legacy binary Word document (.doc): convert it to .docx or .odt, e.g. with LibreOffice: soffice --headless --convert-to docx",
+	".xls": "legacy binary Excel workbook (.xls): convert it to .xlsx or .ods, e.g. with LibreOffice: soffice --headless --convert-to xlsx",
+	".ppt": "legacy binary PowerPoint presentation (.ppt): convert it to .pptx or .odp, e.g. with LibreOffice: soffice --headless --convert-to pptx",
+	".rtf": "Rich Text Format (.rtf): convert it to .docx or .odt, e.g. with LibreOffice: soffice --headless --convert-to docx",
+}
+
+// SupportedDocumentExt reports whether ExtractParagraphs reads files with
+// the extension ext (with the dot, in any case): .pdf, .docx, .pptx, .xlsx,
+// .odt, .ods, .odp, .epub, .md, .markdown, .txt and .text. Files without an
+// extension are read as plain text by ExtractParagraphs but are not
+// reported here, so a folder walk does not pick up every extensionless
+// file; pass them explicitly.
 func SupportedDocumentExt(ext string) bool {
-	switch strings.ToLower(ext) {
+	switch ext = strings.ToLower(ext); ext {
 	case ".pdf", ".docx":
 		return true
 	}
-	return false
+	_, ok := documentReaders[ext]
+	return ok
 }
 
-// ExtractParagraphs returns the paragraphs of the PDF or .docx file at path,
-// in reading order. The extension decides the format, in any case; any other
-// extension gives an error wrapping ErrUnsupportedFormat. Empty paragraphs
-// are left out.
+// ExtractParagraphs returns the paragraphs of the document at path, in
+// reading order. The extension decides the format, in any case: .pdf,
+// .docx, .pptx (slides; PageNum is the slide number), .xlsx, .odt, .ods,
+// .odp, .epub, Markdown (.md, .markdown) and plain text (.txt, .text, and a
+// file without extension, read as text unless it holds NUL bytes, as
+// binary files do). Each format's structure is kept: headings become Heading
+// paragraphs and every paragraph's Breadcrumb is its heading path; tables
+// give one paragraph per row labelled with the header cells, as
+// HTMLToStructuredText does.
+//
+// Any other extension gives an error wrapping ErrUnsupportedFormat; for
+// .doc, .xls, .ppt and .rtf the message names the format and says to
+// convert it. Files beyond the readers' limits give an error wrapping
+// ErrDocumentTooLarge; unreadable .pptx, .xlsx, OpenDocument and EPUB files
+// one wrapping ErrInvalidDocument. Empty paragraphs are left out.
 func ExtractParagraphs(path string) ([]Paragraph, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
 	case ".pdf":
 		return extractPDF(path)
 	case ".docx":
 		return extractDocx(path)
 	}
-	return nil, fmt.Errorf("extract paragraphs from %s: %w (want .pdf or .docx)", path, ErrUnsupportedFormat)
+	if msg, ok := legacyFormats[ext]; ok {
+		return nil, fmt.Errorf("extract paragraphs from %s: %w: %s", path, ErrUnsupportedFormat, msg)
+	}
+	rd, ok := documentReaders[ext]
+	if ext == "" {
+		rd, ok = documentReaders[".txt"], true
+	}
+	if !ok {
+		return nil, fmt.Errorf("extract paragraphs from %s: %w %q (want .pdf, .docx, .pptx, .xlsx, .odt, .ods, .odp, .epub, .md or .txt)", path, ErrUnsupportedFormat, ext)
+	}
+	if rd.zip != nil {
+		return readZipFile(path, rd.zip)
+	}
+	data, err := readTextFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: %w", path, err)
+	}
+	if ext == "" && bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 && !bytes.HasPrefix(data, []byte{0xFF, 0xFE}) && !bytes.HasPrefix(data, []byte{0xFE, 0xFF}) {
+		return nil, fmt.Errorf("extract paragraphs from %s: %w: a binary file without extension, not text", path, ErrUnsupportedFormat)
+	}
+	paras, err := rd.text(data)
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: %w", path, err)
+	}
+	return paras, nil
+}
+
+// readTextFile reads a text file of at most maxTextFileBytes.
+func readTextFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxTextFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxTextFileBytes {
+		return nil, fmt.Errorf("%w: more than %d bytes of text", ErrDocumentTooLarge, maxTextFileBytes)
+	}
+	return data, nil
 }
 
 // NormalizeSpaces returns s with every run of whitespace replaced by one

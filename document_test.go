@@ -47,7 +47,7 @@ func TestExtractParagraphsDispatch(t *testing.T) {
 			t.Errorf("%s: paragraphs differ from birds.docx", name)
 		}
 	}
-	for _, name := range []string{"notes.txt", "NOTES.TXT", "old.doc", "OLD.DOC", "noext", "page.html", "x.docx.bak", "book.odt", "Scan.Png"} {
+	for _, name := range []string{"old.doc", "OLD.DOC", "deck.PPT", "sheet.xls", "memo.rtf", "noext", "page.html", "x.docx.bak", "Scan.Png"} {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, src, 0o644); err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"archive/zip"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -10,14 +9,6 @@ import (
 	"path"
 	"strings"
 )
-
-// ErrDocxTooLarge is wrapped by the error ExtractParagraphs returns for a
-// .docx archive beyond the reader's limits: more than 10,000 entries, more
-// than 1 GiB of declared uncompressed content, or an XML part that really
-// inflates to more than 128 MiB (256 MiB for all parts read together). The
-// sizes are counted while inflating, so an archive lying about them in its
-// headers is caught too. Such files are zip bombs or not documents.
-var ErrDocxTooLarge = errors.New("docx archive exceeds the size limits")
 
 // ErrInvalidDocx is wrapped by the error ExtractParagraphs returns for a
 // .docx file that is not a readable OOXML document: not a zip archive, no
@@ -31,6 +22,11 @@ type docxLimits struct {
 	maxPart     int64  // bytes inflated from one XML part
 	maxTotal    int64  // bytes inflated from all parts
 	maxDepth    int    // nesting of tables and text boxes
+}
+
+// zip returns the archive part of the limits.
+func (l docxLimits) zip() zipLimits {
+	return zipLimits{maxEntries: l.maxEntries, maxDeclared: l.maxDeclared, maxPart: l.maxPart, maxTotal: l.maxTotal}
 }
 
 var docxDefaultLimits = docxLimits{
@@ -82,37 +78,15 @@ func extractDocxReader(r io.ReaderAt, size int64) ([]Paragraph, error) {
 }
 
 func readDocx(r io.ReaderAt, size int64, lim docxLimits) ([]Paragraph, error) {
-	zr, err := zip.NewReader(r, size)
+	a, err := openZipArchive(r, size, lim.zip(), ErrInvalidDocx, ".docx")
 	if err != nil {
-		var magic [8]byte
-		if n, _ := r.ReadAt(magic[:], 0); n == 8 && string(magic[:]) == "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" {
-			return nil, fmt.Errorf("%w: an OLE compound file (a password-protected document or a legacy .doc), not an OOXML zip", ErrInvalidDocx)
-		}
-		return nil, fmt.Errorf("%w: not a zip archive: %w", ErrInvalidDocx, err)
-	}
-	if len(zr.File) > lim.maxEntries {
-		return nil, fmt.Errorf("%w: %d entries (limit %d)", ErrDocxTooLarge, len(zr.File), lim.maxEntries)
-	}
-	a := &docxArchive{files: make(map[string]*zip.File, len(zr.File)), lim: lim}
-	var declared uint64
-	for _, f := range zr.File {
-		declared += f.UncompressedSize64
-		if declared > lim.maxDeclared || declared < f.UncompressedSize64 {
-			return nil, fmt.Errorf("%w: declared uncompressed size over %d bytes", ErrDocxTooLarge, lim.maxDeclared)
-		}
-		name := strings.ToLower(strings.TrimPrefix(f.Name, "/"))
-		if _, dup := a.files[name]; !dup {
-			a.files[name] = f
-		}
-	}
-
-	mainPart := "word/document.xml"
-	if rels, err := a.rels("_rels/.rels", ""); err != nil {
 		return nil, err
-	} else if t := rels["officeDocument"]; t != "" {
-		mainPart = t
 	}
-	if a.files[strings.ToLower(mainPart)] == nil {
+	mainPart, err := a.opcMainPart("word/document.xml")
+	if err != nil {
+		return nil, err
+	}
+	if !a.has(mainPart) {
 		return nil, fmt.Errorf("%w: no main document part %s", ErrInvalidDocx, mainPart)
 	}
 	dir := path.Dir(mainPart)
@@ -168,102 +142,6 @@ func readDocx(r io.ReaderAt, size int64, lim docxLimits) ([]Paragraph, error) {
 		return nil, err
 	}
 	return p.paragraphs(blocks), nil
-}
-
-// docxArchive is an opened .docx zip with its entries by lower-case name
-// (OPC part names are case-insensitive) and the bytes inflated so far.
-type docxArchive struct {
-	files map[string]*zip.File
-	lim   docxLimits
-	read  int64
-}
-
-// parse runs fn on a decoder reading the named part, counting the bytes
-// inflated against the limits. A missing part is an error only if required.
-func (a *docxArchive) parse(name string, required bool, fn func(*xml.Decoder) error) error {
-	f := a.files[strings.ToLower(name)]
-	if f == nil {
-		if required {
-			return fmt.Errorf("%w: missing part %s", ErrInvalidDocx, name)
-		}
-		return nil
-	}
-	left := min(a.lim.maxPart, a.lim.maxTotal-a.read)
-	if f.UncompressedSize64 > uint64(max(left, 0)) {
-		return fmt.Errorf("%w: part %s declares %d bytes (limit %d)", ErrDocxTooLarge, name, f.UncompressedSize64, left)
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return fmt.Errorf("%w: open part %s: %w", ErrInvalidDocx, name, err)
-	}
-	defer rc.Close()
-	lr := &docxLimitedReader{r: rc, left: left, part: name, count: &a.read}
-	if err := fn(xml.NewDecoder(lr)); err != nil {
-		if errors.Is(err, ErrDocxTooLarge) {
-			return err
-		}
-		return fmt.Errorf("%w: part %s: %w", ErrInvalidDocx, name, err)
-	}
-	return nil
-}
-
-// docxLimitedReader reads at most left bytes from r, adding them to *count;
-// reading past the limit is an error wrapping ErrDocxTooLarge.
-type docxLimitedReader struct {
-	r     io.Reader
-	left  int64
-	part  string
-	count *int64
-}
-
-func (l *docxLimitedReader) Read(b []byte) (int, error) {
-	if l.left <= 0 {
-		var probe [1]byte
-		if n, err := l.r.Read(probe[:]); n == 0 && err != nil {
-			return 0, err
-		}
-		return 0, fmt.Errorf("%w: part %s inflates beyond the limit", ErrDocxTooLarge, l.part)
-	}
-	if int64(len(b)) > l.left {
-		b = b[:l.left]
-	}
-	n, err := l.r.Read(b)
-	l.left -= int64(n)
-	*l.count += int64(n)
-	return n, err
-}
-
-// rels returns the targets of the relationships in the named part by the
-// last element of their type (officeDocument, styles, numbering, ...),
-// resolved against dir. A missing part gives no relationships.
-func (a *docxArchive) rels(name, dir string) (map[string]string, error) {
-	var doc struct {
-		Rels []struct {
-			Type   string `xml:"Type,attr"`
-			Target string `xml:"Target,attr"`
-			Mode   string `xml:"TargetMode,attr"`
-		} `xml:"Relationship"`
-	}
-	if err := a.parse(name, false, func(d *xml.Decoder) error { return d.Decode(&doc) }); err != nil {
-		return nil, err
-	}
-	out := make(map[string]string)
-	for _, r := range doc.Rels {
-		if strings.EqualFold(r.Mode, "External") || r.Target == "" {
-			continue
-		}
-		typ := r.Type[strings.LastIndexByte(r.Type, '/')+1:]
-		t := r.Target
-		if strings.HasPrefix(t, "/") {
-			t = path.Clean(t[1:])
-		} else {
-			t = path.Join(dir, t)
-		}
-		if _, ok := out[typ]; !ok {
-			out[typ] = t
-		}
-	}
-	return out, nil
 }
 
 // WordprocessingML namespaces: transitional and strict.

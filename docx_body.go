@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/xml"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -168,146 +167,6 @@ func (p *docxParser) parseBlocks(cellSpan *int) ([]docxBlock, error) {
 	}
 }
 
-// sectionProps reads a w:sectPr: its type says whether the section it
-// describes started on a new page (nextPage, the default, oddPage,
-// evenPage) or not (continuous, nextColumn).
-func (p *docxParser) sectionProps() error {
-	newPage := true
-	nest := 0
-	for {
-		tok, err := p.d.Token()
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if nest == 0 && docxW(t.Name, "type") {
-				switch docxAttr(t, "val") {
-				case "continuous", "nextColumn":
-					newPage = false
-				}
-			}
-			nest++
-		case xml.EndElement:
-			if nest == 0 {
-				// A sectPr ends the section it describes, so it comes after
-				// the break that started that section: break p.sect-1.
-				if k := p.sect; k >= 1 && k <= len(p.sectBreak) && !p.inNote {
-					p.sectBreak[k-1] = newPage
-				}
-				return nil
-			}
-			nest--
-		}
-	}
-}
-
-// cellProps reads a w:tcPr for the cell's grid span.
-func (p *docxParser) cellProps(span *int) error {
-	nest := 0
-	for {
-		tok, err := p.d.Token()
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if nest == 0 && docxW(t.Name, "gridSpan") {
-				if n, err := strconv.Atoi(docxAttr(t, "val")); err == nil && n > 1 && n <= 64 {
-					*span = n
-				}
-			}
-			nest++
-		case xml.EndElement:
-			if nest == 0 {
-				return nil
-			}
-			nest--
-		}
-	}
-}
-
-// docxParaProps is what the reader uses of a w:pPr.
-type docxParaProps struct {
-	style       string
-	numID       string
-	ilvl        int
-	hasNum      bool
-	pageBreak   int // -1 unset
-	outline     int // -1 unset
-	endsSection bool
-}
-
-// paraProps reads a w:pPr. Revision records (w:pPrChange) and run
-// properties are skipped.
-func (p *docxParser) paraProps() (docxParaProps, error) {
-	pp := docxParaProps{pageBreak: -1, outline: -1}
-	for {
-		tok, err := p.d.Token()
-		if err != nil {
-			return pp, err
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			switch {
-			case docxW(t.Name, "pStyle"):
-				pp.style = docxAttr(t, "val")
-			case docxW(t.Name, "numPr"):
-				pp.hasNum = true
-				pp.ilvl = -1
-				if err := p.numProps(&pp); err != nil {
-					return pp, err
-				}
-				continue
-			case docxW(t.Name, "pageBreakBefore"):
-				pp.pageBreak = 0
-				if docxOn(t) {
-					pp.pageBreak = 1
-				}
-			case docxW(t.Name, "outlineLvl"):
-				if n, err := strconv.Atoi(docxAttr(t, "val")); err == nil && n >= 0 && n <= 9 {
-					pp.outline = n
-				}
-			case docxW(t.Name, "sectPr"):
-				pp.endsSection = true
-				if err := p.sectionProps(); err != nil {
-					return pp, err
-				}
-				continue
-			}
-			if err := p.d.Skip(); err != nil {
-				return pp, err
-			}
-		case xml.EndElement:
-			return pp, nil
-		}
-	}
-}
-
-// numProps reads a w:numPr into pp.
-func (p *docxParser) numProps(pp *docxParaProps) error {
-	for {
-		tok, err := p.d.Token()
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			switch {
-			case docxW(t.Name, "numId"):
-				pp.numID = docxAttr(t, "val")
-			case docxW(t.Name, "ilvl"):
-				pp.ilvl, _ = strconv.Atoi(docxAttr(t, "val"))
-			}
-			if err := p.d.Skip(); err != nil {
-				return err
-			}
-		case xml.EndElement:
-			return nil
-		}
-	}
-}
-
 // pageBreak records a page break; a break Word rendered (lastRendered)
 // right after another break, with no text between, is the same break.
 func (p *docxParser) pageBreak(rendered bool) {
@@ -466,95 +325,6 @@ func (p *docxParser) charData(txt *docxText) error {
 	}
 }
 
-// applyParaProps applies a paragraph's properties: style, heading level,
-// page break before; it returns the list marker prefix.
-func (p *docxParser) applyParaProps(blk *docxBlock, pp docxParaProps) string {
-	st := p.styles
-	blk.style = st.name(pp.style)
-	if p.sawText && (pp.pageBreak == 1 || pp.pageBreak == -1 && st.pageBreakBefore(pp.style)) {
-		p.pageBreak(false)
-	}
-	switch {
-	case p.depth > 0 || p.inNote:
-	case pp.outline >= 0 && pp.outline <= 8:
-		blk.level = pp.outline + 1
-	case pp.outline == 9:
-	default:
-		blk.level = st.headingLevel(pp.style)
-	}
-	numID, ilvl := st.numbering(pp.style)
-	if pp.hasNum {
-		if pp.numID != "" {
-			numID = pp.numID
-		}
-		if pp.ilvl >= 0 {
-			ilvl = pp.ilvl
-		}
-	}
-	if numID == "" || numID == "0" {
-		return ""
-	}
-	return p.nums.prefix(numID, ilvl)
-}
-
-// noteReference puts the marker of a footnote or endnote reference into
-// the paragraph's text and queues the note's text to follow the paragraph.
-func (p *docxParser) noteReference(se xml.StartElement, txt *docxText, blk *docxBlock) {
-	if p.inNote {
-		return
-	}
-	id := docxAttr(se, "id")
-	var marker, text string
-	if se.Name.Local == "footnoteReference" {
-		p.footCount++
-		marker, text = "["+strconv.Itoa(p.footCount)+"]", p.notes[id]
-	} else {
-		p.endCount++
-		marker, text = "["+docxRoman(p.endCount)+"]", p.endnotes[id]
-	}
-	txt.add(" " + marker + " ")
-	if text != "" {
-		blk.notes = append(blk.notes, marker+" "+text)
-	}
-}
-
-// readNotes reads the notes (elem "footnote" or "endnote") of a notes part
-// into into by ID, each note's paragraphs joined into one text. Separator
-// notes are skipped.
-func (p *docxParser) readNotes(d *xml.Decoder, elem string, into map[string]string) error {
-	p.d, p.inNote = d, true
-	defer func() { p.inNote = false }()
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		se, ok := tok.(xml.StartElement)
-		if !ok || !docxW(se.Name, elem) {
-			continue
-		}
-		switch docxAttr(se, "type") {
-		case "separator", "continuationSeparator", "continuationNotice":
-			if err := d.Skip(); err != nil {
-				return err
-			}
-			continue
-		}
-		blocks, err := p.parseBlocks(nil)
-		if err != nil {
-			return err
-		}
-		var b strings.Builder
-		docxJoinText(&b, blocks)
-		if len(into) < 100000 {
-			into[docxAttr(se, "id")] = NormalizeSpaces(b.String())
-		}
-	}
-}
-
 // docxJoinText writes the text of blocks and their text boxes, separated
 // by spaces.
 func docxJoinText(b *strings.Builder, blocks []docxBlock) {
@@ -567,15 +337,6 @@ func docxJoinText(b *strings.Builder, blocks []docxBlock) {
 		}
 		docxJoinText(b, blk.boxes)
 	}
-}
-
-// docxNotes returns the queued notes of blocks and their text boxes.
-func docxNotes(blocks []docxBlock, out []string) []string {
-	for _, blk := range blocks {
-		out = append(out, blk.notes...)
-		out = docxNotes(blk.boxes, out)
-	}
-	return out
 }
 
 // paragraphs turns the body's blocks into Paragraphs: headings build the

@@ -34,7 +34,7 @@ type docxStyles struct {
 
 // readStyles parses the paragraph styles of the named part (none if the
 // part is missing).
-func (a *docxArchive) readStyles(name string) (*docxStyles, error) {
+func (a *zipArchive) readStyles(name string) (*docxStyles, error) {
 	var doc struct {
 		Styles []struct {
 			Type    string  `xml:"type,attr"`
@@ -199,7 +199,7 @@ type docxNumbering struct {
 
 // readNumbering parses the list definitions of the named part (none if the
 // part is missing).
-func (a *docxArchive) readNumbering(name string, styles *docxStyles) (*docxNumbering, error) {
+func (a *zipArchive) readNumbering(name string, styles *docxStyles) (*docxNumbering, error) {
 	type lvlXML struct {
 		Ilvl    string   `xml:"ilvl,attr"`
 		Start   *docxVal `xml:"start"`

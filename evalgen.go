@@ -34,7 +34,8 @@ type EvalCase[In any] struct {
 // "pdf-data", "sampleRate": 8, "maxPerDoc": 5}) is what evalset -kind
 // generated -data sends.
 type GenerateEvalSetInput struct {
-	// Dir is the directory of documents; its .pdf and .docx files are read,
+	// Dir is the directory of documents; its files of every format
+	// ExtractParagraphs reads (SupportedDocumentExt) are read,
 	// subdirectories included, in lexical order of their paths.
 	Dir string `json:"dir"`
 	// SampleRate takes every SampleRate-th chunk of each document, starting
@@ -56,7 +57,7 @@ type GenerateEvalSetResult struct {
 	Written int `json:"written"`
 	// Documents is the number of documents read.
 	Documents int `json:"documents"`
-	// Skipped is the number of .pdf/.docx files that could not be read or
+	// Skipped is the number of document files that could not be read or
 	// held no text.
 	Skipped int `json:"skipped"`
 	// OutPath is the file the dataset was written to.
@@ -95,7 +96,7 @@ Reply with JSON only, in this form:
 {"question": "...", "answer": "..."}`
 
 // GenerateEvalSet builds a dataset for genkit eval:flow from the documents
-// in cfg.Dir: it splits each .pdf and .docx file into chunks
+// in cfg.Dir: it splits each document file (SupportedDocumentExt) into chunks
 // (ExtractParagraphs and BuildChunks with chunkSize and chunkOverlap),
 // samples chunks by cfg.SampleRate and cfg.MaxPerDoc, and asks the model
 // (genkit.Generate with genOpts, which carry the model and its config) for

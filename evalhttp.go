@@ -15,10 +15,12 @@ import (
 )
 
 // The HTTP contract cmd/evalset speaks with an app (all routes behind the
-// app's admin check):
+// app's admin check), the same as the original engine's:
 //
-//	POST /api/eval/{kind}            EvalJobHandler: starts the job, 202 {"jobId": "..."}
-//	GET  /api/jobs/{id}              JobStatusHandler: the Job as JSON, polled until finished
+//	POST /api/eval/{kind}            EvalJobHandler: body {"data": {...}} (or the bare input),
+//	                                 starts the job, 202 {"jobId": "..."}; 503 + Retry-After when the queue is full
+//	GET  /api/jobs/{id}              JobStatusHandler: {"status", "progress", "error", "result", ...},
+//	                                 polled until the status is done or failed
 //	GET  /api/eval/datasets/{name}   EvalDatasetHandler: the dataset file
 //
 // The job's result names the dataset: a JSON object with an outPath (as
@@ -79,12 +81,19 @@ func RestrictEvalPaths(dir *string, outPath *string) error {
 }
 
 // EvalJobHandler returns a handler that starts an eval dataset job: it
-// decodes the request body (JSON, at most 1 MiB; an empty body is the zero
-// In; unknown fields are rejected) into an In, runs validate on it (nil
-// means none; typically RestrictEvalPaths), enqueues run on jobs as a job
-// of the given kind and answers 202 Accepted with {"jobId": "..."}. A
-// malformed body or a validation error gets 400 with {"error": "..."};
-// methods other than POST get 405.
+// decodes the request body into an In, runs validate on it (nil means
+// none; typically RestrictEvalPaths), enqueues run on jobs as a job of the
+// given kind and answers 202 Accepted with {"jobId": "..."}.
+//
+// The body is JSON of at most 64 KiB (more gets 413). It is either the
+// original engine's envelope {"data": {...}}, as its evalset sends, or the
+// bare input object; an empty body, and "data": null, are the zero In.
+// Unknown fields are rejected. An In that itself accepts a field named
+// "data" is always decoded from the bare body. A malformed body or a
+// validation error gets 400 with {"error": "..."}; methods other than POST
+// get 405. When the job store's queue is full (ErrJobQueueFull) or it is
+// closed, the handler answers 503 with a Retry-After header and starts
+// nothing.
 //
 // The job runs with ctx, the app's long-lived context, not the request's:
 // the response is sent before the job starts. Clients poll the job through
@@ -122,7 +131,8 @@ func EvalJobHandler[In any](jobs *JobStore, ctx context.Context, kind string, ru
 	}
 }
 
-// evalDecodeBody decodes r's body as one JSON value of type In.
+// evalDecodeBody decodes r's body as one JSON value of type In, bare or in
+// a {"data": ...} envelope.
 func evalDecodeBody[In any](w http.ResponseWriter, r *http.Request) (In, int, error) {
 	var in In
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, evalMaxBody))
@@ -136,20 +146,57 @@ func evalDecodeBody[In any](w http.ResponseWriter, r *http.Request) (In, int, er
 	if len(bytes.TrimSpace(body)) == 0 {
 		return in, 0, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return in, http.StatusBadRequest, fmt.Errorf("malformed JSON body: %w", err)
+	if inner, ok := evalEnvelope(body); ok && !evalAcceptsDataField[In]() {
+		body = inner
+		if len(bytes.TrimSpace(body)) == 0 || string(bytes.TrimSpace(body)) == "null" {
+			return in, 0, nil
+		}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return in, http.StatusBadRequest, errors.New("malformed JSON body: data after the JSON value")
+	if err := evalDecodeStrict(body, &in); err != nil {
+		return in, http.StatusBadRequest, err
 	}
 	return in, 0, nil
 }
 
+// evalEnvelope returns the value of "data" when body is a JSON object whose
+// only key is "data".
+func evalEnvelope(body []byte) (json.RawMessage, bool) {
+	var env map[string]json.RawMessage
+	if json.Unmarshal(body, &env) != nil || len(env) != 1 {
+		return nil, false
+	}
+	inner, ok := env["data"]
+	return inner, ok
+}
+
+// evalAcceptsDataField reports whether In decodes {"data": null} without
+// an unknown-field error: a struct with a field of its own named "data"
+// (matched as encoding/json does), or a map.
+func evalAcceptsDataField[In any]() bool {
+	var probe In
+	return evalDecodeStrict([]byte(`{"data": null}`), &probe) == nil
+}
+
+// evalDecodeStrict decodes exactly one JSON value from data into v,
+// rejecting unknown fields and trailing data.
+func evalDecodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("malformed JSON body: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("malformed JSON body: data after the JSON value")
+	}
+	return nil
+}
+
 // JobStatusHandler returns a handler for GET /api/jobs/{id}: the Job with
-// the id path value as JSON (status, progress, result, error), 404 for an
-// unknown ID. It is the route cmd/evalset polls after starting a job;
+// the id path value as JSON, 404 for an unknown ID. The JSON has the
+// original engine's keys, "status" (pending, running, done, failed; ours
+// adds cancelled), "progress" (the latest message), "error" and "result",
+// plus ours: "progressLog" (the newest messages), "progressCount", "id",
+// "kind" and the timestamps. It is the route cmd/evalset polls after starting a job;
 // mount it behind the same admin check as the eval routes, since a job's
 // result may hold what its run returned.
 func JobStatusHandler(jobs *JobStore) http.HandlerFunc {
@@ -171,10 +218,13 @@ func JobStatusHandler(jobs *JobStore) http.HandlerFunc {
 
 // EvalDatasetHandler returns a handler for GET /api/eval/datasets/{name}
 // that serves the file name from dir. Only names of the form
-// eval_dataset_<letters, digits, '.', '_', '-'>.json are served (400 for
-// any other: paths, "..", NUL bytes, other files); the file is opened
-// inside dir with os.Root, so a symbolic link leading out of dir is not
-// followed (404, like a missing file or a directory).
+// eval_dataset_<letters, digits, '.', '_', '-'>.json are served; any other
+// (paths, "..", NUL bytes, other files) gets 404, as the original engine
+// answers. Only a regular file is served: the name is checked with Lstat
+// inside dir first, so a symbolic link, a directory, a FIFO or a device
+// gets 404 without being opened (a FIFO would block the request), and the
+// file is then opened non-blocking inside dir with os.Root and checked to
+// be the same regular file, so nothing swapped in between is served.
 func EvalDatasetHandler(dir string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -184,7 +234,7 @@ func EvalDatasetHandler(dir string) http.HandlerFunc {
 		}
 		name := r.PathValue("name")
 		if !ValidEvalDatasetName(name) {
-			evalHTTPError(w, http.StatusBadRequest, fmt.Sprintf("invalid dataset name %q: want eval_dataset_<name>.json", name))
+			evalHTTPError(w, http.StatusNotFound, fmt.Sprintf("dataset %q not found: names are eval_dataset_<name>.json", name))
 			return
 		}
 		f, info, err := evalOpenDataset(dir, name)
@@ -200,21 +250,30 @@ func EvalDatasetHandler(dir string) http.HandlerFunc {
 	}
 }
 
-// evalOpenDataset opens the regular file name inside dir, never leaving dir.
+// evalOpenDataset opens the regular file name inside dir, never leaving dir
+// and never opening anything but a regular file.
 func evalOpenDataset(dir, name string) (*os.File, fs.FileInfo, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(name)
+	before, err := root.Lstat(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !before.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s is not a regular file (%s)", name, before.Mode().Type())
+	}
+	// Non-blocking, in case a FIFO was swapped in after the Lstat.
+	f, err := root.OpenFile(name, os.O_RDONLY|evalOpenNonblock, 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
+	if err != nil || !info.Mode().IsRegular() || !os.SameFile(before, info) {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s is not a regular file", name)
+		return nil, nil, fmt.Errorf("%s changed while being opened", name)
 	}
 	return f, info, nil
 }

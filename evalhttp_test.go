@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRestrictEvalPaths(t *testing.T) {
@@ -121,20 +122,20 @@ func TestEvalDatasetHandler(t *testing.T) {
 		status int
 	}{
 		{"eval_dataset_ok.json", 200},
-		{"eval_dataset_inside.json", 200},
+		{"eval_dataset_inside.json", 404}, // a symbolic link is not a regular file
 		{"eval_dataset_missing.json", 404},
 		{"eval_dataset_escape.json", 404},
 		{"eval_dataset_absolute.json", 404},
 		{"eval_dataset_dir.json", 404},
-		{"other.json", 400},
-		{"../secret.json", 400},
-		{"../eval_dataset_outside.json", 400},
-		{"eval_dataset_../../secret.json", 400},
-		{"eval_dataset_../../etc/passwd.json", 400},
-		{"%2e%2e/secret.json", 400},
-		{"eval_dataset_ok.json\x00", 400},
-		{"/etc/passwd", 400},
-		{"", 400},
+		{"other.json", 404},
+		{"../secret.json", 404},
+		{"../eval_dataset_outside.json", 404},
+		{"eval_dataset_../../secret.json", 404},
+		{"eval_dataset_../../etc/passwd.json", 404},
+		{"%2e%2e/secret.json", 404},
+		{"eval_dataset_ok.json\x00", 404},
+		{"/etc/passwd", 404},
+		{"", 404},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,6 +159,46 @@ func TestEvalDatasetHandler(t *testing.T) {
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST: %d", rec.Code)
 	}
+}
+
+// A FIFO named like a dataset is refused without being opened: the request
+// does not hang, and neither does the server's Close.
+func TestEvalDatasetHandlerFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "eval_dataset_x.json")
+	if err := evalMkfifo(fifo); err != nil {
+		t.Skipf("cannot make a FIFO here: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "eval_dataset_ok.json"), []byte("[]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/eval/datasets/{name}", EvalDatasetHandler(dir))
+	srv := httptest.NewServer(mux)
+	closed := make(chan struct{})
+	defer func() {
+		go func() { srv.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(30 * time.Second):
+			t.Error("server Close hangs")
+		}
+	}()
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Get(srv.URL + "/api/eval/datasets/eval_dataset_x.json")
+	if err != nil {
+		t.Fatalf("GET the FIFO: %v (the handler blocked on it)", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("FIFO: %d %s, want 404", resp.StatusCode, body)
+	}
+	resp, err = client.Get(srv.URL + "/api/eval/datasets/eval_dataset_ok.json")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("regular file beside the FIFO: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }
 
 // TestEvalDatasetHandlerOverHTTP sends hostile raw paths through a real

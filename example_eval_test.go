@@ -131,7 +131,7 @@ func ExampleEvalJobHandler() {
 	// start: 202
 	// malformed: 400
 	// get eval_dataset_injection.json: 200
-	// get ..%2f..%2fetc%2fpasswd: 400
+	// get ..%2f..%2fetc%2fpasswd: 404
 }
 
 // RestrictEvalPaths drops the client's outPath and rejects directories

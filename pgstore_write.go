@@ -40,7 +40,7 @@ func (m PgvecWriteMethod) String() string {
 
 // pgvecCopyMinRows is the smallest write for which PgvecWriteAuto uses COPY:
 // below it the temporary table costs more than COPY saves.
-const pgvecCopyMinRows = 64
+const pgvecCopyMinRows = 1000
 
 // pgvecStageTable is the temporary staging table of a COPY write; it is
 // dropped when the writing transaction ends.

@@ -210,13 +210,13 @@ const DefaultRerankBatchSize = 10
 // once. A batch whose call fails, or whose reply holds fewer scores than
 // passages, keeps opts.DefaultScore for its unscored passages and logs a
 // warning; RerankScores itself never fails. When ctx ends, unscored
-// batches keep the default too.
+// batches keep the default too. No texts give nil.
 func RerankScores(ctx context.Context, rerankPrompt ai.Prompt, model ai.Model, config any, question string, texts []string, opts RerankOptions) []int {
 	def := clampScore(float64(opts.DefaultScore))
-	scores := make([]int, len(texts))
 	if len(texts) == 0 {
-		return scores
+		return nil // as the original engine: no candidates, no scores
 	}
+	scores := make([]int, len(texts))
 	// Deduplicate: uniq holds each distinct text once, slot maps texts to it.
 	slot := make([]int, len(texts))
 	pos := make(map[string]int, len(texts))

@@ -116,6 +116,21 @@ func TestRerankScoresBatchesDedupAndOrder(t *testing.T) {
 	}
 }
 
+// No candidates: nil, as the original engine returns, and no model call.
+func TestRerankScoresNone(t *testing.T) {
+	g := genkit.Init(t.Context())
+	m := genkit.DefineModel(g, "test/rerank-none", nil, func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		t.Error("model called without candidates")
+		return nil, errors.New("unexpected")
+	})
+	p := genkit.DefinePrompt(g, "rerank-none", ai.WithPrompt("{{question}}"))
+	for _, texts := range [][]string{nil, {}} {
+		if got := RerankScores(t.Context(), p, m, nil, "q", texts, RerankOptions{DefaultScore: 3}); got != nil {
+			t.Errorf("RerankScores(%#v) = %#v, want nil", texts, got)
+		}
+	}
+}
+
 // TestRerankScoresParallel proves RerankScores runs exactly opts.Parallel
 // model calls at once: the fake holds every call until Parallel of them are
 // in flight together (an implementation running fewer at once never gets
@@ -595,5 +610,26 @@ func TestRetrievalPipelineWithFakes(t *testing.T) {
 	}
 	if want := int64((len(texts) + 1) / 2); f.calls.Load() != want {
 		t.Errorf("%d rerank calls for %d candidates in batches of 2, want %d", f.calls.Load(), len(texts), want)
+	}
+}
+
+// TestReciprocalRankFusionFirstOfAllIsFirst checks, on random lists with
+// random weights, that a document every list ranks first is ranked first.
+func TestReciprocalRankFusionFirstOfAllIsFirst(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for iter := range 500 {
+		top := ai.DocumentFromText("top", nil)
+		var lists []RankedList
+		for range 1 + r.IntN(4) {
+			docs := []*ai.Document{top}
+			for range r.IntN(50) {
+				docs = append(docs, ai.DocumentFromText(fmt.Sprintf("d%d", r.IntN(60)), nil))
+			}
+			lists = append(lists, RankedList{Docs: docs, Weight: r.Float64() * 3})
+		}
+		got := ReciprocalRankFusion(lists, r.IntN(100), 0)
+		if len(got) == 0 || got[0].Text != "top" {
+			t.Fatalf("iter %d: first is %q", iter, got[0].Text)
+		}
 	}
 }

@@ -58,6 +58,11 @@ var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 // id, content, metadata, url and source. It must be the app's own fixed SQL,
 // never user input.
 func KeywordSearchSQL(ctx context.Context, pool *pgxpool.Pool, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
+	// No usable keyword or phrase: nothing to search, the pool is not
+	// touched (not even checked), as in the original engine.
+	if newKeywordPlan(query, stopWords).empty() {
+		return nil, nil
+	}
 	if pool == nil {
 		return nil, errors.New("keyword search sql: nil pool")
 	}

@@ -197,10 +197,10 @@ func TestKeywordSearchSQLForeignPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if _, err := KeywordSearchSQL(context.Background(), pool, "x", 1, "simple", nil, "", nil); !errors.Is(err, ErrNotPgvecPool) {
+	if _, err := KeywordSearchSQL(context.Background(), pool, "xyz", 1, "simple", nil, "", nil); !errors.Is(err, ErrNotPgvecPool) {
 		t.Errorf("foreign pool: err = %v, want ErrNotPgvecPool", err)
 	}
-	if _, err := KeywordSearchSQL(context.Background(), nil, "x", 1, "simple", nil, "", nil); err == nil {
+	if _, err := KeywordSearchSQL(context.Background(), nil, "xyz", 1, "simple", nil, "", nil); err == nil {
 		t.Error("nil pool: no error")
 	}
 }
@@ -251,5 +251,32 @@ func TestKeywordSearchSQLTrigramFallback(t *testing.T) {
 	}
 	if len(with[0]) == 0 || len(with[1]) == 0 {
 		t.Errorf("expected matches, got %q", with)
+	}
+}
+
+// A query without a usable keyword (stop words, words under 3 letters,
+// punctuation) returns nil without touching the pool, as in the original
+// engine: no database needed.
+func TestKeywordSearchSQLNoKeyword(t *testing.T) {
+	stop := map[string]bool{"the": true, "und": true}
+	for _, q := range []string{"", "   ", "the und", "a an im", "?! -- %", `"" ''`} {
+		got, err := KeywordSearchSQL(context.Background(), nil, q, 10, "simple", stop, "", nil)
+		if got != nil || err != nil {
+			t.Errorf("nil pool, query %q: %v, %v; want nil, nil", q, got, err)
+		}
+	}
+	// A real pool that could never connect: not acquired.
+	pool, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	got, err := KeywordSearchSQL(context.Background(), pool, "the und", 10, "simple", stop, "", nil)
+	if got != nil || err != nil || pool.Stat().AcquireCount() != 0 {
+		t.Errorf("unreachable pool: %v, %v, %d acquires; want nil, nil, 0", got, err, pool.Stat().AcquireCount())
+	}
+	// With a keyword the pool is used (and fails here).
+	if _, err := KeywordSearchSQL(context.Background(), pool, "contract", 10, "simple", stop, "", nil); err == nil {
+		t.Error("a keyword query on a foreign pool succeeded")
 	}
 }

@@ -24,7 +24,7 @@ func TestExtractQuotedPhrases(t *testing.T) {
 		{`no quotes here`, nil},
 		{`find "exact phrase" please`, []string{"exact phrase"}},
 		{`"a" and "b c" and "a"`, []string{"a", "b c"}},
-		{`German „Max  Mustermann“ and „other”`, []string{"Max Mustermann", "other"}},
+		{`German „Max  Mustermann“ and „other”`, []string{"max mustermann", "other"}},
 		{`English “smart quotes” here`, []string{"smart quotes"}},
 		{`French «entre guillemets» and »umgekehrt«`, []string{"entre guillemets", "umgekehrt"}},
 		{`unclosed "quote stays`, nil},
@@ -32,6 +32,16 @@ func TestExtractQuotedPhrases(t *testing.T) {
 		{`mixed "one» two"`, []string{"one» two"}},
 		{`metachars "100% _x_ o'neil \d"`, []string{`100% _x_ o'neil \d`}},
 		{"\"multi\nline\tphrase\"", []string{"multi line phrase"}},
+		// The original engine's: single quotes, and phrases lower-cased.
+		{`Suche 'Modulhandbuch Informatik' bitte`, []string{"modulhandbuch informatik"}},
+		{`'Erster Teil' und "Zweiter TEIL" und 'erster teil'`, []string{"erster teil", "zweiter teil"}},
+		{`typographic ‘Single Quotes’ and German ‚Einfache‘`, []string{"single quotes", "einfache"}},
+		// Apostrophes are not quotes.
+		{`don't stop o'neil's music`, nil},
+		{`Peter's 'red car' isn't here`, []string{"red car"}},
+		{`rock 'n' roll`, []string{"n"}},
+		{`'unclosed single`, nil},
+		{`it's 'quoted, isn't it' now`, []string{"quoted, isn't it"}},
 	}
 	for _, tt := range tests {
 		if got := ExtractQuotedPhrases(tt.in); !slices.Equal(got, tt.want) {
@@ -49,13 +59,13 @@ func TestExtractKeywords(t *testing.T) {
 		{``, nil},
 		{`Finde die Protokolle und der Beschlüsse`, []string{"protokolle", "beschlüsse"}},
 		{`Straße STRASSE straße`, []string{"straße", "strasse"}},
-		{`E-Mail-Adresse: a@b.de`, []string{"mail", "adresse", "de"}},
-		{`100% of the 2024 budget_items`, []string{"100", "of", "2024", "budget", "items"}},
+		{`E-Mail-Adresse: a@b.de`, []string{"mail", "adresse"}},
+		{`100% of the 2024 budget_items`, []string{"100", "2024", "budget", "items"}},
 		{`' % _ \ ; -- */`, nil},
 		{`der die und`, nil},
-		{`x y z ab`, []string{"ab"}},
+		{`x y z ab abc`, []string{"abc"}}, // 3+ letters, as the original engine
 		{`Café café CAFÉ`, []string{"café"}},
-		{`naïve` + "\u0301" + ` 東京 タワー`, []string{"naïve\u0301", "東京", "タワー"}},
+		{`naïve` + "\u0301" + ` 東京都 タワー 東京`, []string{"naïve\u0301", "東京都", "タワー"}},
 	}
 	for _, tt := range tests {
 		if got := ExtractKeywords(tt.in, stop); !slices.Equal(got, tt.want) {
@@ -112,8 +122,12 @@ func TestKeywordPlanSearchRanksStages(t *testing.T) {
 		ai.DocumentFromText("Zum Archiv von 2024.", map[string]any{"n": 5}),                           // short keywords
 		ai.DocumentFromText("max mustermann hat rechnungen.", map[string]any{"n": 6, "hidden": true}), // filtered
 	}
-	p := newKeywordPlan(`„Max Mustermann“ Rechnungen Protokoll von`, nil)
-	got, err := p.search(t.Context(), docs, 0, func(m map[string]any) bool { return m["hidden"] == nil })
+	search := func(q string, stop map[string]bool, maxN int, filter func(map[string]any) bool) ([]*ai.Document, error) {
+		an, _ := NewTextAnalyzer("german")
+		return newLocalvecBM25(an, docs).search(t.Context(), newBM25Plan(an, q, stop), docs, maxN, filter)
+	}
+	const q = `„Max Mustermann“ Rechnungen Protokoll von`
+	got, err := search(q, nil, 0, func(m map[string]any) bool { return m["hidden"] == nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,14 +135,17 @@ func TestKeywordPlanSearchRanksStages(t *testing.T) {
 	for _, d := range got {
 		order = append(order, d.Metadata["n"].(int))
 	}
-	if want := []int{1, 3, 0, 5}; !slices.Equal(order, want) {
+	// Phrase first; then all of rechnung, protokoll, von (none has all);
+	// then any, by BM25: 3 has two terms, 0 and 5 one each (the shorter 5
+	// wins); 4 repeats 0's text.
+	if want := []int{1, 3, 5, 0}; !slices.Equal(order, want) {
 		t.Errorf("order %v, want %v", order, want)
 	}
-	got, _ = p.search(t.Context(), docs, 2, nil)
+	got, _ = search(q, nil, 2, nil)
 	if len(got) != 2 || got[0].Metadata["n"] != 1 || got[1].Metadata["n"] != 6 {
 		t.Errorf("capped unfiltered search: %v", docMetaN(got))
 	}
-	if got, err := newKeywordPlan("the a", map[string]bool{"the": true}).search(t.Context(), docs, 5, nil); err != nil || got != nil {
+	if got, err := search("the", map[string]bool{"the": true}, 5, nil); err != nil || got != nil {
 		t.Errorf("empty plan: %v, %v", got, err)
 	}
 }
@@ -173,17 +190,17 @@ func TestLocalvecKeywordSearchFile(t *testing.T) {
 		{`"user_name"`, texts[1:2]},
 		{`"O'Neil"`, texts[2:3]},
 		{`"C:\daten"`, texts[3:4]},
-		{`%`, nil},
+		{`%`, texts[:1]}, // a symbol token
 		{`_`, nil},
 		{`'`, nil},
-		{`\`, nil},
-		{`' OR 1=1 --`, nil}, // "or" is a 2-rune keyword: no text contains it
-		{`% _ ' \`, nil},
+		{`\`, texts[3:4]},
+		{`' OR 1=1 --`, nil},                      // no text holds "or", "1", "=" or "--"
+		{`% _ ' \`, []string{texts[3], texts[0]}}, // the shorter text first
 		{`der die den`, nil},
 		{``, nil},
 		{`„Jahresbericht“`, texts[5:6]},
-		{`Jahresberichte`, texts[5:6]}, // prefix "jahresb"
-		{`Bericht`, []string{texts[2], texts[3], texts[4], texts[5]}}, // equal scores: any order
+		{`Jahresberichte`, texts[5:6]}, // stemmed: jahresbericht
+		{`Bericht`, []string{texts[2], texts[3], texts[4]}}, // a word, not a substring of "Jahresbericht"
 	}
 	for _, tt := range tests {
 		for name, search := range map[string]func() ([]*ai.Document, error){
@@ -250,12 +267,13 @@ func FuzzKeywordPlan(f *testing.F) {
 		}
 		// Searching a document made of the query itself never fails, and
 		// finds it whenever the plan is not empty.
-		d := ai.DocumentFromText(q, nil)
-		got, err := p.search(t.Context(), []*ai.Document{d}, 1, nil)
+		d := []*ai.Document{ai.DocumentFromText(q, nil)}
+		bp := newBM25Plan(localvecDefaultAnalyzer, q, stop)
+		got, err := newLocalvecBM25(localvecDefaultAnalyzer, d).search(t.Context(), bp, d, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !p.empty() && len(got) != 1 && utf8.ValidString(q) {
+		if !bp.empty() && len(got) != 1 && utf8.ValidString(q) {
 			t.Errorf("query %q does not find itself", q)
 		}
 	})

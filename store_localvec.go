@@ -86,16 +86,16 @@ type LocalvecStore struct {
 }
 
 // localvecRows is the in-memory database: row i is ids[i], docs[i] and the
-// vector vecs[i*dim:(i+1)*dim] with inverse norm inv[i]; kw[i] is docs[i]'s
-// normalised text and bigram signature for KeywordSearch, computed once
-// when the row is added.
+// vector vecs[i*dim:(i+1)*dim] with inverse norm inv[i]; kw is the BM25
+// inverted index of the rows' texts for KeywordSearch, updated as rows are
+// added and removed.
 type localvecRows struct {
 	dim  int
 	ids  []string
 	docs []*ai.Document
 	vecs []float32
 	inv  []float32
-	kw   []keywordText
+	kw   *bm25Index
 	byID map[string]int
 }
 
@@ -423,20 +423,20 @@ func (s *LocalvecStore) Sources(ctx context.Context) ([]Source, error) {
 	return out, nil
 }
 
-// KeywordSearch searches the store's documents in memory for query with the
-// three-stage strategy of LocalvecKeywordSearch (quoted phrases, then long
-// keyword prefixes, then keywords; deduplicated by text, at most maxResults,
-// filtered by filter when it is non-nil). A query without keywords returns
-// no documents and no error. The documents returned are copies (content
-// slice and metadata map) that the caller may change.
+// KeywordSearch searches the store's documents in memory for query, ranked
+// by BM25 over its inverted index in the store's keyword language (see
+// LocalvecKeywordSearch for the stages and SetKeywordLanguage), deduplicated
+// by text, at most maxResults, filtered by filter when it is non-nil. A
+// query without keywords returns no documents and no error. The documents
+// returned are copies (content slice and metadata map) that the caller may
+// change.
 func (s *LocalvecStore) KeywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
-	plan := newKeywordPlan(query, stopWords)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return nil, fmt.Errorf("localvec keyword search: %w", ErrStoreClosed)
 	}
-	docs, err := plan.searchIndexed(ctx, s.rows.docs, s.rows.kw, maxResults, filter)
+	docs, err := s.rows.keywordSearch(ctx, query, maxResults, stopWords, filter)
 	if err != nil {
 		return nil, fmt.Errorf("localvec keyword search: %w", err)
 	}

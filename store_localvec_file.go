@@ -71,6 +71,9 @@ func (r *localvecRows) append(add []localvecNewRow) {
 	if len(r.ids) == 0 {
 		r.dim = len(add[0].vec)
 	}
+	if r.kw == nil {
+		r.kw = newBM25Index(localvecDefaultAnalyzer)
+	}
 	r.vecs = slices.Grow(r.vecs, len(add)*r.dim)
 	for _, a := range add {
 		r.byID[a.id] = len(r.ids)
@@ -78,7 +81,7 @@ func (r *localvecRows) append(add []localvecNewRow) {
 		r.docs = append(r.docs, a.doc)
 		r.vecs = append(r.vecs, a.vec...)
 		r.inv = append(r.inv, localvecInvNorm(a.vec))
-		r.kw = append(r.kw, newKeywordText(a.doc))
+		r.kw.add(a.doc)
 	}
 }
 
@@ -105,18 +108,20 @@ func (r *localvecRows) remove(del map[string]bool) {
 	for i, id := range r.ids {
 		if del[id] {
 			delete(r.byID, id)
+			r.kw.drop(i)
 			continue
 		}
 		if w != i {
-			r.ids[w], r.docs[w], r.inv[w], r.kw[w] = id, r.docs[i], r.inv[i], r.kw[i]
+			r.ids[w], r.docs[w], r.inv[w] = id, r.docs[i], r.inv[i]
+			r.kw.move(i, w)
 			copy(r.vecs[w*r.dim:(w+1)*r.dim], r.vecs[i*r.dim:(i+1)*r.dim])
 			r.byID[id] = w
 		}
 		w++
 	}
 	clear(r.docs[w:])
-	clear(r.kw[w:])
-	r.ids, r.docs, r.inv, r.vecs, r.kw = r.ids[:w], r.docs[:w], r.inv[:w], r.vecs[:w*r.dim], r.kw[:w]
+	r.kw.truncate(w)
+	r.ids, r.docs, r.inv, r.vecs = r.ids[:w], r.docs[:w], r.inv[:w], r.vecs[:w*r.dim]
 	if w == 0 {
 		r.dim = 0
 	}

@@ -225,3 +225,55 @@ func localvecDot(a, b []float32) float32 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// localvecDefaultAnalyzer analyses the keyword index of a LocalvecStore
+// until SetKeywordLanguage changes it.
+var localvecDefaultAnalyzer = &TextAnalyzer{lang: DefaultTextSearchLanguage, stem: textStemmers[DefaultTextSearchLanguage]}
+
+// keywordSearch ranks the rows for query with the BM25 index. Called with
+// the store's mu held shared.
+func (r *localvecRows) keywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(map[string]any) bool) ([]*ai.Document, error) {
+	if r.kw == nil {
+		return nil, nil
+	}
+	return r.kw.search(ctx, newBM25Plan(r.kw.an, query, stopWords), r.docs, maxResults, filter)
+}
+
+// SetKeywordLanguage sets the language of the store's keyword ranking
+// ("english" by default, "german", "simple" for no stemming, or another of
+// TextSearchLanguages) and rebuilds its inverted index in memory; the file
+// is not touched. An unknown language is an error wrapping
+// ErrUnknownLanguage and changes nothing. It blocks queries and writes
+// while it rebuilds.
+func (s *LocalvecStore) SetKeywordLanguage(language string) error {
+	an, err := NewTextAnalyzer(language)
+	if err != nil {
+		return fmt.Errorf("localvec keyword language: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("localvec keyword language: %w", ErrStoreClosed)
+	}
+	s.rows.kw = newLocalvecBM25(an, s.rows.docs)
+	return nil
+}
+
+// KeywordLanguage returns the language of the store's keyword ranking.
+func (s *LocalvecStore) KeywordLanguage() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.rows.kw == nil {
+		return localvecDefaultAnalyzer.Language()
+	}
+	return s.rows.kw.an.Language()
+}
+
+// newLocalvecBM25 returns the BM25 index of docs, row i being docs[i].
+func newLocalvecBM25(an *TextAnalyzer, docs []*ai.Document) *bm25Index {
+	x := newBM25Index(an)
+	for _, d := range docs {
+		x.add(d)
+	}
+	return x
+}

@@ -79,7 +79,6 @@ func (s *SQLiteStore) KeywordSearch(ctx context.Context, query string, maxResult
 
 // sqliteKeywordSearch is KeywordSearch inside a read transaction on q.
 func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan keywordPlan, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
-	m := keywordMatcher{newKeywordPatterns(plan.phrases), newKeywordPatterns(plan.prefixes), newKeywordPatterns(plan.keywords)}
 	expr, ok := sqliteFTSQuery(plan)
 	docCol := "NULL"
 	if filter != nil {
@@ -93,7 +92,7 @@ func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan keywordPlan,
 	}
 	type hit struct {
 		rid       int64
-		score     keywordScore
+		score     sqliteStages
 		bm25      float64
 		text      string
 		url, src  string
@@ -113,7 +112,7 @@ func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan keywordPlan,
 			return nil, err
 		}
 		norm := keywordNormalize(h.text)
-		h.score = m.stages(norm, nil)
+		h.score = newSqliteStages(plan, norm)
 		if h.score.phrases+h.score.prefixes+h.score.keywords == 0 {
 			continue
 		}
@@ -172,4 +171,22 @@ func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan keywordPlan,
 		out[i] = d
 	}
 	return out, nil
+}
+
+// sqliteStages counts the plan's phrases, long-keyword prefixes and
+// keywords that occur in a normalised text.
+type sqliteStages struct{ phrases, prefixes, keywords int }
+
+// newSqliteStages returns the stages of norm for plan.
+func newSqliteStages(plan keywordPlan, norm string) sqliteStages {
+	count := func(ss []string) int {
+		n := 0
+		for _, s := range ss {
+			if strings.Contains(norm, s) {
+				n++
+			}
+		}
+		return n
+	}
+	return sqliteStages{count(plan.phrases), count(plan.prefixes), count(plan.keywords)}
 }

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -213,5 +215,48 @@ func TestSQLiteBadInput(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestSQLiteImportExportLocalvec round-trips a LocalvecStore database
+// through an SQLiteStore (import without embedding, export) and opens the
+// export in LocalvecStore.
+func TestSQLiteImportExportLocalvec(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	emb := newTestEmbedder(32)
+	lv := ingestTestLocalvec(t, dir, emb)
+	docs := pgTestDocs("a", "apple", 40)
+	if err := lv.Index(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	lv.Close()
+	s := sqliteTestStore(t, filepath.Join(dir, "d.db"), emb)
+	calls := emb.calls.Load()
+	n, err := s.ImportLocalvec(ctx, lv.Path())
+	if err != nil || n != 40 || emb.calls.Load() != calls {
+		t.Fatalf("import: %d, %v, %d embed calls", n, err, emb.calls.Load()-calls)
+	}
+	if n, err := s.ImportLocalvec(ctx, lv.Path()); err != nil || n != 0 {
+		t.Errorf("second import: %d, %v", n, err)
+	}
+	// The imported chunks have IndexSource's IDs: re-indexing embeds nothing.
+	if err := s.Index(ctx, docs); err != nil || emb.calls.Load() != calls {
+		t.Errorf("index after import: %v, %d embed calls", err, emb.calls.Load()-calls)
+	}
+	if _, err := s.ImportLocalvec(ctx, filepath.Join(dir, "missing.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	out := filepath.Join(dir, "export")
+	path, n, err := s.ExportLocalvec(ctx, out, "docs")
+	if err != nil || n != 40 || path != filepath.Join(out, "__db_docs.json") {
+		t.Fatalf("export: %s, %d, %v", path, n, err)
+	}
+	back := ingestTestLocalvec(t, out, emb)
+	if back.Len() != 40 {
+		t.Errorf("export opens in LocalvecStore with %d documents", back.Len())
+	}
+	if _, _, err := s.ExportLocalvec(ctx, out, "../x"); err == nil {
+		t.Error("bad export name accepted")
 	}
 }

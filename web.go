@@ -41,7 +41,7 @@ const (
 // ErrPageTooLarge is returned (wrapped) when a page's body is larger than the
 // limit set with SetMaxPageBytes (10 MiB by default). The body is read only up
 // to one byte past the limit.
-var ErrPageTooLarge = errors.New("page larger than the size limit")
+var ErrPageTooLarge = errors.New("page exceeds the size limit")
 
 var (
 	errWebScheme           = errors.New("only http and https URLs can be fetched")
@@ -264,14 +264,14 @@ func (f *webFetcher) fetch(ctx context.Context, rawURL string, opts fetchOptions
 	defer resp.Body.Close()
 	limit := webPageLimit()
 	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("fetch %s: %w: Content-Length %d > %d bytes", rawURL, ErrPageTooLarge, resp.ContentLength, limit)
+		return nil, fmt.Errorf("fetch %s: %w: Content-Length %d exceeds %d bytes", rawURL, ErrPageTooLarge, resp.ContentLength, limit)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: read body: %w", rawURL, err)
 	}
 	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("fetch %s: %w: more than %d bytes", rawURL, ErrPageTooLarge, limit)
+		return nil, fmt.Errorf("fetch %s: %w: body exceeds %d bytes", rawURL, ErrPageTooLarge, limit)
 	}
 	return &fetchedPage{
 		URL:         resp.Request.URL,

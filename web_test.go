@@ -72,8 +72,14 @@ func TestWebBodyLimit(t *testing.T) {
 	if p, err := testLoopback.fetch(context.Background(), srv.URL+"?n=1000", fetchOptions{}); err != nil || len(p.Body) != 1000 {
 		t.Errorf("body at the limit: %v", err)
 	}
-	if _, err := testLoopback.fetch(context.Background(), srv.URL+"?n=1001", fetchOptions{}); !errors.Is(err, ErrPageTooLarge) {
+	// The message says the page "exceeds" the limit, as the original
+	// engine's does (apps may match on it).
+	if _, err := testLoopback.fetch(context.Background(), srv.URL+"?n=1001", fetchOptions{}); !errors.Is(err, ErrPageTooLarge) || !strings.Contains(err.Error(), "exceeds") {
 		t.Errorf("body one past the limit: err = %v", err)
+	}
+	// FetchWebPage's path (fetchText), without the private-target guard.
+	if _, err := testLoopback.fetchText(context.Background(), srv.URL+"?n=1001"); err == nil || !strings.Contains(err.Error(), "page exceeds the size limit") {
+		t.Errorf("FetchWebPage one past the limit: err = %v, want it to say the page exceeds the limit", err)
 	}
 }
 

@@ -148,7 +148,7 @@ func mixedFolder(t *testing.T) string {
 	copyFixture(t, "../../testdata/cli/docs/prices.html", filepath.Join(dir, "guides", "prices.html"))
 	copyFixture(t, "../../testdata/pdf/encrypted.pdf", filepath.Join(dir, "locked.pdf"))
 	copyFixture(t, "../../testdata/pdf/truncated.pdf", filepath.Join(dir, "broken", "truncated.pdf"))
-	for name, text := range map[string]string{"notes.txt": "plain text is not indexed", "logo.png": "\x89PNG"} {
+	for name, text := range map[string]string{"notes.rtf": `{\rtf1 rich text is not indexed}`, "logo.png": "\x89PNG"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +371,7 @@ func TestEndToEndIndexAskSearch(t *testing.T) {
 		t.Fatalf("index with broken files should exit %d:\n%s", exitError, r)
 	}
 	for _, want := range []string{
-		"Indexed 3 sources", "Skipped 2 unsupported files: .png 1, .txt 1",
+		"Indexed 3 sources", "Skipped 2 unsupported files: .png 1, .rtf 1",
 		"locked.pdf: encrypted PDF", "truncated.pdf: unreadable PDF", "Failed 2:",
 	} {
 		if !strings.Contains(r.stdout, want) {
@@ -528,13 +528,13 @@ func TestBadInput(t *testing.T) {
 
 	// Missing files are reported, the rest indexed.
 	copyFixture(t, "../../testdata/cli/docs/prices.html", filepath.Join(work, "prices.html"))
-	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("text"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "notes.rtf"), []byte("text"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(work, "index")
-	r = runCLI(t, work, nil, "index", "--data", data, "missing.pdf", "prices.html", "notes.txt")
+	r = runCLI(t, work, nil, "index", "--data", data, "missing.pdf", "prices.html", "notes.rtf")
 	if r.code != exitError || !strings.Contains(r.stdout, "Indexed 1 source:") ||
-		!strings.Contains(r.stdout, "missing.pdf: no such file or directory") || !strings.Contains(r.stdout, `notes.txt: unsupported file type ".txt"`) {
+		!strings.Contains(r.stdout, "missing.pdf: no such file or directory") || !strings.Contains(r.stdout, `notes.rtf: unsupported file type ".rtf"`) {
 		t.Errorf("missing and unsupported files:\n%s", r)
 	}
 

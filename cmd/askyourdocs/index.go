@@ -73,6 +73,9 @@ func (s *docSource) DeleteStale(ctx context.Context, store askyourdocs.VectorSto
 	return store.DeleteByURL(ctx, s.url)
 }
 
+// supportedExtList names the file types the CLI indexes, for messages.
+const supportedExtList = ".pdf, .docx, .pptx, .xlsx, .odt, .ods, .odp, .epub, .md, .markdown, .txt, .html, .htm"
+
 // fileKind returns the kind of a file the CLI indexes by its extension, ""
 // when it is not supported.
 func fileKind(path string) string {
@@ -279,8 +282,10 @@ const flushInterval = 30 * time.Second
 func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource) (int, error) {
 	ix.prog.begin(display)
 	if time.Since(ix.lastFlush) > flushInterval {
+		// A failed intermediate save is a reported failure (exit 1), and
+		// the source is still indexed: the final save writes it.
 		if err := ix.b.store.flush(); err != nil {
-			return 0, fmt.Errorf("saving the index: %w", err)
+			ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: "(saving the index before " + display + ")", Reason: err.Error()})
 		}
 		ix.lastFlush = time.Now()
 	}
@@ -407,8 +412,11 @@ func collectFiles(arg string, skipped map[string]int) ([]indexJob, error) {
 	}
 	if !info.IsDir() {
 		kind := fileKind(abs)
+		if kind == "" && filepath.Ext(abs) == "" {
+			kind = "txt" // a file without extension, given explicitly: plain text
+		}
 		if kind == "" {
-			return nil, fmt.Errorf("unsupported file type %q (supported: .pdf, .docx, .html, .htm)", filepath.Ext(abs))
+			return nil, fmt.Errorf("unsupported file type %q (supported: %s)", filepath.Ext(abs), supportedExtList)
 		}
 		return []indexJob{{display: arg, src: newFileSource(abs, abs, kind)}}, nil
 	}

@@ -127,13 +127,18 @@ func TestInterruptRollsBackCurrentSource(t *testing.T) {
 		t.Errorf("interruption not reported:\nstdout:\n%s\nstderr:\n%s", so.String(), se.String())
 	}
 
-	// The index file is valid and holds b's new text, c's and d's old text.
+	// The index is valid and holds b's new text, c's and d's old text
+	// (read through 'export --genkit', which also checks the export).
+	exported := t.TempDir()
+	if r := runCLI(t, work, env, "export", "--data", data, "--genkit", exported); r.code != 0 {
+		t.Fatalf("export:\n%s", r)
+	}
 	var db map[string]struct {
 		Doc struct {
 			Content []struct{ Text string } `json:"content"`
 		} `json:"doc"`
 	}
-	raw, err := os.ReadFile(filepath.Join(data, "__db_askyourdocs.json"))
+	raw, err := os.ReadFile(filepath.Join(exported, "__db_askyourdocs.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

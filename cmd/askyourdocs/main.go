@@ -55,13 +55,14 @@ const (
 var errUsage = errors.New("usage")
 
 // usageText is printed for -h and for a wrong command line.
-const usageText = `askyourdocs: ask your documents (PDF, .docx, HTML, web pages)
+const usageText = `askyourdocs: ask your documents (PDF, Office, OpenDocument, EPUB, Markdown, text, HTML, web pages)
 
 Usage:
   askyourdocs [flags] COMMAND [flags] [args]
 
 Commands:
-  index PATH|URL ...    index files and folders (.pdf, .docx, .html, .htm), web pages;
+  index PATH|URL ...    index files and folders (.pdf .docx .pptx .xlsx .odt .ods .odp
+                        .epub .md .txt .html .htm), web pages;
                         --crawl URL crawls a site (--max-pages, --max-depth, --delay)
   ask "question"        answer with numbered citations (--json for machine output)
   search "query"        ranked chunks with scores and citations, no LLM
@@ -70,6 +71,7 @@ Commands:
   eval --dataset FILE   retrieval metrics: hit@1, hit@5, MRR@10, nDCG@10, latency
                         (--mode vector|keyword|fusion|all)
   mcp                   serve search_docs, ask_docs and list_sources as MCP tools on stdio
+  export --genkit DIR   write the index as a Genkit localvec file DIR/__db_<name>.json
   demo                  index testdata/cli/docs into a temporary index and ask about it
 
 Flags of every command:
@@ -128,6 +130,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = app.cmdEval(ctx, rest)
 	case "mcp":
 		err = app.cmdMCP(ctx, rest)
+	case "export":
+		err = app.cmdExport(ctx, rest)
 	case "demo":
 		err = app.cmdDemo(ctx, rest)
 	case "serve":

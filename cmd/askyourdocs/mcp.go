@@ -44,7 +44,9 @@ func (a *cliApp) cmdMCP(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: mcp takes no arguments", errUsage)
 	}
-	b, err := a.open(ctx, cf, openOptions{models: true, write: true})
+	// Not write: mcp never creates an index; a missing one is an error
+	// naming the directory it looked in.
+	b, err := a.open(ctx, cf, openOptions{models: true})
 	if err != nil {
 		return err
 	}

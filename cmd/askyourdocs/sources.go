@@ -46,7 +46,7 @@ func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
 		return enc.Encode(out)
 	}
 	if len(srcs) == 0 {
-		fmt.Fprintln(a.stdout, "Nothing is indexed yet.")
+		fmt.Fprintf(a.stdout, "Nothing is indexed yet in %s.\n", b.store.describe())
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)

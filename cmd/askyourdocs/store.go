@@ -67,7 +67,7 @@ func (a *cliApp) newFlagSet(cmd string) (*flag.FlagSet, *commonFlags) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(a.stderr)
 	cf := &commonFlags{}
-	fs.StringVar(&cf.data, "data", ".askyourdocs", "index directory (LocalvecStore)")
+	fs.StringVar(&cf.data, "data", ".askyourdocs", "index directory (SQLite database <name>.db)")
 	fs.StringVar(&cf.pg, "pg", "", "PostgreSQL DSN of a pgvector database (default: env ASKYOURDOCS_DSN)")
 	fs.BoolVar(&cf.allowPrivate, "allow-private", false, "allow fetching from private and loopback addresses")
 	fs.BoolVar(&cf.json, "json", false, "machine-readable JSON output")
@@ -190,15 +190,113 @@ func (s *localStore) saveManifest(_ context.Context, m indexManifest) error {
 	if err != nil {
 		return fmt.Errorf("encode index manifest: %w", err)
 	}
+	// A temporary file of its own: two index runs may start at once.
 	p := s.manifestPath()
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(p), filepath.Base(p)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("write index manifest: %w", err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
+	_, werr := tmp.Write(append(b, '\n'))
+	if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write index manifest: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("write index manifest: %w", err)
 	}
 	return nil
+}
+
+// sqliteStore is the default store: an SQLiteStore <data>/<name>.db. It
+// embeds *SQLiteStore, so IndexSource diffs sources on it. The manifest is
+// the same file beside it as for the JSON store.
+type sqliteStore struct {
+	*askyourdocs.SQLiteStore
+	manifests *localStore
+}
+
+func (s *sqliteStore) vectorSearch(ctx context.Context, q *ai.Document, k int) ([]*ai.Document, error) {
+	docs, err := s.Retrieve(ctx, q, k)
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	return docs, nil
+}
+
+func (s *sqliteStore) keywordSearch(ctx context.Context, q string, k int) ([]*ai.Document, error) {
+	docs, err := s.KeywordSearch(ctx, q, k, cliStopWords, nil)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
+	return docs, nil
+}
+
+func (s *sqliteStore) listSources(ctx context.Context) ([]askyourdocs.Source, error) {
+	return s.Sources(ctx)
+}
+
+func (s *sqliteStore) chunkCount(ctx context.Context) (int, error) { return s.Len(ctx) }
+func (s *sqliteStore) describe() string                            { return s.Path() }
+
+// bulk and flush: SQLite commits every source itself.
+func (s *sqliteStore) bulk(fn func() error) error { return fn() }
+func (s *sqliteStore) flush() error               { return nil }
+
+func (s *sqliteStore) manifest(ctx context.Context) (indexManifest, bool, error) {
+	return s.manifests.manifest(ctx)
+}
+
+func (s *sqliteStore) saveManifest(ctx context.Context, m indexManifest) error {
+	return s.manifests.saveManifest(ctx, m)
+}
+
+// sqlitePath returns the SQLite database of the store called name in dir.
+func sqlitePath(dir, name string) string { return filepath.Join(dir, name+".db") }
+
+// jsonIndexPath returns the JSON (LocalvecStore) database of the store
+// called name in dir, the format earlier versions wrote.
+func jsonIndexPath(dir, name string) string { return filepath.Join(dir, "__db_"+name+".json") }
+
+// absDir returns dir as an absolute path for messages (dir itself when that
+// fails).
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
+
+// openLocal opens the embedded store in cf.data: the SQLite database, after
+// migrating a JSON index of an earlier version into it once (with a message
+// on stderr). Without write, a directory holding no index is an error that
+// names the directory; nothing is created.
+func (a *cliApp) openLocal(ctx context.Context, b *backend, cf *commonFlags, write bool) (cliStore, error) {
+	dbPath, jsonPath := sqlitePath(cf.data, cf.name), jsonIndexPath(cf.data, cf.name)
+	_, dbErr := os.Stat(dbPath)
+	_, jsonErr := os.Stat(jsonPath)
+	if !write && dbErr != nil && jsonErr != nil {
+		return nil, fmt.Errorf("%w (no index in %s)", errNothingIndexed, absDir(cf.data))
+	}
+	if err := os.MkdirAll(cf.data, 0o755); err != nil {
+		return nil, err
+	}
+	ss, err := askyourdocs.NewSQLiteStore(ctx, b.g, b.emb, dbPath, &askyourdocs.SQLiteOptions{Name: cf.name})
+	if err != nil {
+		return nil, err
+	}
+	st := &sqliteStore{SQLiteStore: ss, manifests: &localStore{dir: cf.data, name: cf.name}}
+	if dbErr != nil && jsonErr == nil {
+		n, err := ss.ImportLocalvec(ctx, jsonPath)
+		if err != nil {
+			ss.Close()
+			os.Remove(dbPath)
+			return nil, fmt.Errorf("migrate the JSON index %s: %w", jsonPath, err)
+		}
+		fmt.Fprintf(a.stderr, "askyourdocs: migrated the JSON index %s (%d chunks) to %s; the JSON file is no longer updated "+
+			"(askyourdocs export --genkit DIR writes a current one)\n", jsonPath, n, dbPath)
+	}
+	return st, nil
 }
 
 // pgStore is a PgvecStore; it embeds *PgvecStore, so IndexSource diffs
@@ -492,16 +590,11 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 		}
 		b.store = &pgStore{PgvecStore: ps, name: cf.name}
 	} else {
-		if !opts.write {
-			if _, err := os.Stat(cf.data); errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("%w (no index directory %s)", errNothingIndexed, cf.data)
-			}
-		}
-		ls, err := askyourdocs.NewLocalvecStore(b.g, cf.name, b.emb, cf.data)
+		st, err := a.openLocal(ctx, b, cf, opts.write)
 		if err != nil {
 			return nil, err
 		}
-		b.store = &localStore{LocalvecStore: ls, dir: cf.data, name: cf.name}
+		b.store = st
 	}
 	if err := b.checkManifest(ctx, dim, opts.write); err != nil {
 		return nil, err
@@ -587,7 +680,7 @@ func (b *backend) requireIndexed(ctx context.Context) error {
 		return err
 	}
 	if n == 0 {
-		return errNothingIndexed
+		return fmt.Errorf("%w (the index %s is empty)", errNothingIndexed, b.store.describe())
 	}
 	return nil
 }

@@ -28,10 +28,14 @@
 // The password is read from EVALSET_PASSWORD only, to keep it off the
 // command line. Without -login, a user or password is sent as basic auth.
 //
-// The app's routes (see the engine's evalhttp.go): POST /api/eval/<kind>
-// answers {"jobId": "..."}; GET /api/jobs/<id> answers the job (status
-// queued, running, done, failed or cancelled; progress; result; error);
-// GET /api/eval/datasets/<name> serves the dataset, where name is the base
+// The app's routes (see the engine's evalhttp.go), the same for apps built
+// on this engine and on the original one: POST /api/eval/<kind> with the
+// -data input in an envelope, {"data": {...}}, answers {"jobId": "..."}
+// (a 503 "queue full" is retried after its Retry-After); GET
+// /api/jobs/<id> answers the job (status pending, running, done or failed,
+// also queued or cancelled; progress, the latest message as a string, or
+// an older engine's array of messages; result; error); GET
+// /api/eval/datasets/<name> serves the dataset, where name is the base
 // name of the job result's outPath, or eval_dataset_<kind>.json.
 //
 // Exit status: 0 success, 1 an error talking to the app (unreachable, an
@@ -53,6 +57,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -192,10 +197,8 @@ func fetch(ctx context.Context, cfg config, stderr io.Writer) (string, error) {
 			return "", err
 		}
 	}
-	var started struct {
-		JobID string `json:"jobId"`
-	}
-	if err := c.doJSON(ctx, "POST", "/api/eval/"+cfg.kind, []byte(cfg.data), &started); err != nil {
+	started, err := c.start(ctx, stderr)
+	if err != nil {
 		return "", fmt.Errorf("start %s job: %w", cfg.kind, err)
 	}
 	if started.JobID == "" {
@@ -222,6 +225,53 @@ func fetch(ctx context.Context, cfg config, stderr io.Writer) (string, error) {
 		return "", fail(exitFailure, "save dataset: %w", err)
 	}
 	return out, nil
+}
+
+// started is the app's answer to starting a job.
+type started struct {
+	JobID string `json:"jobId"`
+}
+
+// start posts the job's input in the {"data": ...} envelope both engines
+// accept. While the app answers 503 (its job queue is full) it waits for
+// the Retry-After the app gives (1 s to 1 min; 5 s without one) and tries
+// again, until ctx ends.
+func (c *client) start(ctx context.Context, stderr io.Writer) (started, error) {
+	body := []byte(`{"data": ` + strings.TrimSpace(c.cfg.data) + `}`)
+	for {
+		var s started
+		err := c.doJSON(ctx, "POST", "/api/eval/"+c.cfg.kind, body, &s)
+		var busy *busyError
+		if !errors.As(err, &busy) {
+			return s, err
+		}
+		fmt.Fprintf(stderr, "evalset: the app is busy (%s), retrying in %s\n", busy.msg, busy.retryAfter)
+		select {
+		case <-ctx.Done():
+			return s, fmt.Errorf("%w (the app was busy: %s)", ctx.Err(), busy.msg)
+		case <-time.After(busy.retryAfter):
+		}
+	}
+}
+
+// busyError is a 503 answer: the app cannot take the job now.
+type busyError struct {
+	retryAfter time.Duration
+	msg        string
+}
+
+func (e *busyError) Error() string {
+	return fmt.Sprintf("503 Service Unavailable %s (retry after %s)", e.msg, e.retryAfter)
+}
+
+// retryAfter reads a Retry-After header in seconds, clamped to 1 s..1 min;
+// 5 s when it is missing or not a number of seconds.
+func retryAfter(h string) time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(h))
+	if err != nil {
+		return 5 * time.Second
+	}
+	return time.Duration(min(max(n, 1), 60)) * time.Second
 }
 
 // login posts the credentials to /api/login; the cookie jar keeps the
@@ -426,6 +476,8 @@ func (c *client) do(ctx context.Context, method, p string, body []byte) (*http.R
 			hint += ", or use -login for an app with session login"
 		}
 		return nil, fail(exitAuth, "%s %s: %s (wrong user or password?) %s; %s", method, p, resp.Status, msg, hint)
+	case http.StatusServiceUnavailable:
+		return nil, &cliError{code: exitFailure, err: &busyError{retryAfter: retryAfter(resp.Header.Get("Retry-After")), msg: msg}}
 	}
 	return nil, fail(exitFailure, "%s %s: %s %s", method, p, resp.Status, msg)
 }

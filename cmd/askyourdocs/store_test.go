@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cliSources runs 'sources --json' and returns url -> chunks.
+func cliSources(t *testing.T, work, data string) map[string]int {
+	t.Helper()
+	r := runCLI(t, work, nil, "sources", "--json", "--data", data)
+	if r.code != 0 {
+		t.Fatalf("sources:\n%s", r)
+	}
+	var srcs []struct {
+		URL    string `json:"url"`
+		Chunks int    `json:"chunks"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &srcs); err != nil {
+		t.Fatalf("sources output: %v\n%s", err, r)
+	}
+	out := make(map[string]int)
+	for _, s := range srcs {
+		out[s.URL] = s.Chunks
+	}
+	return out
+}
+
+// TestCLIExportAndMigrateJSONIndex exports an index as a Genkit localvec
+// file and opens a directory holding only such a file (an index of an
+// earlier version): it is migrated once, with a message, and keeps its
+// sources.
+func TestCLIExportAndMigrateJSONIndex(t *testing.T) {
+	work := t.TempDir()
+	docs := filepath.Join(work, "docs")
+	os.MkdirAll(docs, 0o755)
+	writeHTML(t, filepath.Join(docs, "a.html"), "Alpha", "alpha river text about boats")
+	writeHTML(t, filepath.Join(docs, "b.html"), "Bravo", "bravo mountain text about snow")
+	data := filepath.Join(work, "index")
+	if r := runCLI(t, work, nil, "index", "--data", data, "docs"); r.code != 0 {
+		t.Fatalf("index:\n%s", r)
+	}
+	want := cliSources(t, work, data)
+	old := filepath.Join(work, "old")
+	r := runCLI(t, work, nil, "export", "--data", data, "--genkit", old)
+	if r.code != 0 || !strings.Contains(r.stdout, "__db_askyourdocs.json") {
+		t.Fatalf("export:\n%s", r)
+	}
+	// An earlier version's directory: the JSON file and the manifest.
+	copyFixture(t, filepath.Join(data, manifestFile), filepath.Join(old, manifestFile))
+	r = runCLI(t, work, nil, "search", "--data", old, "snow")
+	if r.code != 0 || !strings.Contains(r.stderr, "migrated the JSON index") || !strings.Contains(r.stdout, "b.html") {
+		t.Fatalf("first use of a JSON index:\n%s", r)
+	}
+	if got := cliSources(t, work, old); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sources after migration %v, want %v", got, want)
+	}
+	if r := runCLI(t, work, nil, "sources", "--data", old); strings.Contains(r.stderr, "migrated") {
+		t.Errorf("migrated twice:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "export", "--data", data); r.code != exitUsage {
+		t.Errorf("export without --genkit:\n%s", r)
+	}
+}
+
+// TestCLINothingIndexedNamesDirectory checks that commands reading an index
+// say which directory they looked in and create nothing, mcp included.
+func TestCLINothingIndexedNamesDirectory(t *testing.T) {
+	work := t.TempDir()
+	data := filepath.Join(work, "nowhere")
+	for _, args := range [][]string{
+		{"search", "--data", data, "anything"},
+		{"sources", "--data", data},
+		{"ask", "--data", data, "anything?"},
+		{"mcp", "--data", data},
+	} {
+		r := runCLI(t, work, nil, args...)
+		if r.code == 0 || !strings.Contains(r.stderr, data) || !strings.Contains(r.stderr, "nothing is indexed") {
+			t.Errorf("%v:\n%s", args, r)
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Fatalf("%v created %s", args, data)
+		}
+	}
+	// An existing but empty index says where it is, too.
+	os.MkdirAll(filepath.Join(work, "docs"), 0o755)
+	writeHTML(t, filepath.Join(work, "docs", "a.html"), "Alpha", "alpha text")
+	if r := runCLI(t, work, nil, "index", "--data", data, "docs"); r.code != 0 {
+		t.Fatalf("index:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "delete", "--data", data, "docs"); r.code != 0 {
+		t.Fatalf("delete:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "search", "--data", data, "alpha"); r.code == 0 || !strings.Contains(r.stderr, data) {
+		t.Errorf("search in an empty index:\n%s", r)
+	}
+}
+
+// TestCLIConcurrentIndexRuns runs two 'index' processes into one --data
+// directory at once: both succeed and every source of both is listed.
+func TestCLIConcurrentIndexRuns(t *testing.T) {
+	work := t.TempDir()
+	for _, dir := range []string{"one", "two"} {
+		os.MkdirAll(filepath.Join(work, dir), 0o755)
+		for i := range 15 {
+			writeHTML(t, filepath.Join(work, dir, fmt.Sprintf("p%02d.html", i)), dir+" page", fmt.Sprintf("%s page %d text about topic %d", dir, i, i%4))
+		}
+	}
+	data := filepath.Join(work, "index")
+	bin := buildCLI(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for _, dir := range []string{"one", "two"} {
+		cmd := exec.CommandContext(ctx, bin, "index", "--data", data, dir)
+		cmd.Dir, cmd.Env = work, cliEnv()
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, &out)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("index run %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	if got := cliSources(t, work, data); len(got) != 30 {
+		t.Errorf("%d sources after two concurrent runs, want 30: %v", len(got), got)
+	}
+}
+
+// TestCLINonUTF8FileName indexes a file whose name is not valid UTF-8
+// twice (one copy), and deletes it by its name.
+func TestCLINonUTF8FileName(t *testing.T) {
+	work := t.TempDir()
+	docs := filepath.Join(work, "docs")
+	os.MkdirAll(docs, 0o755)
+	name := filepath.Join(docs, "caf\xe9.html")
+	writeHTML(t, name, "Cafe", "coffee and cake text")
+	data := filepath.Join(work, "index")
+	for range 2 {
+		if r := runCLI(t, work, nil, "index", "--data", data, "docs"); r.code != 0 {
+			t.Fatalf("index:\n%s", r)
+		}
+	}
+	r := runCLI(t, work, nil, "sources", "--data", data)
+	if r.code != 0 || !strings.Contains(r.stdout, "1 document") {
+		t.Fatalf("sources after indexing twice:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "delete", "--data", data, "docs/caf\xe9.html"); r.code != 0 {
+		t.Fatalf("delete by the non-UTF-8 name:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "sources", "--data", data); !strings.Contains(r.stdout, "Nothing is indexed yet in") {
+		t.Errorf("after delete:\n%s", r)
+	}
+}

@@ -1,0 +1,43 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
+)
+
+// Fetch a page with a deadline of your own, and branch on the HTTP status
+// of a failed fetch with errors.As instead of matching the message.
+func ExampleFetchWebPageContext() {
+	// The example site runs on 127.0.0.1, which the address guard refuses:
+	// opt in for this local site only, and turn the guard back on.
+	askyourdocs.SetAllowPrivateTargets(true)
+	defer askyourdocs.SetAllowPrivateTargets(false)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, "<h1>Welcome</h1>")
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	page, err := askyourdocs.FetchWebPageContext(ctx, srv.URL+"/")
+	fmt.Println(page, err)
+
+	_, err = askyourdocs.FetchWebPageContext(ctx, srv.URL+"/old-page")
+	var status *askyourdocs.HTTPStatusError
+	if errors.As(err, &status) && status.StatusCode == http.StatusNotFound {
+		fmt.Println("gone:", status.StatusCode, status.URL == srv.URL+"/old-page")
+	}
+	// Output:
+	// <h1>Welcome</h1> <nil>
+	// gone: 404 true
+}

@@ -1,0 +1,272 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/jackc/pgx/v5"
+)
+
+// pgTestFilterCorpus returns 3,000 chunks of 32 dimensions in which only 12
+// have a URL under "rare/", far from the query in vector space.
+func pgTestFilterCorpus() ([]*ai.Document, *pgBenchEmbedder, *ai.Document) {
+	docs, _, emb := pgBenchClustered(3000, 32, 0)
+	for i := range 12 {
+		docs[i*250].Metadata[MetaURL] = fmt.Sprintf("rare/%d.pdf", i)
+	}
+	q := ai.DocumentFromText("the query", nil)
+	emb.vecs[DocText(q)] = emb.vecs[DocText(docs[1])]
+	return docs, emb, q
+}
+
+// TestPgvecStoreFilteredRetrieveReturnsK checks that a filtered search
+// through the HNSW index returns k rows whenever k match, with the store's
+// default iterative scan, while with IterativeScan "off" the index's
+// ef_search candidates run out (which shows that the index is used).
+func TestPgvecStoreFilteredRetrieveReturnsK(t *testing.T) {
+	ctx := context.Background()
+	docs, emb, q := pgTestFilterCorpus()
+	// A database of its own where the planner neither scans the table nor
+	// sorts, so that the searches go through the HNSW index however small
+	// the table.
+	dsn := pgTestFreshDB(t, pgTestDSN(t))
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(dsn)
+	for _, set := range []string{"enable_seqscan = off", "enable_sort = off", "jit = off"} {
+		if _, err = conn.Exec(ctx, `ALTER DATABASE `+pgvecIdent(strings.TrimPrefix(u.Path, "/"))+` SET `+set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close(ctx)
+	name := pgTestStoreName(t)
+	s, err := NewPgvecStoreWithOptions(ctx, nil, name, emb, dsn, 32, &PgvecOptions{EfSearch: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Index(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	const k = 10
+	resp, err := s.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: q, Options: &PgvecRetrieverOptions{K: k, URLPrefix: "rare/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Documents) != k {
+		t.Errorf("filtered retrieve returned %d documents, want %d", len(resp.Documents), k)
+	}
+	for _, d := range resp.Documents {
+		if !strings.HasPrefix(d.Metadata[MetaURL].(string), "rare/") {
+			t.Errorf("filtered retrieve returned url %v", d.Metadata[MetaURL])
+		}
+	}
+	// The same with a map of options, as the Genkit reflection API sends.
+	resp, err = s.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: q, Options: map[string]any{"k": float64(k), "urlPrefix": "rare/", "efSearch": float64(40)}})
+	if err != nil || len(resp.Documents) != k {
+		t.Errorf("filtered retrieve with map options: %d documents, %v", len(resp.Documents), err)
+	}
+	docsWhere, err := s.RetrieveWhere(ctx, q, k, `starts_with(url, $3)`, []any{"rare/"})
+	if err != nil || len(docsWhere) != k {
+		t.Errorf("RetrieveWhere: %d documents, %v", len(docsWhere), err)
+	}
+
+	off, err := NewPgvecStoreWithOptions(ctx, nil, name, emb, dsn, 32, &PgvecOptions{EfSearch: 40, IterativeScan: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	got, err := off.RetrieveWhere(ctx, q, k, `starts_with(url, $3)`, []any{"rare/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) >= k {
+		t.Errorf("without an iterative scan the filtered HNSW search returned %d documents: the index was not used, the test proves nothing", len(got))
+	}
+
+	// The unfiltered search is unaffected, and more results than ef_search
+	// come back in full.
+	all, err := s.Retrieve(ctx, q, 300)
+	if err != nil || len(all) != 300 {
+		t.Errorf("Retrieve(300) with EfSearch 40: %d documents, %v", len(all), err)
+	}
+	if _, err := s.RetrieveWhere(ctx, q, k, "", []any{1}); err == nil {
+		t.Error("extraArgs without extraWhere: no error")
+	}
+	for _, o := range []PgvecOptions{{EfSearch: 1001}, {IterativeScan: "sometimes"}, {WriteMethod: 7}} {
+		if _, err := NewPgvecStoreWithOptions(ctx, nil, name, emb, dsn, 32, &o); err == nil {
+			t.Errorf("options %+v: no error", o)
+		}
+	}
+}
+
+// TestPgvecStoreWriteMethods writes the same documents with COPY, with
+// multi-row INSERT and with the automatic choice, twice (the second time
+// with changed metadata, overwriting), and checks that the tables agree.
+func TestPgvecStoreWriteMethods(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgTestDSN(t)
+	docs := pgTestDocs("src", "written", pgvecCopyMinRows+200)
+	changed := make([]*ai.Document, len(docs))
+	for i, d := range docs {
+		changed[i] = ai.DocumentFromText(DocText(d), map[string]any{MetaSource: "src", MetaURL: "u", "rev": 2})
+	}
+	var tables []map[string]string
+	for _, m := range []PgvecWriteMethod{PgvecWriteCopy, PgvecWriteInsert, PgvecWriteAuto} {
+		name := pgTestStoreName(t)
+		pgTestDropStore(t, dsn, name)
+		s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(16), dsn, 16, &PgvecOptions{WriteMethod: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.Index(ctx, docs); err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		if _, _, err := s.replaceSource(ctx, replaceScope{sources: []string{"src"}}, changed, nil); err != nil {
+			t.Fatalf("%v: replace: %v", m, err)
+		}
+		// Two writes in one transaction reuse the staging table.
+		err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			rows, err := pgvecPrepare(pgTestDocs("two", "writes", 200))
+			if err != nil {
+				return err
+			}
+			var ptrs []*pgvecRow
+			for i := range rows {
+				rows[i].vec = testVector(rows[i].content, 16)
+				ptrs = append(ptrs, &rows[i])
+			}
+			if err := s.write(ctx, tx, ptrs[:100]); err != nil {
+				return err
+			}
+			return s.write(ctx, tx, ptrs[100:])
+		})
+		if err != nil {
+			t.Fatalf("%v: two writes in a transaction: %v", m, err)
+		}
+		if s.noCopy.Load() {
+			t.Errorf("%v: the native server was taken for one refusing COPY", m)
+		}
+		tables = append(tables, pgTestContents(t, s))
+	}
+	if len(tables[0]) != len(docs)+200 {
+		t.Errorf("%d rows, want %d", len(tables[0]), len(docs)+200)
+	}
+	for i := 1; i < len(tables); i++ {
+		if !mapsEqual(tables[0], tables[i]) {
+			t.Errorf("write method %d wrote other rows than COPY", i)
+		}
+	}
+}
+
+// TestPgvecStoreCopyRefused connects as a role that may not create
+// temporary tables, so COPY's staging table is refused: PgvecWriteAuto
+// falls back to INSERT (and logs it once), PgvecWriteCopy fails, nothing
+// half-written stays.
+func TestPgvecStoreCopyRefused(t *testing.T) {
+	ctx := context.Background()
+	admin := pgTestFreshDB(t, pgTestDSN(t))
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	u, _ := url.Parse(admin)
+	db := strings.TrimPrefix(u.Path, "/")
+	role := db + "_user"
+	for _, stmt := range []string{
+		`CREATE EXTENSION vector`,
+		`CREATE ROLE ` + role + ` LOGIN`,
+		`REVOKE TEMPORARY ON DATABASE ` + db + ` FROM PUBLIC`,
+		`GRANT CREATE, USAGE ON SCHEMA public TO ` + role,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), pgTestDSN(t))
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		// After the database is dropped (cleanups run last-in first-out).
+		_, _ = c.Exec(context.Background(), `DROP ROLE IF EXISTS `+role)
+	})
+	u.User = url.User(role)
+	dsn := u.String()
+
+	docs := pgTestDocs("src", "refused", pgvecCopyMinRows)
+	var s *PgvecStore
+	logs := pgTestLogs(func() {
+		s, err = NewPgvecStore(ctx, nil, "refused", newTestEmbedder(16), dsn, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Index(ctx, docs); err != nil {
+			t.Errorf("auto write on a server refusing COPY: %v", err)
+		}
+		if err := s.Index(ctx, pgTestDocs("src", "more", pgvecCopyMinRows)); err != nil {
+			t.Errorf("second auto write: %v", err)
+		}
+	})
+	defer s.Close()
+	if !s.noCopy.Load() || strings.Count(logs, "refused COPY") != 1 {
+		t.Errorf("fallback not recorded or not logged once: noCopy=%v, logs:\n%s", s.noCopy.Load(), logs)
+	}
+	if n := pgTestCount(t, s); n != 2*pgvecCopyMinRows {
+		t.Errorf("%d rows after the fallback writes, want %d", n, 2*pgvecCopyMinRows)
+	}
+
+	strict, err := NewPgvecStoreWithOptions(ctx, nil, "refused", newTestEmbedder(16), dsn, 16, &PgvecOptions{WriteMethod: PgvecWriteCopy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strict.Close()
+	err = strict.Index(ctx, pgTestDocs("src", "strict", 100))
+	if err == nil || !strings.Contains(err.Error(), "staging table") {
+		t.Errorf("PgvecWriteCopy on a server refusing COPY: err = %v", err)
+	}
+	if n := pgTestCount(t, s); n != 2*pgvecCopyMinRows {
+		t.Errorf("%d rows after the refused COPY, want the %d from before", n, 2*pgvecCopyMinRows)
+	}
+	if got := slices.Collect(func(yield func(string) bool) {
+		for _, m := range []PgvecWriteMethod{PgvecWriteAuto, PgvecWriteCopy, PgvecWriteInsert, 9} {
+			if !yield(m.String()) {
+				return
+			}
+		}
+	}); !slices.Equal(got, []string{"auto", "copy", "insert", "PgvecWriteMethod(9)"}) {
+		t.Errorf("String() = %q", got)
+	}
+}
+
+// pgTestContents returns id -> everything written of the row (content,
+// metadata, hashes, embedder, vector) for every row of the store.
+func pgTestContents(t testing.TB, s *PgvecStore) map[string]string {
+	t.Helper()
+	rows, err := s.Pool.Query(context.Background(), `SELECT id, concat_ws('|', content, metadata::text, content_hash, text_hash, embedder, embedding::text) FROM `+pgvecIdent(s.Table()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var id, v string
+		if err := rows.Scan(&id, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[id] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

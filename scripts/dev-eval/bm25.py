@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Independent BM25 baseline for the dev evaluation.
+
+Usage: bm25.py CORPUS_DIR DATASET_JSON > metrics.json
+
+Every HTML page of CORPUS_DIR (parsed with Python's html.parser, script and
+style left out) is cut into heading sections (a new section at each h1-h6);
+each section is cut at white space into pieces of at most 1200 characters.
+The pieces go into an SQLite FTS5 table with the porter tokenizer; each
+question is matched as an OR of its words and ranked by bm25(). The ranked
+pieces are mapped to their pages; hit@1, hit@5, MRR@10 and nDCG@10 (binary
+relevance) are computed over the first 10 distinct pages, as
+`askyourdocs eval` does. Nothing here shares code with the engine.
+"""
+import html.parser
+import json
+import math
+import os
+import re
+import sqlite3
+import sys
+
+MAX = 1200
+HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+SKIP = {"script", "style", "head"}
+BLOCK = {"p", "div", "li", "tr", "br", "pre", "dt", "dd", "table", "section", "ul", "ol", "blockquote"}
+
+
+class Sections(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.sections = [[]]
+        self.skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in SKIP:
+            self.skip += 1
+        elif tag in HEADINGS:
+            self.sections.append([])
+        elif tag in BLOCK:
+            self.sections[-1].append(" ")
+
+    def handle_endtag(self, tag):
+        if tag in SKIP and self.skip:
+            self.skip -= 1
+        elif tag in BLOCK or tag in HEADINGS:
+            self.sections[-1].append(" ")
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.sections[-1].append(data)
+
+
+def pieces(text):
+    words = text.split()
+    cur = ""
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > MAX:
+            yield cur
+            cur = w[:MAX]
+        else:
+            cur = (cur + " " + w) if cur else w[:MAX]
+    if cur:
+        yield cur
+
+
+def build(corpus):
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(body, page UNINDEXED, tokenize='porter unicode61')")
+    n = 0
+    for root, _, files in os.walk(corpus):
+        for f in sorted(files):
+            if not f.endswith(".html"):
+                continue
+            p = os.path.join(root, f)
+            rel = os.path.relpath(p, corpus).replace(os.sep, "/")
+            parser = Sections()
+            with open(p, encoding="utf-8", errors="replace") as fh:
+                parser.feed(fh.read())
+            for sec in parser.sections:
+                for piece in pieces("".join(sec)):
+                    db.execute("INSERT INTO t(body, page) VALUES (?, ?)", (piece, rel))
+                    n += 1
+    return db, n
+
+
+def matches(page, relevant):
+    return any(page == r or page.endswith("/" + r) for r in relevant)
+
+
+def main():
+    corpus, dataset = sys.argv[1], sys.argv[2]
+    db, n = build(corpus)
+    with open(dataset) as fh:
+        cases = json.load(fh)["cases"]
+    h1 = h5 = mrr = ndcg = 0.0
+    for c in cases:
+        words = re.findall(r"\w+", c["question"].lower())
+        if not words:
+            continue
+        q = " OR ".join('"%s"' % w for w in words)
+        pages = []
+        for (page,) in db.execute("SELECT page FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 200", (q,)):
+            if page not in pages:
+                pages.append(page)
+            if len(pages) == 10:
+                break
+        rel = [i for i, p in enumerate(pages) if matches(p, c["relevant"])]
+        if rel:
+            h1 += rel[0] == 0
+            h5 += rel[0] < 5
+            mrr += 1 / (rel[0] + 1)
+        dcg = sum(1 / math.log2(i + 2) for i in rel)
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(c["relevant"]), 10)))
+        ndcg += dcg / ideal
+    k = len(cases)
+    json.dump({"mode": "bm25-fts5", "pieces": n, "metrics": {"hitAt1": h1 / k, "hitAt5": h5 / k, "mrrAt10": mrr / k, "ndcgAt10": ndcg / k}}, sys.stdout)
+    print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+// Command dev-eval builds the retrieval development sets: four manuals from
+// Debian documentation packages, each made by a different documentation
+// generator, with questions derived mechanically from the manuals
+// themselves. Nothing is committed: the manuals come from the packages,
+// the labels from this program.
+//
+//	octave   texinfo HTML   octave-doc    Concept Index entries -> the pages they link
+//	cmake    Sphinx         cmake-doc     section headings -> their page
+//	gnucash  DocBook XSL    gnucash-docs  section headings -> their page
+//	mkdocs   MkDocs         mkdocs-doc    section headings -> their page
+//
+// For each set it copies the content pages (not the tables of contents, the
+// indexes, search pages or texinfo's XREF redirect stubs) to
+// WORK/<set>/corpus and writes WORK/<set>/dataset.json in the format of
+// `askyourdocs eval`. Heading questions are the heading text with numbers,
+// permalink marks (¶, #) and one-word headings left out, and with headings
+// that occur on more than three pages ("See Also") dropped as ambiguous.
+//
+// scripts/dev-eval/run installs the packages, runs this program, indexes
+// each corpus with the reference CLI and prints the table of
+// docs/retrieval.md.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// set is one manual and how its labels are derived.
+type set struct {
+	name, pkg, generator, dir string
+	skip                      func(rel string) bool // pages left out of the corpus
+	index                     string                // back-of-book index page; "" = label by headings
+	indexHref                 *regexp.Regexp        // which links of the index page are entries
+}
+
+func sets() []set {
+	return []set{
+		{name: "octave", pkg: "octave-doc", generator: "texinfo", dir: "/usr/share/doc/octave/octave.html",
+			skip: func(rel string) bool {
+				b := path.Base(rel)
+				return strings.HasPrefix(b, "XREF") || strings.HasSuffix(b, "-Index.html") || b == "index.html"
+			},
+			index: "Concept-Index.html", indexHref: regexp.MustCompile(`#index-`)},
+		{name: "cmake", pkg: "cmake-doc", generator: "Sphinx", dir: "/usr/share/doc/cmake-data/html",
+			skip: func(rel string) bool {
+				b := path.Base(rel)
+				return b == "index.html" || b == "genindex.html" || b == "search.html" || strings.HasPrefix(rel, "_")
+			}},
+		{name: "gnucash", pkg: "gnucash-docs", generator: "DocBook", dir: "/usr/share/doc/gnucash-docs/gnucash-guide-en",
+			skip: func(rel string) bool { return rel == "index.html" }},
+		{name: "mkdocs", pkg: "mkdocs-doc", generator: "MkDocs", dir: "/usr/share/doc/mkdocs/html",
+			skip: func(rel string) bool { return rel == "404.html" || strings.HasPrefix(rel, "search/") }},
+	}
+}
+
+type evalCase struct {
+	ID       string   `json:"id"`
+	Question string   `json:"question"`
+	Relevant []string `json:"relevant"`
+}
+
+type dataset struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Cases       []evalCase `json:"cases"`
+}
+
+func main() {
+	work := flag.String("work", filepath.Join(os.TempDir(), "askyourdocs-dev-eval"), "work folder")
+	only := flag.String("sets", "", "comma-separated set names (default all)")
+	flag.Parse()
+	for _, s := range sets() {
+		if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
+			continue
+		}
+		if err := build(s, filepath.Join(*work, s.name)); err != nil {
+			fmt.Fprintf(os.Stderr, "dev-eval: %s: %v\n", s.name, err)
+			os.Exit(1)
+		}
+	}
+}
+
+var (
+	numberRE = regexp.MustCompile(`^(Chapter\s+\d+\.?|Appendix\s+[A-Z]\.?|([0-9A-Z]+\.)+[0-9]*\.?)\s*`)
+	spaceRE  = regexp.MustCompile(`\s+`)
+)
+
+func build(s set, out string) error {
+	if _, err := os.Stat(s.dir); err != nil {
+		return fmt.Errorf("%w (apt-get install -y %s)", err, s.pkg)
+	}
+	corpus := filepath.Join(out, "corpus")
+	if err := os.RemoveAll(corpus); err != nil {
+		return err
+	}
+	var pages []string
+	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+			return err
+		}
+		rel, _ := filepath.Rel(s.dir, p)
+		rel = filepath.ToSlash(rel)
+		if !s.skip(rel) {
+			pages = append(pages, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(pages)
+	inCorpus := map[string]bool{}
+	type label struct{ text, page string }
+	var labels []label
+	for _, rel := range pages {
+		src := filepath.Join(s.dir, filepath.FromSlash(rel))
+		if err := copyFile(src, filepath.Join(corpus, filepath.FromSlash(rel))); err != nil {
+			return err
+		}
+		inCorpus[rel] = true
+		if s.index != "" {
+			continue
+		}
+		hs, err := pageHeadings(src)
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		for _, h := range hs {
+			labels = append(labels, label{h, rel})
+		}
+	}
+	if s.index != "" {
+		entries, err := indexEntries(filepath.Join(s.dir, s.index), s.indexHref)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if inCorpus[e[1]] {
+				labels = append(labels, label{e[0], e[1]})
+			}
+		}
+	}
+	byText := map[string][]string{}
+	var order []string
+	for _, l := range labels {
+		key := strings.ToLower(l.text)
+		if _, ok := byText[key]; !ok {
+			order = append(order, l.text)
+		}
+		if !contains(byText[key], l.page) {
+			byText[key] = append(byText[key], l.page)
+		}
+	}
+	v, _ := exec.Command("dpkg-query", "-W", "-f", "${Version}", s.pkg).Output()
+	how := "section headings (h1-h4, numbers and permalink marks removed, one-word headings and headings on more than 3 pages left out) -> the page"
+	if s.index != "" {
+		how = "entries of the back-of-book index " + s.index + " -> the pages they link"
+	}
+	ds := dataset{Name: s.name, Description: fmt.Sprintf("%s manual (%s) from %s %s: %s; %d corpus pages.",
+		s.name, s.generator, s.pkg, strings.TrimSpace(string(v)), how, len(pages))}
+	for _, t := range order {
+		rel := byText[strings.ToLower(t)]
+		if s.index == "" && len(rel) > 3 {
+			continue
+		}
+		ds.Cases = append(ds.Cases, evalCase{ID: fmt.Sprintf("%s-%d", s.name, len(ds.Cases)+1), Question: t, Relevant: rel})
+	}
+	b, err := json.MarshalIndent(ds, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "dataset.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("%s (%s): %d pages, %d questions\n", s.name, s.generator, len(pages), len(ds.Cases))
+	return nil
+}
+
+// parse reads an HTML file.
+func parse(p string) (*html.Node, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return html.Parse(f)
+}
+
+// pageHeadings returns the cleaned text of each h1-h4 heading of a page
+// with at least two words.
+func pageHeadings(p string) ([]string, error) {
+	doc, err := parse(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			switch n.DataAtom {
+			case atom.H1, atom.H2, atom.H3, atom.H4:
+				text := strings.ReplaceAll(textOf(n), "\u00a0", " ")
+				text = strings.Trim(strings.TrimSpace(spaceRE.ReplaceAllString(text, " ")), "¶#🔗 ")
+				text = strings.TrimSpace(numberRE.ReplaceAllString(text, ""))
+				if len(strings.Fields(text)) >= 2 {
+					out = append(out, text)
+				}
+				return
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return out, nil
+}
+
+// indexEntries returns (entry text, target page) for every link of an
+// index page whose href matches re.
+func indexEntries(p string, re *regexp.Regexp) ([][2]string, error) {
+	doc, err := parse(p)
+	if err != nil {
+		return nil, err
+	}
+	var out [][2]string
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.DataAtom == atom.A {
+			for _, a := range n.Attr {
+				if a.Key == "href" && re.MatchString(a.Val) {
+					page, _, _ := strings.Cut(a.Val, "#")
+					text := strings.TrimSpace(spaceRE.ReplaceAllString(textOf(n), " "))
+					if text != "" && page != "" {
+						out = append(out, [2]string{text, path.Clean(path.Join(path.Dir(filepath.ToSlash(p))+"/", page))[len(path.Dir(filepath.ToSlash(p)))+1:]})
+					}
+				}
+			}
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return out, nil
+}
+
+// textOf returns the text of n without Sphinx-style permalink anchors.
+func textOf(n *html.Node) string {
+	if n.Type == html.TextNode {
+		return n.Data
+	}
+	if n.Type == html.ElementNode && n.DataAtom == atom.A {
+		for _, a := range n.Attr {
+			if a.Key == "class" && strings.Contains(a.Val, "headerlink") {
+				return ""
+			}
+		}
+	}
+	var sb strings.Builder
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		sb.WriteString(textOf(c))
+	}
+	return sb.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func copyFile(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,407 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// BM25 parameters: term-frequency saturation k1 and length normalisation b,
+// the usual values (Lucene, SQLite FTS5).
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// bm25MaxTerms bounds the distinct terms of a query that are scored; the
+// rest are ignored (a query is not a document).
+const bm25MaxTerms = 64
+
+// bm25Posting is one document of a term's posting list: its slot and the
+// term's frequency in it.
+type bm25Posting struct {
+	slot int32
+	tf   int32
+}
+
+// bm25Index is an in-memory inverted index ranking documents with Okapi
+// BM25. Documents are rows 0..n-1 of a caller's table (LocalvecStore's
+// rows); each row has a slot, the position its postings refer to, so that
+// rows can be removed and compacted without rewriting the postings: a
+// removed row's slot is marked dead and skipped, and the postings are
+// rebuilt without dead slots once those outnumber the live ones. Not safe
+// for concurrent use: LocalvecStore guards it with its mutex (queries
+// shared, writes exclusive).
+type bm25Index struct {
+	an       *TextAnalyzer
+	terms    map[string]int32
+	postings [][]bm25Posting
+	slotLen  []int32 // length in terms of each slot's document
+	slotRow  []int32 // row of each slot, -1 when removed
+	rowSlot  []int32
+	total    int64 // summed length of the live documents
+	dead     int
+}
+
+// newBM25Index returns an empty index analysing text with an.
+func newBM25Index(an *TextAnalyzer) *bm25Index {
+	return &bm25Index{an: an, terms: make(map[string]int32)}
+}
+
+// add appends doc as the next row.
+func (x *bm25Index) add(doc *ai.Document) {
+	slot := int32(len(x.slotLen))
+	tf := make(map[string]int32)
+	n := int32(0)
+	if doc != nil {
+		x.an.tokens(DocText(doc), func(_, term string) {
+			tf[term]++
+			n++
+		})
+	}
+	for term, f := range tf {
+		id, ok := x.terms[term]
+		if !ok {
+			id = int32(len(x.postings))
+			x.terms[strings.Clone(term)] = id
+			x.postings = append(x.postings, nil)
+		}
+		x.postings[id] = append(x.postings[id], bm25Posting{slot, f})
+	}
+	x.slotLen = append(x.slotLen, n)
+	x.slotRow = append(x.slotRow, int32(len(x.rowSlot)))
+	x.rowSlot = append(x.rowSlot, slot)
+	x.total += int64(n)
+}
+
+// drop marks row as removed; compact must follow once every removed row
+// is dropped and the kept ones are moved.
+func (x *bm25Index) drop(row int) {
+	slot := x.rowSlot[row]
+	x.slotRow[slot] = -1
+	x.total -= int64(x.slotLen[slot])
+	x.dead++
+}
+
+// move records that row from is now row to (to <= from).
+func (x *bm25Index) move(from, to int) {
+	slot := x.rowSlot[from]
+	x.rowSlot[to] = slot
+	x.slotRow[slot] = int32(to)
+}
+
+// truncate ends a removal: n rows are left. When dead slots outnumber live
+// ones, the postings are rebuilt without them.
+func (x *bm25Index) truncate(n int) {
+	if x == nil {
+		return
+	}
+	x.rowSlot = x.rowSlot[:n]
+	if x.dead <= n && x.dead < 1024 || x.dead == 0 {
+		return
+	}
+	newSlot := make([]int32, len(x.slotLen))
+	lens := make([]int32, 0, n)
+	for s := range x.slotLen {
+		newSlot[s] = -1
+		if r := x.slotRow[s]; r >= 0 {
+			newSlot[s] = int32(len(lens))
+			lens = append(lens, x.slotLen[s])
+		}
+	}
+	for id, ps := range x.postings {
+		w := ps[:0]
+		for _, p := range ps {
+			if ns := newSlot[p.slot]; ns >= 0 {
+				w = append(w, bm25Posting{ns, p.tf})
+			}
+		}
+		x.postings[id] = slices.Clip(w)
+	}
+	slotRow := make([]int32, len(lens))
+	for r, s := range x.rowSlot {
+		ns := newSlot[s]
+		x.rowSlot[r] = ns
+		slotRow[ns] = int32(r)
+	}
+	x.slotLen, x.slotRow, x.dead = lens, slotRow, 0
+}
+
+// live returns the number of rows.
+func (x *bm25Index) live() int { return len(x.rowSlot) }
+
+// bm25IDF returns the inverse document frequency of a term found in df of
+// n documents (Lucene's form, never negative).
+func bm25IDF(n, df int) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// bm25Plan is a keyword query analysed for the index: the quoted phrases
+// (lower-case, white space collapsed; matched as substrings of the
+// normalised text) with their terms, and the terms of the other words.
+type bm25Plan struct {
+	phrases     []string
+	phraseTerms [][]string
+	keywords    []string // distinct terms outside the quotes
+}
+
+// newBM25Plan analyses query: phrases as ExtractQuotedPhrases finds them,
+// the words outside them without the stop words (compared lower-case,
+// before stemming).
+func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25Plan {
+	phrases, rest := splitQuoted(query)
+	var p bm25Plan
+	for _, ph := range phrases {
+		lp := keywordNormalize(ph)
+		if lp == "" || slices.Contains(p.phrases, lp) {
+			continue
+		}
+		p.phrases = append(p.phrases, lp)
+		p.phraseTerms = append(p.phraseTerms, an.Terms(lp))
+	}
+	an.tokens(rest, func(word, term string) {
+		if !stopWords[word] && !slices.Contains(p.keywords, term) {
+			p.keywords = append(p.keywords, term)
+		}
+	})
+	return p
+}
+
+// empty reports whether the plan can match nothing.
+func (p bm25Plan) empty() bool { return len(p.phrases) == 0 && len(p.keywords) == 0 }
+
+// bm25Hit is a candidate row with its stage and score.
+type bm25Hit struct {
+	row   int
+	stage int // 2 per phrase matched, +1 when every keyword is in it
+	score float64
+}
+
+// search ranks the rows of docs (docs[r] is row r) for the plan in three
+// stages: rows containing more of the quoted phrases first, then rows
+// containing every keyword, then rows containing any; within a stage by
+// BM25 score over all the query's terms (phrase words included), ties in
+// row order. Rows with the same text are returned once; at most
+// maxResults (all when <= 0); filter, when non-nil, must accept a row's
+// metadata.
+func (x *bm25Index) search(ctx context.Context, p bm25Plan, docs []*ai.Document, maxResults int, filter func(map[string]any) bool) ([]*ai.Document, error) {
+	keep := 0
+	if maxResults > 0 {
+		keep = 4 * maxResults // room for duplicate texts
+	}
+	hits, err := x.rank(ctx, p, docs, filter, keep)
+	if err != nil {
+		return nil, err
+	}
+	if out := bm25Distinct(hits, docs, maxResults); keep == 0 || len(hits) < keep || len(out) == maxResults {
+		return out, nil
+	}
+	// Too many duplicates among the best: rank everything.
+	if hits, err = x.rank(ctx, p, docs, filter, 0); err != nil {
+		return nil, err
+	}
+	return bm25Distinct(hits, docs, maxResults), nil
+}
+
+// bm25Distinct returns the documents of hits, each text once, at most
+// maxResults (all when <= 0).
+func bm25Distinct(hits []bm25Hit, docs []*ai.Document, maxResults int) []*ai.Document {
+	var out []*ai.Document
+	seen := make(map[string]bool)
+	for _, h := range hits {
+		text := DocText(docs[h.row])
+		if seen[text] {
+			continue
+		}
+		seen[text] = true
+		out = append(out, docs[h.row])
+		if maxResults > 0 && len(out) == maxResults {
+			break
+		}
+	}
+	return out
+}
+
+// rank returns the rows matching the plan with their stage and score, in
+// search's order: the best keep of them (all when keep <= 0).
+func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, filter func(map[string]any) bool, keep int) ([]bm25Hit, error) {
+	if p.empty() || x.live() == 0 {
+		return nil, nil
+	}
+	// Bit i of a slot's mask: it contains scoring term i.
+	var termIDs []int32
+	bit := map[string]int{}
+	termBit := func(t string) int {
+		if b, ok := bit[t]; ok {
+			return b
+		}
+		id, ok := x.terms[t]
+		if !ok || len(termIDs) == bm25MaxTerms {
+			return -1
+		}
+		bit[t] = len(termIDs)
+		termIDs = append(termIDs, id)
+		return bit[t]
+	}
+	var kwMask uint64
+	for _, t := range p.keywords {
+		b := termBit(t)
+		if b < 0 {
+			kwMask = math.MaxUint64 // a keyword no row has: none has all
+			continue
+		}
+		kwMask |= 1 << b
+	}
+	allKw := kwMask != math.MaxUint64 && kwMask != 0
+	if kwMask == math.MaxUint64 {
+		kwMask = 0
+		for _, t := range p.keywords {
+			if b, ok := bit[t]; ok {
+				kwMask |= 1 << b
+			}
+		}
+	}
+	phraseMask := make([]uint64, len(p.phrases))
+	scanPhrase := false // a phrase without terms is searched in every row
+	for i, ts := range p.phraseTerms {
+		missing := false
+		for _, t := range ts {
+			if b := termBit(t); b >= 0 {
+				phraseMask[i] |= 1 << b
+			} else {
+				missing = true
+			}
+		}
+		if missing {
+			phraseMask[i] = math.MaxUint64 // a word no row has: cannot occur
+		}
+		if len(ts) == 0 {
+			scanPhrase = true
+		}
+	}
+
+	nSlots := len(x.slotLen)
+	n := x.live()
+	avg := float64(x.total) / float64(n)
+	if avg <= 0 {
+		avg = 1
+	}
+	score := make([]float64, nSlots)
+	mask := make([]uint64, nSlots)
+	var cand []int32
+	for b, id := range termIDs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ps := x.postings[id]
+		df := 0
+		for _, q := range ps {
+			if x.slotRow[q.slot] >= 0 {
+				df++
+			}
+		}
+		idf := bm25IDF(n, df)
+		for _, q := range ps {
+			if x.slotRow[q.slot] < 0 {
+				continue
+			}
+			tf := float64(q.tf)
+			norm := bm25K1 * (1 - bm25B + bm25B*float64(x.slotLen[q.slot])/avg)
+			if mask[q.slot] == 0 {
+				cand = append(cand, q.slot)
+			}
+			score[q.slot] += idf * tf * (bm25K1 + 1) / (tf + norm)
+			mask[q.slot] |= 1 << b
+		}
+	}
+	if scanPhrase {
+		for s := range nSlots {
+			if x.slotRow[s] >= 0 && mask[s] == 0 {
+				cand = append(cand, int32(s))
+			}
+		}
+	}
+
+	hits := make([]bm25Hit, 0, len(cand))
+	for i, s := range cand {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		row := int(x.slotRow[s])
+		d := docs[row]
+		if d == nil || (filter != nil && !filter(d.Metadata)) {
+			continue
+		}
+		h := bm25Hit{row: row, score: score[s]}
+		var norm string
+		for j, pm := range phraseMask {
+			if mask[s]&pm != pm {
+				continue
+			}
+			if norm == "" {
+				norm = keywordNormalize(DocText(d))
+			}
+			if strings.Contains(norm, p.phrases[j]) {
+				h.stage += 2
+			}
+		}
+		if allKw && mask[s]&kwMask == kwMask {
+			h.stage++
+		}
+		if h.stage == 0 && mask[s]&kwMask == 0 {
+			continue // only phrase words, not the phrase
+		}
+		hits = append(hits, h)
+	}
+	if keep > 0 && len(hits) > keep {
+		hits = bm25Best(hits, keep)
+	}
+	slices.SortFunc(hits, compareBM25Hits)
+	return hits, nil
+}
+
+// compareBM25Hits orders hits best first: higher stage, higher score, then
+// lower row.
+func compareBM25Hits(a, b bm25Hit) int {
+	return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), cmp.Compare(a.row, b.row))
+}
+
+// bm25Best returns the best k of hits (k < len(hits)), in no order, with
+// a min-heap of the best seen so far: O(n log k) instead of sorting all.
+func bm25Best(hits []bm25Hit, k int) []bm25Hit {
+	h := slices.Clone(hits[:k])
+	worse := func(i, j int) bool { return compareBM25Hits(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			m := l
+			if r := l + 1; r < len(h) && worse(r, l) {
+				m = r
+			}
+			if !worse(m, i) {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range hits[k:] {
+		if compareBM25Hits(x, h[0]) < 0 {
+			h[0] = x
+			down(0)
+		}
+	}
+	return h
+}

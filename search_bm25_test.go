@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// TestBM25HandComputed checks the scores of a three-document corpus
+// against values computed by hand: N = 3, average length 3, k1 = 1.2,
+// b = 0.75, idf = ln(1 + (N - df + 0.5)/(df + 0.5)).
+//
+//	d0 "apple banana apple"        (3 terms)
+//	d1 "banana cherry"             (2 terms)
+//	d2 "cherry cherry cherry date" (4 terms)
+//
+// "apple": idf ln(1 + 2.5/1.5) = 0.980829; d0 tf 2, K = 1.2 (length =
+// average): 0.980829 * 2 * 2.2 / (2 + 1.2) = 1.348640.
+// "banana cherry": idf of each ln(1 + 1.5/2.5) = 0.470004; d1 (K = 0.9):
+// 2 * 0.470004 * 2.2/1.9 = 1.088430, and it holds both words, so it ranks
+// first; d2 (K = 1.5): 0.470004 * 3 * 2.2/4.5 = 0.689339; d0 (K = 1.2):
+// 0.470004 * 2.2/2.2 = 0.470004.
+func TestBM25HandComputed(t *testing.T) {
+	an, err := NewTextAnalyzer("simple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []*ai.Document{
+		ai.DocumentFromText("apple banana apple", nil),
+		ai.DocumentFromText("banana cherry", nil),
+		ai.DocumentFromText("cherry cherry cherry date", nil),
+	}
+	x := newLocalvecBM25(an, docs)
+	for _, tc := range []struct {
+		query  string
+		rows   []int
+		scores []float64
+		stages []int
+	}{
+		{"apple", []int{0}, []float64{1.348640}, []int{1}},
+		{"banana cherry", []int{1, 2, 0}, []float64{1.088430, 0.689339, 0.470004}, []int{1, 0, 0}},
+		{`"cherry date" banana`, []int{2, 1, 0}, []float64{0.689339 + 0.980829*2.2/2.5, 0.470004 * 2.2 / 1.9 * 2, 0.470004}, []int{2, 1, 1}},
+	} {
+		hits, err := x.rank(t.Context(), newBM25Plan(an, tc.query, nil), docs, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows, stages []int
+		for _, h := range hits {
+			rows, stages = append(rows, h.row), append(stages, h.stage)
+		}
+		if !slices.Equal(rows, tc.rows) || !slices.Equal(stages, tc.stages) {
+			t.Fatalf("%q: rows %v stages %v, want %v %v", tc.query, rows, stages, tc.rows, tc.stages)
+		}
+		for i, h := range hits {
+			if math.Abs(h.score-tc.scores[i]) > 1e-5 {
+				t.Errorf("%q: row %d score %.6f, want %.6f", tc.query, h.row, h.score, tc.scores[i])
+			}
+		}
+	}
+}
+
+// TestBM25IndexUpdates checks that removing rows changes the statistics
+// (N, document frequencies, average length) exactly as rebuilding would.
+func TestBM25IndexUpdates(t *testing.T) {
+	an, _ := NewTextAnalyzer("simple")
+	docs := []*ai.Document{
+		ai.DocumentFromText("apple pie", nil),
+		ai.DocumentFromText("apple apple apple tart with a long tail of words", nil),
+		ai.DocumentFromText("cherry pie", nil),
+	}
+	x := newLocalvecBM25(an, docs)
+	x.drop(1)
+	x.move(2, 1)
+	x.truncate(2)
+	kept := []*ai.Document{docs[0], docs[2]}
+	fresh := newLocalvecBM25(an, kept)
+	p := newBM25Plan(an, "apple pie", nil)
+	got, _ := x.rank(t.Context(), p, kept, nil, 0)
+	want, _ := fresh.rank(t.Context(), p, kept, nil, 0)
+	if !slices.Equal(got, want) {
+		t.Errorf("after delete %v, rebuilt %v", got, want)
+	}
+}

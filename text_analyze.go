@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
+
+	snowball "github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/arabic"
+	"github.com/blevesearch/snowballstem/danish"
+	"github.com/blevesearch/snowballstem/dutch"
+	"github.com/blevesearch/snowballstem/english"
+	"github.com/blevesearch/snowballstem/finnish"
+	"github.com/blevesearch/snowballstem/french"
+	"github.com/blevesearch/snowballstem/german"
+	"github.com/blevesearch/snowballstem/hungarian"
+	"github.com/blevesearch/snowballstem/irish"
+	"github.com/blevesearch/snowballstem/italian"
+	"github.com/blevesearch/snowballstem/norwegian"
+	"github.com/blevesearch/snowballstem/portuguese"
+	"github.com/blevesearch/snowballstem/romanian"
+	"github.com/blevesearch/snowballstem/russian"
+	"github.com/blevesearch/snowballstem/spanish"
+	"github.com/blevesearch/snowballstem/swedish"
+	"github.com/blevesearch/snowballstem/tamil"
+	"github.com/blevesearch/snowballstem/turkish"
+)
+
+// ErrUnknownLanguage is returned (wrapped) by NewTextAnalyzer for a
+// language it has no stemmer for.
+var ErrUnknownLanguage = errors.New("unknown text search language")
+
+// DefaultTextSearchLanguage is the language LocalvecStore's keyword ranking
+// uses until SetKeywordLanguage changes it.
+const DefaultTextSearchLanguage = "english"
+
+// textStemmers maps the language names NewTextAnalyzer accepts (Postgres'
+// text search configuration names) to their Snowball stemmers.
+var textStemmers = map[string]func(*snowball.Env) bool{
+	"arabic": arabic.Stem, "danish": danish.Stem, "dutch": dutch.Stem, "english": english.Stem,
+	"finnish": finnish.Stem, "french": french.Stem, "german": german.Stem, "hungarian": hungarian.Stem,
+	"irish": irish.Stem, "italian": italian.Stem, "norwegian": norwegian.Stem, "portuguese": portuguese.Stem,
+	"romanian": romanian.Stem, "russian": russian.Stem, "spanish": spanish.Stem, "swedish": swedish.Stem,
+	"tamil": tamil.Stem, "turkish": turkish.Stem,
+}
+
+// TextSearchLanguages returns the language names NewTextAnalyzer accepts,
+// sorted: "simple" (no stemming) and every language with a Snowball stemmer.
+func TextSearchLanguages() []string {
+	out := []string{"simple"}
+	for l := range textStemmers {
+		out = append(out, l)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// textStemCacheMax bounds the number of stems a TextAnalyzer remembers.
+const textStemCacheMax = 1 << 18
+
+// TextAnalyzer turns text into the terms that keyword ranking indexes and
+// queries: lower-cased words, stemmed by the Snowball stemmer of its
+// language, and symbol tokens. It is safe for concurrent use.
+//
+// A word is a maximal run of Unicode letters, digits and combining marks;
+// single letters ("C", "R") and numbers are kept, and a word directly
+// followed by "++" or "#" keeps them ("c++", "c#"). Only words of letters
+// alone are stemmed. A symbol token is a maximal run of the operator
+// characters + - * / % = < > ! & | ^ ~ @ $ \ (as in "-22 // 10" or "->"),
+// except a single - or / joining two words ("e-mail", "and/or"), which
+// separates them. Other punctuation separates tokens and is dropped.
+type TextAnalyzer struct {
+	lang  string
+	stem  func(*snowball.Env) bool
+	cache sync.Map // word -> stem
+	size  atomic.Int64
+}
+
+// NewTextAnalyzer returns the analyzer of language: "simple" (no
+// stemming) or one of TextSearchLanguages, case-insensitive, with or
+// without Postgres' "pg_catalog." prefix; "" means
+// DefaultTextSearchLanguage. Any other name is an error wrapping
+// ErrUnknownLanguage.
+func NewTextAnalyzer(language string) (*TextAnalyzer, error) {
+	l := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(language)), "pg_catalog.")
+	if l == "" {
+		l = DefaultTextSearchLanguage
+	}
+	if l == "simple" {
+		return &TextAnalyzer{lang: l}, nil
+	}
+	stem, ok := textStemmers[l]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q (want one of %s)", ErrUnknownLanguage, language, strings.Join(TextSearchLanguages(), ", "))
+	}
+	return &TextAnalyzer{lang: l, stem: stem}, nil
+}
+
+// Language returns the analyzer's language name ("simple", "english", ...).
+func (a *TextAnalyzer) Language() string { return a.lang }
+
+// Terms returns the terms of text in order, repeats included.
+func (a *TextAnalyzer) Terms(text string) []string {
+	var out []string
+	a.tokens(text, func(_, term string) { out = append(out, term) })
+	return out
+}
+
+// isTextOperator reports whether r is one of the characters symbol tokens
+// are made of.
+func isTextOperator(r rune) bool {
+	return strings.ContainsRune(`+-*/%=<>!&|^~@$\`, r)
+}
+
+// isTextWordRune reports whether r belongs to a word.
+func isTextWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+}
+
+// tokens calls fn for every token of text with the lower-cased surface
+// word and its term (the stem, for a stemmed word; else the word).
+func (a *TextAnalyzer) tokens(text string, fn func(word, term string)) {
+	var env *snowball.Env
+	lower := strings.ToLower(text)
+	prevWord := false // the rune before i ended a word
+	for i := 0; i < len(lower); {
+		r, size := utf8.DecodeRuneInString(lower[i:])
+		switch {
+		case isTextWordRune(r):
+			j := i + size
+			letters := unicode.IsLetter(r)
+			for j < len(lower) {
+				r2, s2 := utf8.DecodeRuneInString(lower[j:])
+				if !isTextWordRune(r2) {
+					break
+				}
+				letters = letters && (unicode.IsLetter(r2) || unicode.Is(unicode.Mn, r2))
+				j += s2
+			}
+			word := lower[i:j]
+			if rest := lower[j:]; strings.HasPrefix(rest, "++") || strings.HasPrefix(rest, "#") {
+				suffix := "#"
+				if rest[0] == '+' {
+					suffix = "++"
+				}
+				if after := rest[len(suffix):]; after == "" || !isTextWordRune(firstRune(after)) {
+					fn(word+suffix, word+suffix)
+					i, prevWord = j+len(suffix), false
+					continue
+				}
+			}
+			term := word
+			if a.stem != nil && letters && j-i > 2 {
+				term, env = a.stemWord(word, env)
+			}
+			fn(word, term)
+			i, prevWord = j, true
+		case isTextOperator(r):
+			j := i + size
+			for j < len(lower) {
+				r2, s2 := utf8.DecodeRuneInString(lower[j:])
+				if !isTextOperator(r2) {
+					break
+				}
+				j += s2
+			}
+			sym := lower[i:j]
+			joiner := prevWord && (sym == "-" || sym == "/") && j < len(lower) && isTextWordRune(firstRune(lower[j:]))
+			if !joiner {
+				fn(sym, sym)
+			}
+			i, prevWord = j, false
+		default:
+			i, prevWord = i+size, false
+		}
+	}
+}
+
+// firstRune returns the first rune of s.
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
+// stemWord returns the stem of word, from the cache or computed with env
+// (created when nil and returned for reuse).
+func (a *TextAnalyzer) stemWord(word string, env *snowball.Env) (string, *snowball.Env) {
+	if s, ok := a.cache.Load(word); ok {
+		return s.(string), env
+	}
+	if env == nil {
+		env = snowball.NewEnv(word)
+	} else {
+		env.SetCurrent(word)
+	}
+	a.stem(env)
+	s := env.Current()
+	if a.size.Load() < textStemCacheMax {
+		if _, loaded := a.cache.LoadOrStore(strings.Clone(word), s); !loaded {
+			a.size.Add(1)
+		}
+	}
+	return s, env
+}

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestTextAnalyzerTerms(t *testing.T) {
+	for _, tc := range []struct {
+		lang, text string
+		want       []string
+	}{
+		{"english", "Running C++ and C# with -22 // 10, e-mail and/or R.", []string{"run", "c++", "and", "c#", "with", "-", "22", "//", "10", "e", "mail", "and", "or", "r"}},
+		{"english", "connections connected", []string{"connect", "connect"}},
+		{"german", "Die Rechnungen der Häuser", []string{"die", "rechnung", "der", "haus"}},
+		{"simple", "Rechnungen x->y", []string{"rechnungen", "x", "->", "y"}},
+		{"pg_catalog.English", "Tables", []string{"tabl"}},
+	} {
+		a, err := NewTextAnalyzer(tc.lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Terms(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %q = %q, want %q", tc.lang, tc.text, got, tc.want)
+		}
+	}
+	if _, err := NewTextAnalyzer("klingon"); !errors.Is(err, ErrUnknownLanguage) {
+		t.Errorf("unknown language: %v", err)
+	}
+	if a, _ := NewTextAnalyzer(""); a.Language() != DefaultTextSearchLanguage {
+		t.Errorf("default language %q", a.Language())
+	}
+}
+
+func FuzzTextAnalyzer(f *testing.F) {
+	for _, s := range []string{"", "C++", "a-b", "-22 // 10", "\xff\xfe", "Straße", "e\u0301", "c#d", "x++y"} {
+		f.Add(s)
+	}
+	a, _ := NewTextAnalyzer("german")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, term := range a.Terms(s) {
+			if term == "" {
+				t.Fatalf("empty term in %q", s)
+			}
+		}
+	})
+}
