@@ -227,7 +227,7 @@ func TestServeAskUploadFeedback(t *testing.T) {
 
 	// The page renders the same answer without JavaScript.
 	resp, page := ts.request(t, nil, "GET", "/ask?q="+url.QueryEscape("What is the minimum age for paddling a single kayak?"), "", nil, nil)
-	if resp.StatusCode != 200 || !strings.Contains(page, "minimum age for a single kayak is 12") || !strings.Contains(page, "#page=1") {
+	if resp.StatusCode != 200 || !strings.Contains(page, "minimum age for a single kayak is 12") || !strings.Contains(page, "#page=2") {
 		t.Errorf("ask page: %s\n%s", resp.Status, page)
 	}
 
@@ -591,8 +591,10 @@ func TestServeWithLLMStreamsAndSanitises(t *testing.T) {
 	if done.Mode != answerLLM || !strings.Contains(done.Answer, "15 euros per day") || strings.Contains(done.Answer, "evil.example") {
 		t.Errorf("answer %+v", done)
 	}
-	if !strings.Contains(stream, "evil.example") {
-		t.Errorf("the fake's raw reply should have streamed the link the final answer drops")
+	// The stream is sanitised as it goes (the CLI's streaming sanitiser):
+	// the link the final answer drops never reaches the browser either.
+	if strings.Contains(stream, "evil.example") {
+		t.Errorf("the link the final answer drops was streamed")
 	}
 	// A follow-up is condensed by the model.
 	f := ts.askJSON(t, askInput{Question: "And how long before the start can I cancel?",
