@@ -12,6 +12,10 @@ import (
 	"github.com/firebase/genkit/go/ai"
 )
 
+// sqliteKeywordCandidates is how many BM25-best FTS matches per requested
+// result KeywordSearch ranks by stages (when it has a cap and no filter).
+const sqliteKeywordCandidates = 50
+
 // sqliteFTSMinRunes is the shortest string the FTS5 trigram index can find.
 const sqliteFTSMinRunes = 3
 
@@ -55,8 +59,12 @@ func sqliteFTSQuery(plan keywordPlan) (expr string, ok bool) {
 // metadata it accepts. A query without keywords returns no documents and
 // no error.
 //
-// The FTS5 trigram index finds the candidates; a query with a keyword or
-// all phrase words shorter than three letters scans every chunk instead.
+// The FTS5 trigram index finds the candidates: with maxResults > 0 and no
+// filter, the 50 x maxResults best matches by BM25 plus as many of the
+// phrase matches (so a chunk matching many keywords but ranked low by BM25
+// can be missed, where LocalvecStore's full scan would find it); otherwise
+// all matches. A query with a keyword or all phrase words shorter than
+// three letters scans every chunk instead.
 func (s *SQLiteStore) KeywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
 	if err := s.checkOpen("keyword search"); err != nil {
 		return nil, err
@@ -84,12 +92,6 @@ func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan keywordPlan,
 	if filter != nil {
 		docCol = "c.doc"
 	}
-	sqlText := `SELECT c.rid, c.url, c.source, c.text, ` + docCol + `, bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid WHERE chunks_fts MATCH ?`
-	args := []any{expr}
-	if !ok {
-		sqlText = `SELECT c.rid, c.url, c.source, c.text, ` + docCol + `, 0.0 FROM chunks c`
-		args = nil
-	}
 	type hit struct {
 		rid       int64
 		score     sqliteStages
@@ -100,38 +102,68 @@ func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan keywordPlan,
 		docLoaded bool
 	}
 	var hits []hit
-	rows, err := q.QueryContext(ctx, sqlText, args...)
-	if err != nil {
-		return nil, err
+	// The queries that find candidates: every chunk when the trigram index
+	// cannot serve the query; with a filter or no cap, every match; else
+	// the best sqliteKeywordCandidates x maxResults matches by BM25, plus
+	// as many of the phrase matches, so phrase hits are never crowded out.
+	type candQuery struct {
+		sql  string
+		args []any
 	}
-	for rows.Next() {
-		var h hit
-		var docJSON []byte
-		if err := rows.Scan(&h.rid, &h.url, &h.src, &h.text, &docJSON, &h.bm25); err != nil {
-			rows.Close()
+	var cands []candQuery
+	const sel = `SELECT c.rid, c.url, c.source, c.text, `
+	switch {
+	case !ok:
+		cands = []candQuery{{sel + docCol + `, 0.0 FROM chunks c`, nil}}
+	case filter != nil || maxResults <= 0:
+		cands = []candQuery{{sel + docCol + `, bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid WHERE chunks_fts MATCH ?`, []any{expr}}}
+	default:
+		limit := max(maxResults*sqliteKeywordCandidates, 200)
+		top := sel + docCol + `, f.rank FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?) f JOIN chunks c ON c.rid = f.rowid`
+		cands = []candQuery{{top, []any{expr, limit}}}
+		if pexpr, pok := sqliteFTSQuery(keywordPlan{phrases: plan.phrases}); pok && len(plan.phrases) > 0 {
+			cands = append(cands, candQuery{top, []any{pexpr, limit}})
+		}
+	}
+	seenRid := make(map[int64]bool)
+	for _, cq := range cands {
+		rows, err := q.QueryContext(ctx, cq.sql, cq.args...)
+		if err != nil {
 			return nil, err
 		}
-		norm := keywordNormalize(h.text)
-		h.score = newSqliteStages(plan, norm)
-		if h.score.phrases+h.score.prefixes+h.score.keywords == 0 {
-			continue
-		}
-		if filter != nil {
-			d, err := sqliteDecodeDoc(docJSON, h.url, h.src)
-			if err != nil {
-				rows.Close()
-				return nil, err
+		if err := func() error {
+			defer rows.Close()
+			for rows.Next() {
+				var h hit
+				var docJSON []byte
+				if err := rows.Scan(&h.rid, &h.url, &h.src, &h.text, &docJSON, &h.bm25); err != nil {
+					return err
+				}
+				if seenRid[h.rid] {
+					continue
+				}
+				seenRid[h.rid] = true
+				norm := keywordNormalize(h.text)
+				h.score = newSqliteStages(plan, norm)
+				if h.score.phrases+h.score.prefixes+h.score.keywords == 0 {
+					continue
+				}
+				if filter != nil {
+					d, err := sqliteDecodeDoc(docJSON, h.url, h.src)
+					if err != nil {
+						return err
+					}
+					if !filter(d.Metadata) {
+						continue
+					}
+					h.doc, h.docLoaded = d, true
+				}
+				hits = append(hits, h)
 			}
-			if !filter(d.Metadata) {
-				continue
-			}
-			h.doc, h.docLoaded = d, true
+			return rows.Err()
+		}(); err != nil {
+			return nil, err
 		}
-		hits = append(hits, h)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	slices.SortFunc(hits, func(a, b hit) int {
 		return cmp.Or(
