@@ -207,15 +207,23 @@ func digitsOnly(s string) string {
 }
 
 // IsReliableCondense reports whether condensed is an acceptable standalone
-// version of the follow-up question: it is not empty, not much longer than
-// the conversation warrants (at most 3 times the question plus 300
-// characters), invents no number (each number in it appears in the
-// question or the history) and drops none (each number in the question
-// appears in it).
+// version of the follow-up question. The question itself, unchanged
+// (ignoring surrounding white space), always is. Any other rewrite must not
+// be empty, not much longer than the conversation warrants (at most 3
+// times the question plus 300 characters), invent no number (each number
+// in it appears in the question or the history) and drop none of the
+// question's (each number in the question appears in it). And, as in the
+// original engine, when the question names no number or date of its own,
+// a rewrite must keep at least one of the conversation's (if it has any):
+// "Und wann wird sie fällig?" after a turn about "Lindenstraße 12" must
+// not become a question that no longer says which flat.
 func IsReliableCondense(question, condensed string, history []QATurn) bool {
 	condensed = strings.TrimSpace(condensed)
 	if condensed == "" {
 		return false
+	}
+	if condensed == strings.TrimSpace(question) {
+		return true
 	}
 	if utf8.RuneCountInString(condensed) > 3*utf8.RuneCountInString(question)+300 {
 		return false
@@ -232,12 +240,26 @@ func IsReliableCondense(question, condensed string, history []QATurn) bool {
 		}
 	}
 	have := conversationNumbers(condensed)
-	for _, m := range numberPattern.FindAllString(question, -1) {
+	own := numberPattern.FindAllString(question, -1)
+	for _, m := range own {
 		if !have[strings.ReplaceAll(m, ",", ".")] && !have[digitsOnly(m)] {
 			return false
 		}
 	}
-	return true
+	if len(own) > 0 {
+		return true
+	}
+	// No anchor of its own: keep one of the conversation's.
+	anchors := false
+	for _, t := range history {
+		for _, m := range numberPattern.FindAllString(t.Question+"\n"+t.Answer, -1) {
+			anchors = true
+			if have[strings.ReplaceAll(m, ",", ".")] || have[digitsOnly(m)] {
+				return true
+			}
+		}
+	}
+	return !anchors
 }
 
 // FallbackStandaloneQuestion returns a retrieval query for a follow-up

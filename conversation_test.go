@@ -122,6 +122,34 @@ func TestIsReliableCondense(t *testing.T) {
 	}
 }
 
+// A follow-up without a number of its own must not lose every anchor of
+// the conversation; one with its own number, or the unchanged question,
+// passes (the original engine's rule).
+func TestIsReliableCondenseAnchors(t *testing.T) {
+	q := "Und bis wann muss ich sie zahlen?"
+	for _, tc := range []struct {
+		question, condensed string
+		want                bool
+	}{
+		{q, "Bis wann muss ich die Kaution zahlen?", false},                        // drops Lindenstraße 12, 2.400, 3
+		{q, "Bis wann muss ich die Kaution für die Lindenstraße 12 zahlen?", true}, // keeps one
+		{q, "Bis wann muss ich die Kaution von 2.400 Euro zahlen?", true},          // keeps another
+		{q, "Bis wann muss ich die Kaution (2400 €) zahlen?", true},                // same number, other format
+		{q, "  " + q + " ", true}, // unchanged: always
+		{"Gilt das auch für Nummer 14?", "Gilt die Kaution auch für die Wohnung Nummer 14?", true}, // own number
+		{"Gilt das auch für Nummer 14?", "Gilt die Kaution auch für die Lindenstraße 12?", false},  // drops its own 14
+	} {
+		if got := IsReliableCondense(tc.question, tc.condensed, conversationHistory); got != tc.want {
+			t.Errorf("IsReliableCondense(%q, %q) = %v, want %v", tc.question, tc.condensed, got, tc.want)
+		}
+	}
+	// A conversation without numbers has no anchor to keep.
+	plain := []QATurn{{Question: "Wer unterschreibt das Formular?", Answer: "Die Dekanin."}}
+	if !IsReliableCondense("Und wo?", "Wo unterschreibt die Dekanin das Formular?", plain) {
+		t.Error("rewrite rejected although the conversation has no anchors")
+	}
+}
+
 func TestFallbackStandaloneQuestion(t *testing.T) {
 	if got := FallbackStandaloneQuestion(" Und in Raten? ", conversationHistory); got != "Und wann wird sie fällig? Und in Raten?" {
 		t.Errorf("got %q", got)
@@ -168,6 +196,17 @@ func TestCondenseFollowUp(t *testing.T) {
 	reply = "Kann ich die Kaution von 9.999 Euro in 4 Raten zahlen?" // invents a number
 	if got := CondenseFollowUp(ctx, p, m, nil, q, conversationHistory); got != fallback {
 		t.Errorf("invented number accepted: %q", got)
+	}
+	// Dropping every anchor of the conversation: the fallback, which is
+	// "<last question> <follow-up>".
+	noNumber := "Und bis wann muss ich sie zahlen?"
+	reply = "Bis wann muss ich die Kaution zahlen?"
+	if got, want := CondenseFollowUp(ctx, p, m, nil, noNumber, conversationHistory), "Und wann wird sie fällig? "+noNumber; got != want {
+		t.Errorf("rewrite without anchors: %q, want %q", got, want)
+	}
+	reply = "Bis wann muss ich die Kaution für die Lindenstraße 12 zahlen?"
+	if got := CondenseFollowUp(ctx, p, m, nil, noNumber, conversationHistory); got != reply {
+		t.Errorf("rewrite keeping an anchor: %q", got)
 	}
 	reply = ""
 	if got := CondenseFollowUp(ctx, p, m, nil, q, conversationHistory); got != fallback {

@@ -184,11 +184,19 @@ func (r *scopeRecorder) count(ctx context.Context, sc replaceScope) (int, error)
 //     times), and nothing changes unless the whole run succeeds, so a failed
 //     run leaves the old version intact.
 //   - Otherwise src.DeleteStale is called with store, then IndexInBatches
-//     writes the documents; if that fails, the chunks this run wrote are
-//     deleted again by the MetaURL (else MetaSource) values of the
-//     documents, so the source is left without chunks, never half indexed.
-//     Documents with neither value cannot be removed that way; the error
-//     then says how many remain.
+//     writes the documents; if that fails, the rollback calls
+//     src.DeleteStale again (as the original engine does) and also deletes
+//     the chunks this run wrote by the MetaURL (else MetaSource) values of
+//     the documents, so the source is left without chunks, never half
+//     indexed. Documents with neither value cannot be removed that way; the
+//     error then says how many remain.
+//
+// An error from DeleteStale (the first call) is logged as a warning and the
+// run goes on, as in the original engine: the new version is still
+// written, and old chunks DeleteStale did not get to may remain beside it
+// (deleted counts only what it reported). A DeleteStale that writes to the
+// recording store is a programming error and fails the run without
+// changes.
 //
 // Because of the recorder, a DeleteStale that type-asserts its store
 // argument to the app's own store type does not see that type when store
@@ -241,7 +249,11 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 	if rep, ok := store.(sourceReplacer); ok {
 		rec := &scopeRecorder{store: store}
 		if _, err := src.DeleteStale(ctx, rec); err != nil {
-			return 0, 0, fmt.Errorf("index source %q: delete stale: %w", name, err)
+			if errors.Is(err, errRecorderWrite) {
+				return 0, 0, fmt.Errorf("index source %q: delete stale: %w", name, err)
+			}
+			slog.WarnContext(ctx, "deleting the stale version failed; indexing the new one anyway", "source", name, "err", err)
+			say("%s: deleting the old version failed (%v); indexing the new one anyway", name, err)
 		}
 		written, deleted, err := rep.replaceSource(ctx, rec.scope, docs, progress)
 		if err != nil {
@@ -254,11 +266,14 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 
 	deleted, err = src.DeleteStale(ctx, store)
 	if err != nil {
-		return 0, 0, fmt.Errorf("index source %q: delete stale: %w", name, err)
+		slog.WarnContext(ctx, "deleting the stale version failed; indexing the new one anyway", "source", name, "err", err)
+		say("%s: deleting the old version failed (%v); indexing the new one anyway", name, err)
 	}
 	if err := IndexInBatches(ctx, store, docs, progress); err != nil {
 		err = fmt.Errorf("index source %q: %w", name, err)
-		if rerr := removeIndexedDocuments(context.WithoutCancel(ctx), store, docs); rerr != nil {
+		rctx := context.WithoutCancel(ctx)
+		_, serr := src.DeleteStale(rctx, store)
+		if rerr := errors.Join(serr, removeIndexedDocuments(rctx, store, docs)); rerr != nil {
 			return 0, deleted, errors.Join(err, fmt.Errorf("index source %q: roll back: %w", name, rerr))
 		}
 		return 0, deleted, err

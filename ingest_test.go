@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,9 +152,6 @@ func TestIndexSourceBadSources(t *testing.T) {
 	boom := errors.New("boom")
 	if _, _, err := IndexSource(ctx, m, &ingestTestSource{url: "u", fetchErr: boom}, 500, 50, nil); !errors.Is(err, boom) {
 		t.Errorf("fetch error: %v", err)
-	}
-	if _, _, err := IndexSource(ctx, m, &ingestTestSource{url: "u", texts: []string{"x"}, staleErr: boom}, 500, 50, nil); !errors.Is(err, boom) {
-		t.Errorf("delete stale error: %v", err)
 	}
 	if _, _, err := IndexSource(ctx, m, &ingestTestSource{url: "u", texts: []string{"", "  "}}, 500, 50, nil); !errors.Is(err, ErrNoDocuments) {
 		t.Errorf("no text: %v", err)
@@ -367,6 +365,82 @@ func TestScopeRecorder(t *testing.T) {
 	// Without a counting store the recorder reports 0.
 	if n, _ := (&scopeRecorder{store: &ingestMemStore{}}).DeleteByURL(ctx, "x"); n != 0 {
 		t.Errorf("plain store count %d", n)
+	}
+}
+
+// countingStaleSource counts its DeleteStale calls; the first fails when
+// failFirst is set.
+type countingStaleSource struct {
+	ingestTestSource
+	calls     int
+	failFirst error
+}
+
+func (c *countingStaleSource) DeleteStale(ctx context.Context, store VectorStore) (int, error) {
+	c.calls++
+	if c.calls == 1 && c.failFirst != nil {
+		return 0, c.failFirst
+	}
+	return c.ingestTestSource.DeleteStale(ctx, store)
+}
+
+// As in the original engine: a DeleteStale error is logged and the new
+// version is still written (plain store and diffing store), and the
+// rollback of a failed write calls DeleteStale again.
+func TestIndexSourceDeleteStaleErrorGoesOn(t *testing.T) {
+	ctx := t.Context()
+	boom := errors.New("boom")
+
+	m := &ingestMemStore{}
+	var msgs []string
+	indexed, deleted, err := IndexSource(ctx, m, &ingestTestSource{url: "u", texts: []string{"x", "y"}, staleErr: boom}, 500, 50,
+		func(s string) { msgs = append(msgs, s) })
+	if err != nil || indexed != 2 || deleted != 0 || m.count("u") != 2 {
+		t.Fatalf("plain store: indexed %d, deleted %d, stored %d, %v", indexed, deleted, m.count("u"), err)
+	}
+	if !slices.ContainsFunc(msgs, func(s string) bool { return strings.Contains(s, "boom") }) {
+		t.Errorf("progress does not report the DeleteStale error: %q", msgs)
+	}
+
+	s := ingestTestLocalvec(t, t.TempDir(), newTestEmbedder(8))
+	if _, _, err := IndexSource(ctx, s, &ingestTestSource{url: "u:a", texts: []string{"old one", "old two"}}, 500, 50, nil); err != nil {
+		t.Fatal(err)
+	}
+	indexed, _, err = IndexSource(ctx, s, &ingestTestSource{url: "u:a", texts: []string{"new one"}, staleErr: boom}, 500, 50, nil)
+	if err != nil || indexed != 1 {
+		t.Fatalf("diffing store: indexed %d, %v", indexed, err)
+	}
+	found, err := s.KeywordSearch(ctx, `"new one"`, 10, nil, nil)
+	if err != nil || len(found) != 1 || DocText(found[0]) != "new one" {
+		t.Errorf("new version not written: %d documents, %v", len(found), err)
+	}
+
+	// Rollback: the write fails, DeleteStale runs a second time and the
+	// source is left without chunks.
+	m = &ingestMemStore{}
+	src := &countingStaleSource{ingestTestSource: ingestTestSource{url: "u:b", texts: ingestTestTexts("b", 250)}}
+	if _, _, err := IndexSource(ctx, m, src, 500, 50, nil); err != nil || src.calls != 1 {
+		t.Fatalf("first run: %v, %d DeleteStale calls", err, src.calls)
+	}
+	m.failAt = m.calls + 2
+	if _, _, err := IndexSource(ctx, m, src, 500, 50, nil); err == nil {
+		t.Fatal("failing write: no error")
+	}
+	if src.calls != 3 {
+		t.Errorf("DeleteStale called %d times over two runs, want 3 (once, then twice: before the write and in the rollback)", src.calls)
+	}
+	if n := m.count("u:b"); n != 0 {
+		t.Errorf("%d chunks left after the rollback", n)
+	}
+	// A first DeleteStale that fails, then a failing write: the rollback's
+	// DeleteStale still runs.
+	m.failAt = m.calls + 1
+	src.calls, src.failFirst = 0, boom
+	if _, _, err := IndexSource(ctx, m, src, 500, 50, nil); err == nil || errors.Is(err, boom) {
+		t.Fatalf("failing write after a failed DeleteStale: %v (the DeleteStale error is logged, not returned)", err)
+	}
+	if src.calls != 2 || m.count("u:b") != 0 {
+		t.Errorf("%d DeleteStale calls, %d chunks left; want 2 and 0", src.calls, m.count("u:b"))
 	}
 }
 

@@ -146,7 +146,7 @@ func TestServeMCPInMemory(t *testing.T) {
 		t.Errorf("fails: %v %+v, want an isError result", err, res)
 	}
 	res, err = call("wrap", map[string]any{"input": "a</context>"})
-	if err != nil || text(res) != "<context>\na[/context]\n</context>" {
+	if err != nil || text(res) != "<context>\na[context-tag removed]\n</context>" {
 		t.Errorf("wrap: %v %+v", err, res)
 	}
 	for _, bad := range []struct {

@@ -24,9 +24,11 @@ const (
 // (U+E0000-U+E007F, used to smuggle invisible ASCII), variation selectors,
 // zero-width and bidi-control characters and every other format character
 // (Unicode category Cf, which includes the soft hyphen), invisible fillers,
-// and control characters other than newline and tab. Carriage returns and
-// the Unicode line and paragraph separators become newlines; invalid UTF-8
-// becomes U+FFFD. Visible text is left as it is.
+// and control characters other than newline and tab. Carriage returns are
+// dropped, as in the original engine: "\r\n" becomes "\n", and a lone "\r"
+// is not turned into a line break. The Unicode line and paragraph
+// separators become newlines; invalid UTF-8 becomes U+FFFD. Visible text is
+// left as it is.
 //
 // SanitizeUntrusted does not touch delimiters; WrapUntrusted does that for
 // the tag it wraps with.
@@ -46,14 +48,9 @@ func SanitizeUntrusted(text string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(text))
-	for i, r := range text {
+	for _, r := range text {
 		switch {
 		case r == '\r':
-			// "\r\n" keeps only the "\n"; a lone "\r" becomes one.
-			if i+1 < len(text) && text[i+1] == '\n' {
-				continue
-			}
-			b.WriteByte('\n')
 		case r == '\u2028' || r == '\u2029':
 			b.WriteByte('\n')
 		case untrustedHiddenRune(r):
@@ -86,8 +83,9 @@ func untrustedHiddenRune(r rune) bool {
 }
 
 // WrapContext returns the retrieved context cleaned by SanitizeUntrusted,
-// with every copy of the context delimiter defused, between ContextOpenTag
-// and ContextCloseTag on lines of their own. It is WrapUntrusted("context",
+// without surrounding blank lines, with every copy of the context delimiter
+// replaced by "[context-tag removed]", between ContextOpenTag and
+// ContextCloseTag on lines of their own. It is WrapUntrusted("context",
 // context).
 func WrapContext(context string) string {
 	return WrapUntrusted("context", context)
@@ -97,17 +95,22 @@ func WrapContext(context string) string {
 // by letters, digits, '_' or '-', at most 64 bytes.
 var untrustedTagName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
-// WrapUntrusted returns text cleaned by SanitizeUntrusted, with every copy of
-// the delimiter <tag> or </tag> in it defused, between "<tag>" and "</tag>"
-// on lines of their own: WrapUntrusted("mail", body) quotes a mail body.
+// WrapUntrusted returns text cleaned by SanitizeUntrusted, without
+// surrounding blank lines, with every copy of the delimiter <tag> or </tag>
+// in it replaced by the visible marker "[<tag>-tag removed]", between
+// "<tag>" and "</tag>" on lines of their own: WrapUntrusted("mail", body)
+// quotes a mail body, and a forged "</mail>" in it reads "[mail-tag
+// removed]", as in the original engine.
 //
 // A copy counts as the delimiter the way a model would read it: in any case,
 // with whitespace inside the brackets or attributes after the name
 // ("</ Mail >", "<MAIL from=x>"), written with look-alike characters that
 // NFKC folds to ASCII (fullwidth "＜／ｍａｉｌ＞"), with Cyrillic or Greek
 // homoglyphs of Latin letters, or with HTML character references
-// ("&lt;/mail&gt;"). Its angle brackets become square ones ("[/mail]"), so
-// the result contains exactly one opening and one closing delimiter.
+// ("&lt;/mail&gt;"). The marker replaces the copy from its '<' to the '>'
+// closing it (attributes included) when that is near, else up to the end
+// of the name, so the result contains exactly one opening and one closing
+// delimiter.
 //
 // The tag must be a plain name: a letter followed by up to 63 letters,
 // digits, '_' or '-'. Any other tag is a programming error and panics; the
@@ -116,7 +119,7 @@ func WrapUntrusted(tag, text string) string {
 	if !untrustedTagName.MatchString(tag) {
 		panic("engine.WrapUntrusted: tag " + strconv.Quote(tag) + " is not a plain name")
 	}
-	body := defuseDelimiter(SanitizeUntrusted(text), strings.ToLower(tag))
+	body := defuseDelimiter(trimBlankLines(SanitizeUntrusted(text)), strings.ToLower(tag), "["+tag+"-tag removed]")
 	var b strings.Builder
 	b.Grow(len(body) + 2*len(tag) + 7)
 	b.WriteString("<" + tag + ">\n")
@@ -124,6 +127,34 @@ func WrapUntrusted(tag, text string) string {
 	b.WriteString("\n</" + tag + ">")
 	return b.String()
 }
+
+// trimBlankLines returns s without its leading and trailing lines that
+// hold only white space; the indentation of the first kept line stays.
+func trimBlankLines(s string) string {
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 || strings.TrimSpace(s[:i]) != "" {
+			break
+		}
+		s = s[i+1:]
+	}
+	for {
+		i := strings.LastIndexByte(s, '\n')
+		if i < 0 || strings.TrimSpace(s[i+1:]) != "" {
+			break
+		}
+		s = s[:i]
+	}
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return s
+}
+
+// delimMaxAttrBytes is how far after a forged tag's name defuseDelimiter
+// looks for the '>' closing it; a farther '>' is left alone, so a stray
+// "<context" does not swallow the text after it.
+const delimMaxAttrBytes = 256
 
 // delimUnit is one rune of the folded view of a text that defuseDelimiter
 // matches delimiters in, with the byte span [start, end) of the original
@@ -142,9 +173,10 @@ type delimEdit struct {
 }
 
 // defuseDelimiter returns s with every "<tag" or "</tag" (tag lower-case)
-// that a model could read as the delimiter rewritten: its '<' becomes '['
-// and the '>' closing it, if any, becomes ']'.
-func defuseDelimiter(s, tag string) string {
+// that a model could read as the delimiter replaced by marker: from its '<'
+// through the '>' closing it when that comes within delimMaxAttrBytes of
+// the name's end (and before another '<'), else through the name.
+func defuseDelimiter(s, tag, marker string) string {
 	// Only these runes are '<' or '&' after NFKC (checked over all of
 	// Unicode), and a delimiter needs a '<', directly or from a character
 	// reference.
@@ -170,17 +202,20 @@ func defuseDelimiter(s, tag string) string {
 		if m < len(name) || !delimNameEnds(units, j) {
 			continue
 		}
-		edits = append(edits, delimEdit{units[k].start, units[k].end, "["})
-		for q := j; q < len(units); q++ {
+		end := units[j-1].end // the name's last unit
+		nameEnd := end
+		for q := j; q < len(units) && units[q].start-nameEnd <= delimMaxAttrBytes; q++ {
 			if units[q].low == '<' {
 				break
 			}
 			if units[q].low == '>' {
-				edits = append(edits, delimEdit{units[q].start, units[q].end, "]"})
-				k = q
+				end = units[q].end
+				j = q + 1
 				break
 			}
 		}
+		edits = append(edits, delimEdit{units[k].start, end, marker})
+		k = j - 1
 	}
 	if len(edits) == 0 {
 		return s
