@@ -353,6 +353,14 @@ func TestJSONShapes(t *testing.T) {
 	if r := runCLI(t, work, nil, "index", "--data", data, "--quiet", absPath(t, "../../testdata/cli/docs")); r.code != 0 || r.stderr != "" {
 		t.Errorf("index --quiet printed progress:\n%s", r)
 	}
+	// -v lets the engine's log lines through; without it they stay out.
+	if r := runCLI(t, work, nil, "index", "--data", data, "-v", absPath(t, "../../testdata/cli/docs")); r.code != 0 ||
+		!strings.Contains(r.stderr, `level=INFO msg="indexed source"`) {
+		t.Errorf("index -v shows no engine log lines:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "index", "--data", data, absPath(t, "../../testdata/cli/docs")); strings.Contains(r.stderr, "level=") {
+		t.Errorf("index without -v shows log lines:\n%s", r)
+	}
 	r = runCLI(t, work, nil, "ask", "--data", data, "--json", "minimum age for a single kayak")
 	if keys := jsonKeys(t, []byte(r.stdout)); !slices.Equal(keys, []string{"answer", "citations", "confidence", "confidenceBasis", "hyde", "mode", "model", "note", "question", "score"}) {
 		t.Errorf("ask --json keys %q", keys)

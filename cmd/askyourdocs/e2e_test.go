@@ -592,7 +592,8 @@ func TestBadInput(t *testing.T) {
 	}
 
 	// Usage errors.
-	for _, args := range [][]string{{}, {"frobnicate"}, {"ask"}, {"index"}, {"eval"}, {"search", "--mode", "nope", "x", "--data", data}} {
+	for _, args := range [][]string{{}, {"frobnicate"}, {"ask"}, {"index"}, {"eval"}, {"search", "--mode", "nope", "x", "--data", data},
+		{"ask", "  ", "--data", data}, {"search", "", "--data", data}} {
 		r := runCLI(t, work, nil, args...)
 		if r.code != exitUsage {
 			t.Errorf("%q: exit %d, want %d:\n%s", args, r.code, exitUsage, r)
