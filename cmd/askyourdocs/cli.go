@@ -236,7 +236,7 @@ func editDistance(a, b string) int {
 
 // printMainHelp writes the top-level help.
 func (a *cliApp) printMainHelp(w io.Writer) {
-	fmt.Fprint(w, "askyourdocs: ask your documents (PDF, .docx, HTML, web pages), offline by default\n\n")
+	fmt.Fprint(w, "askyourdocs: ask your documents (PDF, Office, OpenDocument, EPUB, Markdown, text, HTML, web pages), offline by default\n\n")
 	fmt.Fprint(w, "Usage:\n  askyourdocs COMMAND [flags] [args]\n\nCommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
