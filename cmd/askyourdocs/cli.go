@@ -79,8 +79,21 @@ func (a *cliApp) parse(fs *flag.FlagSet, cf *commonFlags, args []string) ([]stri
 		a.jsonErrors = a.jsonErrors || cf.json
 	}
 	if err != nil {
-		return nil, withHint(fmt.Errorf("%w: %s", errUsage, flagErrorText(err)),
-			fmt.Sprintf("run 'askyourdocs %s --help' for usage", fs.Name()))
+		hint := fmt.Sprintf("run 'askyourdocs %s --help' for usage", fs.Name())
+		if name, ok := strings.CutPrefix(flagErrorText(err), "unknown flag --"); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) {
+				if len(f.Name) > 1 {
+					names = append(names, f.Name)
+				}
+			})
+			name, _, _ = strings.Cut(name, "=")
+			// Short names are close to too many others: one edit at most.
+			if s := suggest(name, names); s != "" && (len(name) > 4 || editDistance(name, s) <= 1 || strings.HasPrefix(s, name)) {
+				hint = fmt.Sprintf("did you mean --%s? Run 'askyourdocs %s --help' for usage", s, fs.Name())
+			}
+		}
+		return nil, withHint(fmt.Errorf("%w: %s", errUsage, flagErrorText(err)), hint)
 	}
 	if cf != nil {
 		explicit := false

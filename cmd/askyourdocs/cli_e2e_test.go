@@ -286,8 +286,12 @@ func TestHelpAndErrors(t *testing.T) {
 		t.Errorf("openai/ spec not refused:\n%s", r)
 	}
 	r = runCLI(t, work, nil, "index", "--nope")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "unknown flag --nope") || lines(r.stderr) != 2 {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "unknown flag --nope") || lines(r.stderr) != 2 || strings.Contains(r.stderr, "did you mean") {
 		t.Errorf("unknown flag:\n%s", r)
+	}
+	r = runCLI(t, work, nil, "search", "--mod", "keyword", "x")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "did you mean --mode?") || lines(r.stderr) != 2 {
+		t.Errorf("flag typo:\n%s", r)
 	}
 	r = runCLI(t, work, nil, "--version")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "askyourdocs ") || !strings.Contains(r.stdout, "go1.") {
