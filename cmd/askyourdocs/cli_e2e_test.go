@@ -160,7 +160,7 @@ func TestIndexFolderSync(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 {
 		t.Fatalf("re-index: %v\n%s", err, r)
 	}
-	if !slices.Equal(rep.Removed, []string{"docs/faq.docx"}) || rep.Deleted != 5 || rep.Unchanged != 3 || len(rep.Empty) != 1 ||
+	if len(rep.Removed) != 1 || rep.Removed[0] != (removedSource{URL: filepath.Join(work, "docs", "faq.docx"), Display: "docs/faq.docx"}) || rep.Deleted != 5 || rep.Unchanged != 3 || len(rep.Empty) != 1 ||
 		rep.Empty[0].URL != filepath.Join(work, "docs", "empty.docx") {
 		t.Errorf("re-index after deleting faq.docx: %+v", rep)
 	}
