@@ -104,11 +104,7 @@ func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 	if bytes.HasPrefix(data, []byte("%PDF-2.")) {
 		data = append([]byte("%PDF-1.7"), data[8:]...)
 	}
-	// The reader looks for %%EOF in the last 100 bytes only; cut trailing
-	// garbage some producers append.
-	if i := bytes.LastIndex(data, []byte("%%EOF")); i >= 0 && len(data)-i > 100 {
-		data = data[:i+5]
-	}
+	data = pdfTrimAfterEOF(data)
 	if err := pdfPreflight(data); err != nil {
 		return nil, err
 	}

@@ -310,3 +310,16 @@ func pdfCheckObjectStreams(r *pdf.Reader, data []byte) (err error) {
 	}
 	return nil
 }
+
+// pdfTrimAfterEOF cuts whatever follows the last %%EOF marker: a trailer
+// dictionary, an unfinished incremental update or garbage some producers
+// append. The reader wants the file to end with %%EOF (and looks for it in
+// the last 100 bytes only), so such files were reported as missing %%EOF
+// although they have one.
+func pdfTrimAfterEOF(data []byte) []byte {
+	i := bytes.LastIndex(data, []byte("%%EOF"))
+	if i < 0 || len(bytes.TrimSpace(data[i+5:])) == 0 {
+		return data
+	}
+	return data[:i+5]
+}

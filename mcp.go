@@ -58,6 +58,49 @@ func JSONToolHandler[In, Out any](run func(ctx context.Context, input In) (Out, 
 	}
 }
 
+// MCPToolResult is a tool output that ServeMCPStdio sends as an MCP tool
+// result with two faces: Text, readable by a person or an LLM (an answer
+// with its citations, say), as the text content, and StructuredContent, a
+// JSON object for programs, as the result's structuredContent. Define such
+// a tool with StructuredToolHandler.
+type MCPToolResult struct {
+	Text              string `json:"mcpText"`
+	StructuredContent any    `json:"mcpStructuredContent"`
+}
+
+// StructuredToolHandler adapts run to a Genkit tool function whose result,
+// served over MCP, is text(out) as readable text plus out as structured
+// content (see MCPToolResult). out should encode as a JSON object, as MCP
+// requires of structured content. An error from run is the tool's error.
+func StructuredToolHandler[In, Out any](run func(ctx context.Context, input In) (Out, error), text func(Out) string) func(*ai.ToolContext, In) (MCPToolResult, error) {
+	return func(tc *ai.ToolContext, input In) (MCPToolResult, error) {
+		var ctx context.Context = context.Background()
+		if tc != nil && tc.Context != nil {
+			ctx = tc
+		}
+		out, err := run(ctx, input)
+		if err != nil {
+			return MCPToolResult{}, err
+		}
+		return MCPToolResult{Text: text(out), StructuredContent: out}, nil
+	}
+}
+
+// asMCPToolResult recognises an MCPToolResult in a tool's output after
+// Genkit's JSON round trip (a map with exactly its two keys).
+func asMCPToolResult(v any) (MCPToolResult, bool) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 2 {
+		return MCPToolResult{}, false
+	}
+	text, ok := m["mcpText"].(string)
+	sc, has := m["mcpStructuredContent"]
+	if !ok || !has {
+		return MCPToolResult{}, false
+	}
+	return MCPToolResult{Text: text, StructuredContent: sc}, true
+}
+
 // ServeMCPStdio serves every tool registered on g with genkit.DefineTool
 // as an MCP server named name and version over stdin and stdout, and
 // blocks until the client disconnects (closes stdin); that ends it with a
@@ -69,7 +112,9 @@ func JSONToolHandler[In, Out any](run func(ctx context.Context, input In) (Out, 
 // arguments that do not match the schema is answered with a JSON-RPC
 // "invalid params" error; an error from the tool itself becomes a tool
 // result with isError set, as MCP asks, and the server keeps serving.
-// Results that are not strings are encoded as JSON.
+// Results that are not strings are encoded as JSON, except an
+// MCPToolResult (see StructuredToolHandler), which becomes readable text
+// plus structured content.
 //
 // It is ServeMCP with a context that never ends.
 func ServeMCPStdio(g *genkit.Genkit, name, version string) error {
@@ -184,6 +229,13 @@ func mcpToolHandler(tool ai.Tool, wrapped bool) mcp.ToolHandler {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %s: invalid arguments: %s", tool.Name(), gerr.Message)}
 			}
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+		}
+		if r, ok := asMCPToolResult(out); ok {
+			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}}
+			if _, isObj := r.StructuredContent.(map[string]any); isObj {
+				res.StructuredContent = r.StructuredContent
+			}
+			return res, nil
 		}
 		var text string
 		switch v := out.(type) {

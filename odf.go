@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -50,6 +51,11 @@ const odfMaxRepeat = 1000
 // (tables labelled by their first row), the notes as "Notes: " paragraphs,
 // PageNum N; page numbers, footers and dates are left out.
 func extractODF(r io.ReaderAt, size int64) ([]Paragraph, error) {
+	return readODF(r, size, maxSheetCells)
+}
+
+// readODF is extractODF with a cap of maxCells non-empty table cells.
+func readODF(r io.ReaderAt, size int64, maxCells int) ([]Paragraph, error) {
 	a, err := openZipArchive(r, size, zipDefaultLimits, ErrInvalidDocument, "an OpenDocument file")
 	if err != nil {
 		return nil, err
@@ -58,10 +64,20 @@ func extractODF(r io.ReaderAt, size int64) ([]Paragraph, error) {
 		listStyles:   map[string]map[int]bool{},
 		hiddenTables: map[string]bool{},
 		titleStyles:  map[string]bool{"Title": true},
+		maxCells:     maxCells,
 		page:         1,
 	}
-	if err := a.parse("styles.xml", false, o.readStyles); err != nil {
+	// styles.xml holds the named list and table styles a text document or
+	// spreadsheet may use; a presentation's is mostly master pages, large
+	// and of no use here, so it is not read.
+	mime, err := a.readAll("mimetype")
+	if err != nil {
 		return nil, err
+	}
+	if !bytes.Contains(mime, []byte("presentation")) {
+		if err := a.parse("styles.xml", false, o.readStyles); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.parse("content.xml", true, o.readContent); err != nil {
 		return nil, err
@@ -128,6 +144,7 @@ type odfReader struct {
 	frameClass string
 	inNotes    bool
 	cells      int
+	maxCells   int
 }
 
 // readStyles reads the list styles and the hidden table styles of a styles
@@ -553,8 +570,8 @@ func (o *odfReader) endCell() error {
 	}
 	for k := 0; k < min(c.repeat, odfMaxRepeat) && tb.col < maxSheetCols; k++ {
 		o.cells++
-		if o.cells > maxSheetCells {
-			return fmt.Errorf("%w: more than %d non-empty cells", ErrDocumentTooLarge, maxSheetCells)
+		if o.cells > o.maxCells {
+			return fmt.Errorf("%w: more than %d non-empty cells", ErrDocumentTooLarge, o.maxCells)
 		}
 		for len(tb.row) < tb.col {
 			tb.row = append(tb.row, "")
@@ -573,8 +590,8 @@ func (o *odfReader) endRow() error {
 	for k := 0; k < min(tb.rowRepeat, odfMaxRepeat); k++ {
 		if k > 0 {
 			o.cells += len(tb.row)
-			if o.cells > maxSheetCells {
-				return fmt.Errorf("%w: more than %d non-empty cells", ErrDocumentTooLarge, maxSheetCells)
+			if o.cells > o.maxCells {
+				return fmt.Errorf("%w: more than %d non-empty cells", ErrDocumentTooLarge, o.maxCells)
 			}
 		}
 		tb.rows = append(tb.rows, tb.row)

@@ -88,6 +88,11 @@ type PgvecOptions struct {
 	// (default), "strict_order" or "off". With "off" a filter that rejects
 	// most candidates can leave fewer than k results although k match.
 	IterativeScan string
+	// Tracer, when not nil, is the pool's query tracer (pgx.QueryTracer,
+	// e.g. for OpenTelemetry); by default the store logs each query's
+	// duration at debug level. KeywordSearchSQL finds the store from the
+	// pool without it.
+	Tracer pgx.QueryTracer
 }
 
 const (
@@ -197,7 +202,11 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		}
 		return nil
 	}
-	cfg.ConnConfig.Tracer = &pgvecTracer{store: name, table: s.names.table, language: o.TextSearchConfig}
+	if o.Tracer != nil {
+		cfg.ConnConfig.Tracer = o.Tracer
+	} else if cfg.ConnConfig.Tracer == nil {
+		cfg.ConnConfig.Tracer = &pgvecTracer{store: name}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new pgvector store %q: open pool: %w", name, err)
@@ -207,9 +216,11 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 	}
 	s.Pool = pool
+	pgvecPools.Store(pool, s)
 
 	s.Retriever, err = pgvecDefineRetriever(g, "pgvector/"+name, s.retrieve)
 	if err != nil {
+		pgvecPools.Delete(pool)
 		pool.Close()
 		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 	}
@@ -271,6 +282,7 @@ func (s *PgvecStore) Close() error {
 		return nil
 	}
 	if s.Pool != nil {
+		pgvecPools.Delete(s.Pool)
 		s.Pool.Close()
 	}
 	return nil

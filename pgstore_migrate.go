@@ -52,7 +52,7 @@ type PgvecMigration struct {
 
 // pgvecNames holds a store's table and index names (unquoted).
 type pgvecNames struct {
-	table, hnsw, fts, urlSource, source, textHash, trgm string
+	table, hnsw, fts, urlSource, source, textHash, trgm, tsv string
 }
 
 // pgvecPlainName matches store names used as they are in table names.
@@ -89,6 +89,7 @@ func pgvecTableNames(name string) pgvecNames {
 		source:    t + "_source",
 		textHash:  t + "_text_hash",
 		trgm:      t + "_content_trgm",
+		tsv:       t + "_tsv",
 	}
 }
 
@@ -156,6 +157,7 @@ type pgvecMigrationStep struct {
 var pgvecMigrations = []pgvecMigrationStep{
 	{version: 1, what: "create chunk table and indexes", apply: pgvecCreateV1},
 	{version: 2, what: "trigram index on content", apply: pgvecCreateV2},
+	{version: 3, what: "stored tsvector column with its GIN index", apply: pgvecCreateV3},
 }
 
 // pgvecSchemaVersion is the schema version this code writes.
@@ -235,6 +237,35 @@ func pgvecFTSIndexSQL(n pgvecNames, regconfig string) string {
 		` USING gin (to_tsvector(` + regconfig + `, content))`
 }
 
+// pgvecCreateV3 stores each chunk's tsvector in a generated column "tsv"
+// (computed once per write, not per row and query as the expression index
+// of version 1 needed for ranking) with a GIN index, and drops the
+// expression index. An existing table is upgraded in place: adding the
+// column computes it for every row, inside the start-up transaction.
+func pgvecCreateV3(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, regconfig string) error {
+	for _, s := range []string{
+		`DROP INDEX IF EXISTS ` + pgvecIdent(n.fts),
+		pgvecTSVColumnSQL(n, regconfig),
+		pgvecTSVIndexSQL(n),
+	} {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pgvecTSVColumnSQL adds the generated tsvector column.
+func pgvecTSVColumnSQL(n pgvecNames, regconfig string) string {
+	return `ALTER TABLE ` + pgvecIdent(n.table) + ` ADD COLUMN IF NOT EXISTS tsv tsvector GENERATED ALWAYS AS (to_tsvector(` +
+		regconfig + `, content)) STORED`
+}
+
+// pgvecTSVIndexSQL creates the GIN index on the tsvector column.
+func pgvecTSVIndexSQL(n pgvecNames) string {
+	return `CREATE INDEX IF NOT EXISTS ` + pgvecIdent(n.tsv) + ` ON ` + pgvecIdent(n.table) + ` USING gin (tsv)`
+}
+
 func pgvecHNSWIndexSQL(n pgvecNames, dim int) string {
 	vs := pgvecVectorFor(dim)
 	if vs.indexExpr == "" {
@@ -307,11 +338,15 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		}
 		if !m.Created && oldTS != language {
 			m.TextSearchChanged = true
-			if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+pgvecIdent(n.fts)); err != nil {
-				return fmt.Errorf("drop full-text index: %w", err)
-			}
-			if _, err := tx.Exec(ctx, pgvecFTSIndexSQL(n, regconfig)); err != nil {
-				return fmt.Errorf("rebuild full-text index for %s: %w", language, err)
+			for _, s := range []string{
+				`DROP INDEX IF EXISTS ` + pgvecIdent(n.fts),
+				`ALTER TABLE ` + pgvecIdent(n.table) + ` DROP COLUMN IF EXISTS tsv`,
+				pgvecTSVColumnSQL(n, regconfig),
+				pgvecTSVIndexSQL(n),
+			} {
+				if _, err := tx.Exec(ctx, s); err != nil {
+					return fmt.Errorf("rebuild full-text column for %s: %w", language, err)
+				}
 			}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+pgvecIdent(pgvecMetaTable)+` (store, chunk_table, schema_version, embedding_dim, ts_config)
@@ -329,6 +364,14 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 	if m.DimensionChanged {
 		slog.Warn("pgvector store: embedding dimension changed, old chunks removed; index the documents again",
 			"store", name, "table", n.table, "from", m.PreviousDim, "to", dim, "removed", m.RemovedChunks)
+	}
+	if !m.Created && m.FromVersion < m.ToVersion {
+		var steps []string
+		for _, st := range pgvecMigrations[m.FromVersion:] {
+			steps = append(steps, fmt.Sprintf("v%d %s", st.version, st.what))
+		}
+		slog.Info("pgvector store: schema upgraded in place", "store", name, "table", n.table,
+			"from", m.FromVersion, "to", m.ToVersion, "steps", strings.Join(steps, "; "))
 	}
 	if m.TextSearchChanged {
 		slog.Info("pgvector store: full-text index rebuilt", "store", name, "from", oldTS, "to", language)

@@ -359,7 +359,7 @@ func TestPgvecStoreSchemaAndIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(defs, "\n")
-	for _, want := range []string{"USING hnsw (embedding vector_cosine_ops)", "USING gin (to_tsvector('simple'::regconfig, content))", "(url, source)", "(source)", "(text_hash)"} {
+	for _, want := range []string{"USING hnsw (embedding vector_cosine_ops)", "USING gin (tsv)", "(url, source)", "(source)", "(text_hash)"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no index with %q among:\n%s", want, all)
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -269,4 +270,92 @@ func pgTestContents(t testing.TB, s *PgvecStore) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestPgvecStoreUpgradeToStoredTSVector turns a new store back into schema
+// version 2 (full-text expression index, no tsv column) with chunks in it,
+// and opens it again: the store is upgraded in place under the lock, says
+// so in the log, and keyword search finds the old chunks through the new
+// column.
+func TestPgvecStoreUpgradeToStoredTSVector(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgTestDSN(t)
+	name := pgTestStoreName(t)
+	pgTestDropStore(t, dsn, name)
+	s := pgTestOpen(t, dsn, name, newTestEmbedder(16), 16)
+	if err := s.Index(ctx, pgTestDocs("src", "upgraded", 30)); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`DROP INDEX ` + pgvecIdent(s.names.tsv),
+		`ALTER TABLE ` + pgvecIdent(s.Table()) + ` DROP COLUMN tsv`,
+		pgvecFTSIndexSQL(s.names, "'simple'::regconfig"),
+		`UPDATE ` + pgvecIdent(pgvecMetaTable) + ` SET schema_version = 2 WHERE store = '` + strings.ReplaceAll(name, "'", "''") + `'`,
+	} {
+		if _, err := s.Pool.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	s.Close()
+
+	var buf strings.Builder
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&pgLockedWriter{w: &buf}, nil)))
+	up, err := NewPgvecStore(ctx, nil, name, newTestEmbedder(16), dsn, 16)
+	slog.SetDefault(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	if m := up.Migration(); m.FromVersion != 2 || m.ToVersion != 3 || m.Created {
+		t.Errorf("Migration() = %+v, want 2 -> 3", m)
+	}
+	if !strings.Contains(buf.String(), "schema upgraded in place") || !strings.Contains(buf.String(), "v3 stored tsvector column") {
+		t.Errorf("no upgrade log line:\n%s", buf.String())
+	}
+	var n int
+	if err := up.Pool.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(up.Table())+` WHERE tsv @@ 'upgraded'::tsquery`).Scan(&n); err != nil || n != 30 {
+		t.Errorf("tsv column matches %d of 30 old chunks, %v", n, err)
+	}
+	var exprIndex bool
+	if err := up.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = $1)`, up.names.fts).Scan(&exprIndex); err != nil || exprIndex {
+		t.Errorf("the old expression index is still there (%v, %v)", exprIndex, err)
+	}
+	got, err := up.KeywordSearch(ctx, "upgraded topic3", 5, nil, "", nil)
+	if err != nil || len(got) != 5 {
+		t.Errorf("keyword search after the upgrade: %d docs, %v", len(got), err)
+	}
+}
+
+// TestKeywordSearchSQLScoreOrder checks the BM25-style order within the
+// any-word stage: a chunk with the rare word beats chunks with only the
+// common one, and of two chunks with the same words the shorter wins.
+func TestKeywordSearchSQLScoreOrder(t *testing.T) {
+	ctx := context.Background()
+	s := pgTestStore(t, newTestEmbedder(16), 16)
+	var docs []*ai.Document
+	for i := range 40 {
+		docs = append(docs, ai.DocumentFromText(fmt.Sprintf("common filler text number %d", i), map[string]any{MetaURL: fmt.Sprintf("f%d", i)}))
+	}
+	docs = append(docs,
+		ai.DocumentFromText("zebra sighting", map[string]any{MetaURL: "rare"}),
+		ai.DocumentFromText("common zebra with a lot of other words that make this chunk much longer than it needs to be for anyone", map[string]any{MetaURL: "long"}),
+		ai.DocumentFromText("common zebra", map[string]any{MetaURL: "short"}),
+	)
+	if err := s.Index(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.KeywordSearch(ctx, "zebra common", 4, nil, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, d := range got {
+		urls = append(urls, d.Metadata[MetaURL].(string))
+	}
+	// All words: short before long (length); then any word: the rare word
+	// before the common one.
+	if len(urls) != 4 || urls[0] != "short" || urls[1] != "long" || urls[2] != "rare" {
+		t.Errorf("order = %q, want short, long, rare, then a common-only chunk", urls)
+	}
 }

@@ -17,6 +17,17 @@ const (
 	bm25B  = 0.75
 )
 
+// MetaBreadcrumb is the metadata key of a chunk's breadcrumb (the
+// headings above it, "Page > Section > Subsection"), as the reference CLI
+// stores it. Keyword ranking counts the breadcrumb's terms bm25HeadingWeight
+// times (BM25F with one boosted field): a question naming a section finds
+// the section.
+const MetaBreadcrumb = "breadcrumb"
+
+// bm25HeadingWeight is how many times a breadcrumb term counts, in the
+// term frequency and the document length alike.
+const bm25HeadingWeight = 3
+
 // bm25MaxTerms bounds the distinct terms of a query that are scored; the
 // rest are ignored (a query is not a document).
 const bm25MaxTerms = 64
@@ -62,6 +73,12 @@ func (x *bm25Index) add(doc *ai.Document) {
 			tf[term]++
 			n++
 		})
+		if crumb, _ := doc.Metadata[MetaBreadcrumb].(string); crumb != "" && bm25HeadingWeight > 0 {
+			x.an.tokens(crumb, func(_, term string) {
+				tf[term] += bm25HeadingWeight
+				n += bm25HeadingWeight
+			})
+		}
 	}
 	for term, f := range tf {
 		id, ok := x.terms[term]

@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
@@ -82,5 +83,24 @@ func TestBM25IndexUpdates(t *testing.T) {
 	want, _ := fresh.rank(t.Context(), p, kept, nil, 0)
 	if !slices.Equal(got, want) {
 		t.Errorf("after delete %v, rebuilt %v", got, want)
+	}
+}
+
+// TestBM25BreadcrumbBoost checks the breadcrumb field counts
+// bm25HeadingWeight times: a chunk whose breadcrumb says "apple" scores
+// exactly like one whose text says it that many times.
+func TestBM25BreadcrumbBoost(t *testing.T) {
+	an, _ := NewTextAnalyzer("simple")
+	docs := []*ai.Document{
+		ai.DocumentFromText("x", map[string]any{MetaBreadcrumb: "apple"}),
+		ai.DocumentFromText("x"+strings.Repeat(" apple", bm25HeadingWeight), nil),
+		ai.DocumentFromText("y z", nil),
+	}
+	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, "apple", nil), docs, nil, 0)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("hits %v, %v", hits, err)
+	}
+	if hits[0].score != hits[1].score || hits[0].row != 0 {
+		t.Errorf("breadcrumb %v, text %v", hits[0], hits[1])
 	}
 }

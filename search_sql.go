@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
@@ -66,15 +67,22 @@ func KeywordSearchSQL(ctx context.Context, pool *pgxpool.Pool, query string, max
 	if pool == nil {
 		return nil, errors.New("keyword search sql: nil pool")
 	}
-	tr, ok := pool.Config().ConnConfig.Tracer.(*pgvecTracer)
+	v, ok := pgvecPools.Load(pool)
 	if !ok {
 		return nil, fmt.Errorf("keyword search sql: %w", ErrNotPgvecPool)
 	}
+	s := v.(*PgvecStore)
 	if language == "" {
-		language = tr.language
+		language = s.language
 	}
-	return pgvecKeywordSearch(ctx, pool, tr.table, query, maxResults, language, stopWords, extraWhere, extraArgs)
+	return s.keywordSearch(ctx, query, maxResults, language, stopWords, extraWhere, extraArgs)
 }
+
+// pgvecPools maps the pool of each open PgvecStore to the store, so that
+// KeywordSearchSQL, which the spec gives a pool only, finds the store's
+// table and full-text column; Close removes the entry. (The pool's own
+// configuration stays the app's: its Tracer slot is PgvecOptions.Tracer.)
+var pgvecPools sync.Map
 
 // KeywordSearch is KeywordSearchSQL on this store, with the store's text
 // search configuration.
@@ -82,11 +90,12 @@ func (s *PgvecStore) KeywordSearch(ctx context.Context, query string, maxResults
 	if err := s.checkOpen("keyword search"); err != nil {
 		return nil, err
 	}
-	return pgvecKeywordSearch(ctx, s.Pool, s.names.table, query, maxResults, s.language, stopWords, extraWhere, extraArgs)
+	return s.keywordSearch(ctx, query, maxResults, s.language, stopWords, extraWhere, extraArgs)
 }
 
-// pgvecKeywordSearch runs the stages of KeywordSearchSQL on table.
-func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
+// keywordSearch runs the stages of KeywordSearchSQL on the store's table.
+func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
+	pool, table := s.Pool, s.names.table
 	regconfig, err := pgvecRegconfig(language)
 	if err != nil {
 		return nil, fmt.Errorf("keyword search sql: %w", err)
@@ -107,31 +116,62 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 		filter = " AND (" + extraWhere + ")"
 	}
 	t := pgvecIdent(table)
-	// Within a stage, documents containing more of the stage's terms come
-	// first, then those containing more keywords: the keyword patterns are
-	// bound after extraArgs.
-	kw := fmt.Sprintf("$%d::text[]", 3+len(extraArgs))
-	likeOn := func(text string) string {
-		return `SELECT content, metadata FROM ` + t +
-			` WHERE ` + text + ` ILIKE ANY($1::text[])` + filter +
-			` ORDER BY (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE ` + text + ` ILIKE ayd_p.pat) DESC,
-			(SELECT count(*) FROM unnest(` + kw + `) AS ayd_k(pat) WHERE content ILIKE ayd_k.pat) DESC, id LIMIT $2`
+	// The stored tsvector column serves the store's own configuration; any
+	// other is computed per row (no index).
+	tsv := "tsv"
+	if language != s.language {
+		tsv = `to_tsvector(` + regconfig + `, content)`
 	}
-	likeQuery := likeOn("content")
+	// Parameters after extraArgs: the keyword LIKE patterns, the keywords
+	// as text (for the score), the table's name (for its row count) and,
+	// in the phrase stage, the phrases' longest words.
+	nArg := 3 + len(extraArgs)
+	kw := fmt.Sprintf("$%d::text[]", nArg)
+	kwText := fmt.Sprintf("$%d::text", nArg+1)
+	tableName := fmt.Sprintf("$%d::text", nArg+2)
+	// The BM25-style score: for each distinct lexeme of the keywords, its
+	// BM25 inverse document frequency ln(1 + (N - df + 0.5) / (df + 0.5))
+	// (df counted through the GIN index, N from the planner's statistics
+	// or counted when there are none yet) times ts_rank_cd of the chunk for
+	// that lexeme, whose normalisation 1 divides by 1 + log(chunk length).
+	// Rare words weigh more, long chunks are not favoured for their length.
+	idf := `ayd_idf AS (
+			SELECT ayd_t.q, ln(1 + (ayd_n.n - ayd_t.df + 0.5) / (ayd_t.df + 0.5)) AS w
+			FROM (SELECT ayd_l.q, (SELECT count(*) FROM ` + t + ` WHERE ` + tsv + ` @@ ayd_l.q) AS df
+				FROM (SELECT DISTINCT quote_literal(ayd_x.lex)::tsquery AS q
+					FROM unnest(tsvector_to_array(to_tsvector(` + regconfig + `, ` + kwText + `))) AS ayd_x(lex)) AS ayd_l) AS ayd_t,
+			(SELECT greatest(coalesce((SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples END FROM pg_class c WHERE c.oid = to_regclass(` + tableName + `)),
+				(SELECT count(*) FROM ` + t + `)), 1)::float8 AS n,
+				cardinality(` + kw + `) AS ayd_keywords) AS ayd_n)`
+	score := `(SELECT coalesce(sum(ayd_idf.w * ts_rank_cd(` + tsv + `, ayd_idf.q, 1)), 0) FROM ayd_idf)`
+	likeOn := func(text string, byKeywords bool) string {
+		order := ``
+		if byKeywords {
+			order = `(SELECT count(*) FROM unnest(` + kw + `) AS ayd_k(pat) WHERE content ILIKE ayd_k.pat) DESC, `
+		}
+		return `WITH ` + idf + ` SELECT content, metadata FROM ` + t +
+			` WHERE ` + text + ` ILIKE ANY($1::text[])` + filter +
+			` ORDER BY (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE ` + text + ` ILIKE ayd_p.pat) DESC, ` +
+			order + score + ` DESC, id LIMIT $2`
+	}
+	likeQuery := likeOn("content", false)
+	substringQuery := likeOn("content", true)
 	// Phrases are matched with runs of white space in the text collapsed to
 	// one space, as ExtractQuotedPhrases collapses them in the phrase.
 	// The collapsed text cannot use the trigram index on content, so the
 	// phrase stage first narrows the rows to those containing the longest
 	// word of some phrase (as every match does), which the index can find.
-	phraseQuery := likeOn(`regexp_replace(content, '\s+', ' ', 'g')`)
-	phraseQuery = strings.Replace(phraseQuery, ` WHERE `,
-		fmt.Sprintf(` WHERE content ILIKE ANY($%d::text[]) AND `, 4+len(extraArgs)), 1)
-	tsvector := `to_tsvector(` + regconfig + `, content)`
-	ftsQuery := `WITH ayd_tsq AS (SELECT replace(plainto_tsquery(` + regconfig + `, $1::text)::text, '&', '|')::tsquery AS ayd_q)
+	phraseQuery := likeOn(`regexp_replace(content, '\s+', ' ', 'g')`, false)
+	phraseQuery = strings.Replace(phraseQuery, ` WHERE regexp_replace`,
+		fmt.Sprintf(` WHERE content ILIKE ANY($%d::text[]) AND regexp_replace`, nArg+3), 1)
+	ftsOn := func(tsquery string) string {
+		return `WITH ` + idf + `, ayd_tsq AS (SELECT ` + tsquery + ` AS ayd_q)
 		SELECT content, metadata FROM ` + t + `, ayd_tsq
-		WHERE ` + tsvector + ` @@ ayd_tsq.ayd_q` + filter + `
-		ORDER BY ts_rank(` + tsvector + `, ayd_tsq.ayd_q) DESC,
-			(SELECT count(*) FROM unnest(` + kw + `) AS ayd_k(pat) WHERE content ILIKE ayd_k.pat) DESC, id LIMIT $2`
+		WHERE ` + tsv + ` @@ ayd_tsq.ayd_q` + filter + `
+		ORDER BY ` + score + ` DESC, id LIMIT $2`
+	}
+	allQuery := ftsOn(`plainto_tsquery(` + regconfig + `, $1::text)`)
+	anyQuery := ftsOn(`replace(plainto_tsquery(` + regconfig + `, $1::text)::text, '&', '|')::tsquery`)
 
 	patterns := func(terms []string) []string {
 		out := make([]string, len(terms))
@@ -152,8 +192,9 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 	stages := []stage{
 		{"phrase", phraseQuery, patterns(plan.phrases), len(plan.phrases) == 0, patterns(keywordLongestWords(plan.phrases))},
 		{"prefix", likeQuery, patterns(plan.prefixes), len(plan.prefixes) == 0, nil},
-		{"full-text", ftsQuery, strings.Join(plan.keywords, " "), len(plan.keywords) == 0, nil},
-		{"substring", likeQuery, keywordPatterns, len(plan.keywords) == 0, nil},
+		{"all-words", allQuery, strings.Join(plan.keywords, " "), len(plan.keywords) < 2, nil},
+		{"any-word", anyQuery, strings.Join(plan.keywords, " "), len(plan.keywords) == 0, nil},
+		{"substring", substringQuery, keywordPatterns, len(plan.keywords) == 0, nil},
 	}
 	var out []*ai.Document
 	seen := make(map[string]bool)
@@ -161,7 +202,7 @@ func pgvecKeywordSearch(ctx context.Context, pool *pgxpool.Pool, table, query st
 		if st.skip {
 			continue
 		}
-		args := append(append([]any{st.term, limit}, extraArgs...), keywordPatterns)
+		args := append(append([]any{st.term, limit}, extraArgs...), keywordPatterns, strings.Join(plan.keywords, " "), table)
 		if st.extra != nil {
 			args = append(args, st.extra)
 		}
@@ -205,12 +246,11 @@ func keywordLongestWords(phrases []string) []string {
 	return out
 }
 
-// pgvecTracer is the query tracer of a PgvecStore's pool. It logs each
-// query's duration and outcome at debug level, and it is how KeywordSearchSQL
-// finds the store's table from the pool alone: the association lives in the
-// pool's own configuration, with no package-level state.
+// pgvecTracer is the default query tracer of a PgvecStore's pool (see
+// PgvecOptions.Tracer): it logs each query's duration and outcome at debug
+// level.
 type pgvecTracer struct {
-	store, table, language string
+	store string
 }
 
 type pgvecTraceStartKey struct{}

@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -197,13 +200,52 @@ func TestKeywordSearchSQLForeignPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if _, err := KeywordSearchSQL(context.Background(), pool, "xyz", 1, "simple", nil, "", nil); !errors.Is(err, ErrNotPgvecPool) {
+	if _, err := KeywordSearchSQL(context.Background(), pool, "xylophone", 1, "simple", nil, "", nil); !errors.Is(err, ErrNotPgvecPool) {
 		t.Errorf("foreign pool: err = %v, want ErrNotPgvecPool", err)
 	}
-	if _, err := KeywordSearchSQL(context.Background(), nil, "xyz", 1, "simple", nil, "", nil); err == nil {
+	if _, err := KeywordSearchSQL(context.Background(), nil, "xylophone", 1, "simple", nil, "", nil); err == nil {
 		t.Error("nil pool: no error")
 	}
+	// No usable keyword: no result, and the pool is not looked at.
+	if docs, err := KeywordSearchSQL(context.Background(), nil, `the "" ?`, 1, "simple", map[string]bool{"the": true}, "", nil); docs != nil || err != nil {
+		t.Errorf("no keyword: %v, %v; want nil, nil", docs, err)
+	}
+	// A closed store's pool is no store's any more.
+	s := pgTestStore(t, newTestEmbedder(16), 16)
+	s.Close()
+	if _, err := KeywordSearchSQL(context.Background(), s.Pool, "xylophone", 1, "simple", nil, "", nil); !errors.Is(err, ErrNotPgvecPool) {
+		t.Errorf("closed store's pool: err = %v, want ErrNotPgvecPool", err)
+	}
 }
+
+// TestKeywordSearchSQLOwnTracer checks that a store created with the app's
+// own query tracer keeps it on its pool and that KeywordSearchSQL still
+// finds the store from the pool.
+func TestKeywordSearchSQLOwnTracer(t *testing.T) {
+	ctx := context.Background()
+	tr := &searchSQLCountingTracer{}
+	s := searchSQLTestStore(t, &PgvecOptions{Tracer: tr})
+	if s.Pool.Config().ConnConfig.Tracer != tr {
+		t.Fatal("the pool does not carry the app's tracer")
+	}
+	got, err := KeywordSearchSQL(ctx, s.Pool, "contract", 0, "", nil, "", nil)
+	if err != nil || len(got) == 0 {
+		t.Fatalf("KeywordSearchSQL with the app's tracer: %d docs, %v", len(got), err)
+	}
+	if tr.n.Load() == 0 {
+		t.Error("the app's tracer saw no query")
+	}
+}
+
+// searchSQLCountingTracer counts the queries it sees.
+type searchSQLCountingTracer struct{ n atomic.Int64 }
+
+func (c *searchSQLCountingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *searchSQLCountingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // TestKeywordSearchSQLTrigramFallback checks that the store gets a pg_trgm
 // index when the extension is available and that searching with and without
@@ -230,6 +272,9 @@ func TestKeywordSearchSQLTrigramFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !have {
+		if os.Getenv("ASKYOURDOCS_REQUIRE_DB") == "1" {
+			t.Fatal("no pg_trgm index: the test server lacks pg_trgm (ASKYOURDOCS_REQUIRE_DB=1 wants the full set-up, see docs/testing.md)")
+		}
 		t.Log("pg_trgm not available on this server: only the fallback is checked")
 	}
 	// Force index use where there is one, as the tiny table would be scanned.

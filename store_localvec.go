@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,6 +78,11 @@ type LocalvecStore struct {
 	dirty    bool
 	// fileWrites counts database file writes (for tests and diagnostics).
 	fileWrites atomic.Int64
+	// lockF is the held file lock (see store_localvec_lock.go), nil when
+	// not held; fileInfo describes the file as last read or written (nil:
+	// no file). Both under writeMu.
+	lockF    *os.File
+	fileInfo fs.FileInfo
 
 	// mu guards the fields below: readers (queries, listings) hold it
 	// shared, writers exclusively and only while applying a change.
@@ -106,7 +112,8 @@ type localvecRows struct {
 // os.TempDir(), like localvec; dir is created if missing. name must be
 // non-empty and free of path separators, and no retriever of that name may
 // be defined in g yet. Leftover temporary files of an interrupted write
-// (__db_<name>.json.*.tmp) are removed. emb embeds both the documents
+// (__db_<name>.json.*.tmp) are removed when no other process holds the
+// store's file lock (it would be writing one). emb embeds both the documents
 // indexed and the queries.
 func NewLocalvecStore(g *genkit.Genkit, name string, emb ai.Embedder, dir string) (*LocalvecStore, error) {
 	switch {
@@ -128,17 +135,27 @@ func NewLocalvecStore(g *genkit.Genkit, name string, emb ai.Embedder, dir string
 		return nil, fmt.Errorf("new localvec store: %w", err)
 	}
 	path := filepath.Join(dir, "__db_"+name+".json")
-	removeLocalvecTemps(path)
+	removeStaleTemps(path)
+	fi, _ := os.Stat(path) // before reading: a change after it is noticed later
 	rows, err := loadLocalvecFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("new localvec store %q: %w", name, err)
 	}
-	s := &LocalvecStore{name: name, path: path, emb: emb, rows: rows}
+	s := &LocalvecStore{name: name, path: path, emb: emb, rows: rows, fileInfo: fi}
 	s.Retriever = genkit.DefineRetriever(g, retrieverName, &ai.RetrieverOptions{
 		Label:        "askyourdocs localvec " + name,
 		ConfigSchema: core.InferSchemaMap(localvec.RetrieverOptions{}),
-	}, s.retrieve)
+	}, s.retrieveFresh)
 	return s, nil
+}
+
+// retrieveFresh is the Retriever's function: it reloads the file if
+// another process changed it, then queries.
+func (s *LocalvecStore) retrieveFresh(ctx context.Context, req *ai.RetrieverRequest) (*ai.RetrieverResponse, error) {
+	if err := s.refreshForRead(); err != nil {
+		return nil, fmt.Errorf("localvec retrieve: %w", err)
+	}
+	return s.retrieve(ctx, req)
 }
 
 // Path returns the path of the store's database file.
@@ -146,6 +163,7 @@ func (s *LocalvecStore) Path() string { return s.path }
 
 // Len returns the number of documents in the store (0 after Close).
 func (s *LocalvecStore) Len() int {
+	s.refreshForRead() // on error, the data as last read
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return len(s.rows.ids)
@@ -183,6 +201,11 @@ func (s *LocalvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err := s.checkOpen(); err != nil {
 		return fmt.Errorf("localvec index: %w", err)
 	}
+	release, err := s.lockWrite()
+	if err != nil {
+		return fmt.Errorf("localvec index: %w", err)
+	}
+	defer release()
 	ids := make([]string, len(docs))
 	for i, d := range docs {
 		if d == nil || strings.TrimSpace(DocText(d)) == "" {
@@ -252,6 +275,7 @@ func (s *LocalvecStore) apply(add []localvecNewRow, del map[string]bool) error {
 			return err
 		}
 		s.fileWrites.Add(1)
+		s.noteWritten()
 	} else {
 		s.dirty = true
 	}
@@ -279,6 +303,13 @@ func (s *LocalvecStore) beginDeferredPersist() error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
+	if s.sessions == 0 {
+		// The session holds the file lock until it ends: other processes'
+		// writes wait, and this one starts from the current file.
+		if _, err := s.lockWrite(); err != nil {
+			return err
+		}
+	}
 	s.sessions++
 	return nil
 }
@@ -291,10 +322,20 @@ func (s *LocalvecStore) endDeferredPersist() error {
 	if s.sessions > 0 {
 		s.sessions--
 	}
-	if s.sessions > 0 || !s.dirty {
+	if s.sessions > 0 {
 		return nil
 	}
+	defer s.unlockSession()
 	return s.flushLocked()
+}
+
+// unlockSession releases the file lock a deferred-persist session took.
+// Called with writeMu held.
+func (s *LocalvecStore) unlockSession() {
+	if s.lockF != nil {
+		unlockFile(s.lockF)
+		s.lockF = nil
+	}
 }
 
 // Bulk runs fn with persistence deferred, so that indexing many sources in
@@ -344,6 +385,7 @@ func (s *LocalvecStore) flushLocked() error {
 		return err
 	}
 	s.fileWrites.Add(1)
+	s.noteWritten()
 	s.dirty = false
 	return nil
 }
@@ -362,6 +404,11 @@ func (s *LocalvecStore) deleteWhere(match func(meta map[string]any) bool) (int, 
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
+	release, err := s.lockWrite()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	del := make(map[string]bool)
 	s.mu.RLock()
 	for i, d := range s.rows.docs {
@@ -401,6 +448,9 @@ func (s *LocalvecStore) DeleteBySource(ctx context.Context, sourceName string) (
 // MetaSource metadata values (missing or non-string values count as ""),
 // sorted by URL, then Source.
 func (s *LocalvecStore) Sources(ctx context.Context) ([]Source, error) {
+	if err := s.refreshForRead(); err != nil {
+		return nil, fmt.Errorf("localvec sources: %w", err)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -431,6 +481,9 @@ func (s *LocalvecStore) Sources(ctx context.Context) ([]Source, error) {
 // returned are copies (content slice and metadata map) that the caller may
 // change.
 func (s *LocalvecStore) KeywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+	if err := s.refreshForRead(); err != nil {
+		return nil, fmt.Errorf("localvec keyword search: %w", err)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -460,6 +513,7 @@ func (s *LocalvecStore) Close() error {
 	if err := s.flushLocked(); err != nil {
 		return fmt.Errorf("localvec close: %w", err)
 	}
+	s.unlockSession()
 	s.mu.Lock()
 	s.closed = true
 	s.rows = localvecRows{}

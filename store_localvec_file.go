@@ -229,15 +229,6 @@ func syncLocalvecDir(dir string) {
 	}
 }
 
-// removeLocalvecTemps removes the temporary files an interrupted writeFile
-// of the database at path left behind.
-func removeLocalvecTemps(path string) {
-	matches, _ := filepath.Glob(globEscape(path) + ".*.tmp")
-	for _, m := range matches {
-		os.Remove(m)
-	}
-}
-
 // globEscape escapes the filepath.Match metacharacters in s.
 func globEscape(s string) string {
 	if filepath.Separator == '\\' {

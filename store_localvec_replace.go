@@ -22,6 +22,9 @@ func (sc replaceScope) matches(meta map[string]any) bool {
 
 // countScope implements scopeCounter: the number of documents in scope.
 func (s *LocalvecStore) countScope(ctx context.Context, scope replaceScope) (int, error) {
+	if err := s.refreshForRead(); err != nil {
+		return 0, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -50,6 +53,11 @@ func (s *LocalvecStore) replaceSource(ctx context.Context, scope replaceScope, d
 	if err := s.checkOpen(); err != nil {
 		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
 	}
+	release, err := s.lockWrite()
+	if err != nil {
+		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
+	}
+	defer release()
 	keep := make(map[string]bool, len(docs))
 	var todo []localvecNewRow
 	for i, d := range docs {

@@ -18,28 +18,29 @@ import (
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
-
-	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" database/sql driver
 )
 
 // sqliteProvider is the provider part of SQLiteStore retriever names.
 const sqliteProvider = "askyourdocs-sqlite"
 
 // sqliteSchemaVersion is the schema SQLiteStore writes (meta key "schema").
-const sqliteSchemaVersion = 1
+// Version 1 indexed the texts as FTS5 trigrams; version 2 indexes their
+// analyzer terms (chunk_terms, sqliteTermsSchema).
+const sqliteSchemaVersion = 2
 
 // sqliteSchema creates the tables of an SQLiteStore database. chunks holds
 // one row per chunk: its stable ID (see chunkID), its "url" and "source"
 // metadata values byte for byte, the hash of its text (to reuse vectors),
 // its text, the document as JSON and its float32 vector (little endian).
 // qvecs holds each row's unit vector quantised to int8 with its scale: the
-// compact form the vector scan reads. chunks_fts is the FTS5 trigram index
-// of the texts, kept in step by triggers. meta holds the dimension, the
-// schema version and the generation, a counter every write transaction
-// increments so that readers notice changes with one cheap query.
+// compact form the vector scan reads. chunk_terms is the FTS5 index of the
+// chunks' analyzer terms, kept in step by triggers (sqliteTermsSchema).
+// meta holds the dimension, the schema version, the keyword language and
+// the generation, a counter every write transaction increments so that
+// readers notice changes with one cheap query.
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 1);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 2), ('language', '` + DefaultTextSearchLanguage + `');
 CREATE TABLE IF NOT EXISTS chunks (
 	rid INTEGER PRIMARY KEY AUTOINCREMENT,
 	id TEXT NOT NULL UNIQUE,
@@ -54,15 +55,7 @@ CREATE INDEX IF NOT EXISTS chunks_url_source ON chunks (url, source);
 CREATE INDEX IF NOT EXISTS chunks_source ON chunks (source);
 CREATE INDEX IF NOT EXISTS chunks_text_hash ON chunks (text_hash);
 CREATE TABLE IF NOT EXISTS qvecs (rid INTEGER PRIMARY KEY, scale REAL NOT NULL, q BLOB NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (text, content='chunks', content_rowid='rid', tokenize='trigram case_sensitive 0');
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-	INSERT INTO chunks_fts (rowid, text) VALUES (new.rid, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-	INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.rid, old.text);
-	DELETE FROM qvecs WHERE rid = old.rid;
-END;
-`
+` + sqliteTermsSchema
 
 // SQLiteOptions configures NewSQLiteStore. A nil *SQLiteOptions and zero
 // fields mean the defaults.
@@ -76,6 +69,12 @@ type SQLiteOptions struct {
 	// Rescore is how many candidates per requested result the int8 scan
 	// keeps for exact float32 re-scoring; default 8 (at least 64 in total).
 	Rescore int
+	// KeywordLanguage is the language of keyword ranking's analyzer
+	// ("simple", "english", "german", ...: see TextSearchLanguages). It is
+	// recorded in the database; a different one rebuilds the keyword
+	// index (once, when the store opens). Empty keeps the recorded one,
+	// DefaultTextSearchLanguage for a new database.
+	KeywordLanguage string
 }
 
 // SQLiteStore is a VectorStore in one SQLite database file (through the
@@ -95,10 +94,10 @@ type SQLiteOptions struct {
 // rows added since (and drops the rows deleted), so a long-running reader
 // sees documents other processes indexed on its next query.
 //
-// Keyword search uses an FTS5 trigram index to find candidate chunks and
-// ranks them with the three-stage strategy of LocalvecKeywordSearch
-// (phrases, long-keyword prefixes, keywords), ordered within a stage by
-// FTS5's BM25.
+// Keyword search ranks as LocalvecStore's BM25 index does (same
+// TextAnalyzer terms, same phrase and all-keywords stages), from an FTS5
+// index of each chunk's analyzer terms that triggers keep in step with the
+// chunks, so a cold process queries it without building anything.
 //
 // The "url" and "source" metadata values are stored byte for byte, so file
 // names that are not valid UTF-8 round-trip: Sources lists them, and
@@ -116,7 +115,9 @@ type SQLiteStore struct {
 	emb     ai.Embedder
 	db      *sql.DB
 	rescore int
-	closed  atomic.Bool
+	// an analyses keyword queries in the database's keyword language.
+	an     *TextAnalyzer
+	closed atomic.Bool
 	// wrote records that this store committed a change, so Close brings
 	// the vector cache file up to date.
 	wrote atomic.Bool
@@ -156,6 +157,14 @@ func NewSQLiteStore(ctx context.Context, g *genkit.Genkit, emb ai.Embedder, path
 	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("new sqlite store: directory of %s: %w", path, errors.Join(err, errNotDir(fi)))
 	}
+	if o.KeywordLanguage != "" {
+		if _, err := NewTextAnalyzer(o.KeywordLanguage); err != nil {
+			return nil, fmt.Errorf("new sqlite store: %w", err)
+		}
+	}
+	if err := sqliteRegisterFuncs(); err != nil {
+		return nil, fmt.Errorf("new sqlite store: register SQL functions: %w", err)
+	}
 	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)",
 		path, o.BusyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
@@ -164,7 +173,7 @@ func NewSQLiteStore(ctx context.Context, g *genkit.Genkit, emb ai.Embedder, path
 	}
 	db.SetMaxOpenConns(4)
 	s := &SQLiteStore{path: path, emb: emb, db: db, rescore: o.Rescore}
-	if err := s.initSchema(ctx); err != nil {
+	if err := s.initSchema(ctx, o.KeywordLanguage); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("new sqlite store %s: %w", path, err)
 	}
@@ -186,23 +195,37 @@ func errNotDir(fi os.FileInfo) error {
 }
 
 // initSchema creates the schema in one write transaction (so that two
-// processes creating one database at once do not collide) and checks the
-// version.
-func (s *SQLiteStore) initSchema(ctx context.Context) error {
+// processes creating or migrating one database at once do not collide),
+// checks the version, migrates an older one and rebuilds the keyword index
+// when language (non-empty) differs from the recorded one.
+func (s *SQLiteStore) initSchema(ctx context.Context, language string) error {
 	return s.write(ctx, func(conn *sql.Conn) error {
+		var v int
+		switch err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); {
+		case err == nil:
+			if v < 1 || v > sqliteSchemaVersion {
+				return fmt.Errorf("database has schema version %d, this program knows %d", v, sqliteSchemaVersion)
+			}
+		case strings.Contains(err.Error(), "no such table"), errors.Is(err, sql.ErrNoRows):
+			v = sqliteSchemaVersion // a new database
+		default:
+			return fmt.Errorf("read schema version: %w", err)
+		}
 		if _, err := conn.ExecContext(ctx, sqliteSchema); err != nil {
 			return fmt.Errorf("create schema: %w", err)
 		}
-		var v int
-		if err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil {
-			return fmt.Errorf("read schema version: %w", err)
+		lang, err := sqliteMigrateTerms(ctx, conn, s.path, v, language)
+		if err != nil {
+			return err
 		}
-		if v != sqliteSchemaVersion {
-			return fmt.Errorf("database has schema version %d, this program knows %d", v, sqliteSchemaVersion)
-		}
-		return nil
+		s.an, err = sqliteAnalyzer(lang)
+		return err
 	})
 }
+
+// KeywordLanguage returns the language of the store's keyword ranking, as
+// recorded in the database when the store opened.
+func (s *SQLiteStore) KeywordLanguage() string { return s.an.Language() }
 
 // Path returns the path of the store's database file.
 func (s *SQLiteStore) Path() string { return s.path }

@@ -79,6 +79,9 @@ func writeSQLiteVectorCache(path string, m *sqliteMatrix) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
 	w := bufio.NewWriterSize(tmp, 1<<20)
 	n := len(m.rids)
 	hdr := make([]byte, sqliteCacheHeader)

@@ -7,61 +7,50 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/firebase/genkit/go/ai"
 )
 
-// sqliteFTSMinRunes is the shortest string the FTS5 trigram index can find.
-const sqliteFTSMinRunes = 3
+// sqliteMatchAny returns the FTS5 expression matching rows with any of
+// terms, and sqliteMatchAll the one matching rows with all of them (each
+// term quoted, so FTS5 reads it as a string, never as an operator).
+func sqliteMatchAny(terms []string) string { return sqliteMatchJoin(terms, " OR ") }
 
-// sqliteFTSQuery returns the FTS5 MATCH expression whose matches are a
-// superset of the documents plan can match: any keyword, or all the words
-// of any phrase or any long-keyword prefix (each as a case-insensitive
-// substring). ok is false when
-// some term is too short for the trigram index, and the search must scan.
-func sqliteFTSQuery(plan keywordPlan) (expr string, ok bool) {
-	quote := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-	var terms []string
-	for _, ph := range plan.phrases {
-		var parts []string
-		for _, w := range strings.Fields(ph) {
-			if utf8.RuneCountInString(w) >= sqliteFTSMinRunes {
-				parts = append(parts, quote(w))
-			}
-		}
-		if len(parts) == 0 {
-			return "", false
-		}
-		terms = append(terms, "("+strings.Join(parts, " AND ")+")")
+// sqliteMatchAll: see sqliteMatchAny.
+func sqliteMatchAll(terms []string) string { return sqliteMatchJoin(terms, " AND ") }
+
+func sqliteMatchJoin(terms []string, op string) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
+		parts[i] = `"` + sqliteEncodeTerm(t) + `"`
 	}
-	for _, k := range append(slices.Clone(plan.prefixes), plan.keywords...) {
-		if utf8.RuneCountInString(k) < sqliteFTSMinRunes {
-			return "", false
-		}
-		terms = append(terms, quote(k))
-	}
-	return strings.Join(terms, " OR "), len(terms) > 0
+	return strings.Join(parts, op)
 }
 
-// KeywordSearch searches the stored chunks for query with the three-stage
-// strategy of LocalvecKeywordSearch: chunks containing a quoted phrase of
-// the query rank first, then chunks containing the 7-rune prefix of a long
-// keyword, then chunks containing the other keywords (all case-insensitive
-// substrings of the text with white space collapsed); within a stage,
-// chunks matching more terms rank higher, and equal ones by FTS5's BM25
-// score. Results are deduplicated by text and capped at maxResults (no cap
-// when maxResults <= 0); filter, when non-nil, keeps only chunks whose
+// KeywordSearch searches the stored chunks for query and ranks them as
+// LocalvecStore's BM25 index does (LocalvecKeywordSearch): the query is
+// analysed in the store's keyword language (KeywordLanguage; stemmed words,
+// one-letter words and symbol tokens kept) into quoted phrases (double or
+// single quotes) and keywords (the other words less stopWords, compared
+// lower-case). Chunks rank in stages: 2 points per quoted phrase found in
+// the chunk (a case-insensitive substring of its text with white space
+// collapsed), 1 more when it has every keyword; within a stage by BM25 over
+// all the query's terms (FTS5's bm25(): k1 1.2, b 0.75), then in insertion
+// order. A chunk with none of the keywords and none of the phrases is not
+// returned. Results are deduplicated by text and capped at maxResults (no
+// cap when maxResults <= 0); filter, when non-nil, keeps only chunks whose
 // metadata it accepts. A query without keywords returns no documents and
 // no error.
 //
-// The FTS5 trigram index finds the candidates; a query with a keyword or
-// all phrase words shorter than three letters scans every chunk instead.
+// The terms come from the chunk_terms FTS5 index (schema version 2), so a
+// query reads only the posting lists of its terms and the texts of the
+// chunks it returns (and, for a phrase, of the chunks having all its
+// words).
 func (s *SQLiteStore) KeywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
 	if err := s.checkOpen("keyword search"); err != nil {
 		return nil, err
 	}
-	plan := newKeywordPlan(query, stopWords)
+	plan := newBM25Plan(s.an, query, stopWords)
 	if plan.empty() {
 		return nil, nil
 	}
@@ -77,116 +66,181 @@ func (s *SQLiteStore) KeywordSearch(ctx context.Context, query string, maxResult
 	return out, nil
 }
 
+// sqliteHit is a candidate chunk: its row ID, stage and FTS5 bm25() value
+// (negative: lower is better).
+type sqliteHit struct {
+	rid   int64
+	stage int
+	bm25  float64
+}
+
 // sqliteKeywordSearch is KeywordSearch inside a read transaction on q.
-func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan keywordPlan, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
-	expr, ok := sqliteFTSQuery(plan)
-	docCol := "NULL"
-	if filter != nil {
-		docCol = "c.doc"
-	}
-	sqlText := `SELECT c.rid, c.url, c.source, c.text, ` + docCol + `, bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid WHERE chunks_fts MATCH ?`
-	args := []any{expr}
-	if !ok {
-		sqlText = `SELECT c.rid, c.url, c.source, c.text, ` + docCol + `, 0.0 FROM chunks c`
-		args = nil
-	}
-	type hit struct {
-		rid       int64
-		score     sqliteStages
-		bm25      float64
-		text      string
-		url, src  string
-		doc       *ai.Document
-		docLoaded bool
-	}
-	var hits []hit
-	rows, err := q.QueryContext(ctx, sqlText, args...)
+func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan bm25Plan, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+	hits, err := sqliteRankHits(ctx, q, plan)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var h hit
-		var docJSON []byte
-		if err := rows.Scan(&h.rid, &h.url, &h.src, &h.text, &docJSON, &h.bm25); err != nil {
-			rows.Close()
-			return nil, err
+	return sqlitePickHits(ctx, q, hits, maxResults, filter)
+}
+
+// sqliteRankHits returns the chunks matching plan in KeywordSearch's order.
+func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqliteHit, error) {
+	// The scored terms: keywords, then phrase words, each once, at most
+	// bm25MaxTerms (as the in-memory index).
+	var terms []string
+	for _, t := range plan.keywords {
+		if len(terms) < bm25MaxTerms && !slices.Contains(terms, t) {
+			terms = append(terms, t)
 		}
-		norm := keywordNormalize(h.text)
-		h.score = newSqliteStages(plan, norm)
-		if h.score.phrases+h.score.prefixes+h.score.keywords == 0 {
-			continue
-		}
-		if filter != nil {
-			d, err := sqliteDecodeDoc(docJSON, h.url, h.src)
-			if err != nil {
-				rows.Close()
-				return nil, err
+	}
+	for _, ts := range plan.phraseTerms {
+		for _, t := range ts {
+			if len(terms) < bm25MaxTerms && !slices.Contains(terms, t) {
+				terms = append(terms, t)
 			}
-			if !filter(d.Metadata) {
-				continue
-			}
-			h.doc, h.docLoaded = d, true
-		}
-		hits = append(hits, h)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		return cmp.Or(
-			cmp.Compare(b.score.phrases, a.score.phrases),
-			cmp.Compare(b.score.prefixes, a.score.prefixes),
-			cmp.Compare(b.score.keywords, a.score.keywords),
-			cmp.Compare(a.bm25, b.bm25), // BM25 in FTS5 is negative: lower is better
-			cmp.Compare(a.rid, b.rid),
-		)
-	})
-	seen := make(map[string]bool)
-	var picked []hit
-	for _, h := range hits {
-		if seen[h.text] {
-			continue
-		}
-		seen[h.text] = true
-		picked = append(picked, h)
-		if maxResults > 0 && len(picked) == maxResults {
-			break
 		}
 	}
-	out := make([]*ai.Document, len(picked))
-	for i, h := range picked {
-		if h.docLoaded {
-			out[i] = h.doc
-			continue
-		}
-		var b []byte
-		if err := q.QueryRowContext(ctx, `SELECT doc FROM chunks WHERE rid = ?`, h.rid).Scan(&b); err != nil {
-			return nil, fmt.Errorf("read chunk: %w", err)
-		}
-		d, err := sqliteDecodeDoc(b, h.url, h.src)
+	byRid := make(map[int64]*sqliteHit)
+	var hits []*sqliteHit
+	if len(terms) > 0 {
+		rows, err := q.QueryContext(ctx, `SELECT rowid, bm25(chunk_terms) FROM chunk_terms WHERE chunk_terms MATCH ?`, sqliteMatchAny(terms))
 		if err != nil {
 			return nil, err
 		}
-		out[i] = d
+		for rows.Next() {
+			h := &sqliteHit{}
+			if err := rows.Scan(&h.rid, &h.bm25); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			byRid[h.rid] = h
+			hits = append(hits, h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 	}
+	// Phrases: 2 points where the phrase is a substring of the normalised
+	// text, checked in the chunks having all its words (every chunk for a
+	// phrase without words).
+	for i, ph := range plan.phrases {
+		var rows *sql.Rows
+		var err error
+		if ts := plan.phraseTerms[i]; len(ts) > 0 {
+			rows, err = q.QueryContext(ctx, `SELECT c.rid, c.text FROM chunk_terms JOIN chunks c ON c.rid = chunk_terms.rowid WHERE chunk_terms MATCH ?`, sqliteMatchAll(ts))
+		} else {
+			rows, err = q.QueryContext(ctx, `SELECT rid, text FROM chunks`)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var rid int64
+			var text string
+			if err := rows.Scan(&rid, &text); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if !strings.Contains(keywordNormalize(text), ph) {
+				continue
+			}
+			h := byRid[rid]
+			if h == nil {
+				h = &sqliteHit{rid: rid}
+				byRid[rid] = h
+				hits = append(hits, h)
+			}
+			h.stage += 2
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	// Keywords: 1 point for having them all. Without phrases every
+	// candidate has a keyword; with them, one having only phrase words
+	// but not the phrase is dropped.
+	hasAll, err := sqliteRowSet(ctx, q, plan.keywords, sqliteMatchAll)
+	if err != nil {
+		return nil, err
+	}
+	var hasAny map[int64]bool
+	if len(plan.phrases) > 0 {
+		if hasAny, err = sqliteRowSet(ctx, q, plan.keywords, sqliteMatchAny); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]sqliteHit, 0, len(hits))
+	for _, h := range hits {
+		if hasAll[h.rid] {
+			h.stage++
+		}
+		if h.stage == 0 && len(plan.phrases) > 0 && !hasAny[h.rid] {
+			continue
+		}
+		out = append(out, *h)
+	}
+	slices.SortFunc(out, func(a, b sqliteHit) int {
+		return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(a.bm25, b.bm25), cmp.Compare(a.rid, b.rid))
+	})
 	return out, nil
 }
 
-// sqliteStages counts the plan's phrases, long-keyword prefixes and
-// keywords that occur in a normalised text.
-type sqliteStages struct{ phrases, prefixes, keywords int }
+// sqliteRowSet returns the row IDs of chunk_terms matching match(terms)
+// (none for no terms).
+func sqliteRowSet(ctx context.Context, q sqliteQuerier, terms []string, match func([]string) string) (map[int64]bool, error) {
+	set := make(map[int64]bool)
+	if len(terms) == 0 {
+		return set, nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT rowid FROM chunk_terms WHERE chunk_terms MATCH ?`, match(terms))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rid int64
+		if err := rows.Scan(&rid); err != nil {
+			return nil, err
+		}
+		set[rid] = true
+	}
+	return set, rows.Err()
+}
 
-// newSqliteStages returns the stages of norm for plan.
-func newSqliteStages(plan keywordPlan, norm string) sqliteStages {
-	count := func(ss []string) int {
-		n := 0
-		for _, s := range ss {
-			if strings.Contains(norm, s) {
-				n++
+// sqlitePickHits reads the documents of hits in order, skipping texts
+// already taken and chunks filter refuses, until maxResults (all when
+// <= 0).
+func sqlitePickHits(ctx context.Context, q sqliteQuerier, hits []sqliteHit, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+	var out []*ai.Document
+	seen := make(map[string]bool)
+	for i, h := range hits {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
 		}
-		return n
+		var url, src, text string
+		var doc []byte
+		if err := q.QueryRowContext(ctx, `SELECT url, source, text, doc FROM chunks WHERE rid = ?`, h.rid).Scan(&url, &src, &text, &doc); err != nil {
+			return nil, fmt.Errorf("read chunk: %w", err)
+		}
+		if seen[text] {
+			continue
+		}
+		d, err := sqliteDecodeDoc(doc, url, src)
+		if err != nil {
+			return nil, err
+		}
+		if filter != nil && !filter(d.Metadata) {
+			continue
+		}
+		seen[text] = true
+		out = append(out, d)
+		if maxResults > 0 && len(out) == maxResults {
+			break
+		}
 	}
-	return sqliteStages{count(plan.phrases), count(plan.prefixes), count(plan.keywords)}
+	return out, nil
 }

@@ -113,7 +113,7 @@ func checkSQLiteConsistent(t *testing.T, path string) map[string]int {
 	if err := db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
 		t.Fatalf("integrity check: %q, %v", integrity, err)
 	}
-	if _, err := db.ExecContext(ctx, "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)"); err != nil {
+	if _, err := db.ExecContext(ctx, "INSERT INTO chunk_terms(chunk_terms, rank) VALUES ('integrity-check', 0)"); err != nil {
 		t.Fatalf("FTS integrity check: %v", err)
 	}
 	var chunks, vecs int

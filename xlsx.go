@@ -34,6 +34,11 @@ const maxSheetCols = 16384
 // sheets are skipped. A workbook with more than 2,000,000 non-empty cells
 // gives an error wrapping ErrDocumentTooLarge rather than a partial read.
 func extractXlsx(r io.ReaderAt, size int64) ([]Paragraph, error) {
+	return readXlsx(r, size, maxSheetCells)
+}
+
+// readXlsx is extractXlsx with a cap of maxCells non-empty cells.
+func readXlsx(r io.ReaderAt, size int64, maxCells int) ([]Paragraph, error) {
 	a, err := openZipArchive(r, size, zipDefaultLimits, ErrInvalidDocument, ".xlsx")
 	if err != nil {
 		return nil, err
@@ -70,7 +75,7 @@ func extractXlsx(r io.ReaderAt, size int64) ([]Paragraph, error) {
 	if err := a.parse(main, true, func(d *xml.Decoder) error { return d.Decode(&wb) }); err != nil {
 		return nil, err
 	}
-	x := &xlsxReader{a: a, date1904: wb.Pr.Date1904 != "" && docxOnVal(wb.Pr.Date1904)}
+	x := &xlsxReader{a: a, maxCells: maxCells, date1904: wb.Pr.Date1904 != "" && docxOnVal(wb.Pr.Date1904)}
 	if sstPart != "" {
 		if err := a.parse(sstPart, false, x.readSharedStrings); err != nil {
 			return nil, err
@@ -137,6 +142,7 @@ type xlsxReader struct {
 	xfFmt    []int          // number format id by cell style index
 	date1904 bool
 	cells    int
+	maxCells int
 	rows     [][]string
 }
 
@@ -175,8 +181,8 @@ func (x *xlsxReader) readSharedStrings(d *xml.Decoder) error {
 			switch t.Name.Local {
 			case "si":
 				inSI = false
-				if len(x.sst) >= maxSheetCells {
-					return fmt.Errorf("%w: more than %d shared strings", ErrDocumentTooLarge, maxSheetCells)
+				if len(x.sst) >= x.maxCells {
+					return fmt.Errorf("%w: more than %d shared strings", ErrDocumentTooLarge, x.maxCells)
 				}
 				x.sst = append(x.sst, sb.String())
 			case "rPh":
@@ -292,8 +298,8 @@ func (x *xlsxReader) readSheet(d *xml.Decoder) error {
 					continue
 				}
 				x.cells++
-				if x.cells > maxSheetCells {
-					return fmt.Errorf("%w: more than %d non-empty cells", ErrDocumentTooLarge, maxSheetCells)
+				if x.cells > x.maxCells {
+					return fmt.Errorf("%w: more than %d non-empty cells (a workbook this large is data, not a document; split it or export the sheets you need)", ErrDocumentTooLarge, x.maxCells)
 				}
 				for len(row) <= col {
 					row = append(row, "")

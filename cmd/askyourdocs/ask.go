@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
+	"io"
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
@@ -27,34 +27,35 @@ const (
 	answerExtractive = "extractive"
 )
 
-// noLLMNote starts an extractive answer.
-const noLLMNote = "No LLM is configured (set LLM_MODEL, for example LLM_MODEL=ollama/llama3.2), so these are the best matching passages:"
+// noLLMNote is the note of an extractive answer without LLM_MODEL.
+const noLLMNote = "no LLM configured (set LLM_MODEL, e.g. ollama/llama3.2, for generated answers): quoting the best passages"
 
-// answerResult is ask's result (and its --json output).
+// extractivePassages is how many passages an extractive answer quotes.
+const extractivePassages = 3
+
+// answerResult is ask's result (and its --json output). Every key is
+// always present.
 type answerResult struct {
 	Question        string     `json:"question"`
 	Answer          string     `json:"answer"`
 	Mode            string     `json:"mode"`
-	Model           string     `json:"model,omitempty"`
+	Model           string     `json:"model"`
 	Confidence      string     `json:"confidence"`
 	Score           int        `json:"score"`
 	ConfidenceBasis string     `json:"confidenceBasis"`
 	Citations       []citation `json:"citations"`
-	HyDE            string     `json:"hyde,omitempty"`
+	// Note says why an answer is extractive ("" for a generated one).
+	Note string `json:"note"`
+	HyDE string `json:"hyde"`
+	// passages are the quoted passages of an extractive answer.
+	passages []string
 }
 
 // answer retrieves for question and answers it: with the LLM from the
-// ParentText of the top chunks inside WrapContext, or extractively with
-// BestExcerptFor when no LLM is configured.
-func (b *backend) answer(ctx context.Context, question string, o retrieveOptions, passages int) (*answerResult, error) {
-	return b.answerStreaming(ctx, question, o, passages, nil)
-}
-
-// answerStreaming is answer that also passes the model's raw text to
-// onText as it is generated (serve's event stream), when onText is not
-// nil. The streamed text is not sanitised: the result's Answer is, and
-// replaces it when the answer is complete.
-func (b *backend) answerStreaming(ctx context.Context, question string, o retrieveOptions, passages int, onText func(string)) (*answerResult, error) {
+// ParentText of the top chunks inside WrapContext (streaming the text to
+// onText when it is set), or extractively with the best sentences of the
+// passages when no LLM is configured or the model server fails.
+func (b *backend) answer(ctx context.Context, question string, o retrieveOptions, passages int, onText func(string)) (*answerResult, error) {
 	if err := b.requireIndexed(ctx); err != nil {
 		return nil, err
 	}
@@ -70,55 +71,27 @@ func (b *backend) answerStreaming(ctx context.Context, question string, o retrie
 		out.ConfidenceBasis = "no match"
 		return out, nil
 	}
-
-	// The passages: the top hits, without repeating a ParentText window.
-	var used []hit
-	var parents []string
-	for _, h := range res.hits {
-		p := h.meta(metaParentText)
-		if p == "" {
-			p = h.text
-		}
-		dup := false
-		for _, q := range parents {
-			if strings.Contains(q, p) {
-				dup = true
-				break
-			}
-		}
-		if dup {
-			continue
-		}
-		used = append(used, h)
-		parents = append(parents, p)
-		if len(used) == passages {
-			break
-		}
-	}
+	used, parents := distinctPassages(res.hits, passages)
 	for i, h := range used {
 		c := citationOf(h)
 		c.N = i + 1
 		c.passage = parents[i]
 		out.Citations = append(out.Citations, c)
 	}
-
 	if res.reranked {
 		out.Score = used[0].rerank
 		out.ConfidenceBasis = "rerank"
 	} else {
-		out.Score = keywordCoverage(question, parents[0])
-		out.ConfidenceBasis = "keyword coverage"
+		out.Score, out.ConfidenceBasis = b.evidenceScore(ctx, question, parents[0], used[0])
 	}
 	out.Confidence = askyourdocs.ConfidenceLabelWith(out.Score, askyourdocs.WithLanguage("en"))
 
 	if b.llm == nil {
-		out.Mode = answerExtractive
-		var sb strings.Builder
-		sb.WriteString(noLLMNote)
-		for i := range used[:min(len(used), 3)] {
-			fmt.Fprintf(&sb, "\n\n[%d] %s", i+1, askyourdocs.BestExcerptFor(parents[i], question, 400))
+		out.Note = noLLMNote
+		if b.fallbackNote != "" {
+			out.Note = b.fallbackNote
 		}
-		out.Answer = sb.String()
+		b.extractive(out, question, parents)
 		return out, nil
 	}
 
@@ -130,25 +103,37 @@ func (b *backend) answerStreaming(ctx context.Context, question string, o retrie
 		fmt.Fprintf(&ctxText, "[%d] Source: %s\n%s", i+1, out.Citations[i], p)
 	}
 	user := askyourdocs.WrapContext(ctxText.String()) + "\n\nQuestion: " + askyourdocs.SanitizeUntrusted(question)
-	genOpts := []ai.GenerateOption{ai.WithModel(b.llm), ai.WithConfig(b.genCfg),
-		ai.WithMessages(ai.NewSystemTextMessage(answerSystemPrompt), ai.NewUserTextMessage(user))}
-	if onText != nil {
-		genOpts = append(genOpts, ai.WithStreaming(func(_ context.Context, c *ai.ModelResponseChunk) error {
-			if t := c.Text(); t != "" {
-				onText(t)
-			}
-			return nil
-		}))
-	}
-	resp, err := genkit.Generate(ctx, b.g, genOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("generate the answer with %s: %w", b.llmSpec, err)
-	}
 	var allowed []string
 	for _, c := range out.Citations {
 		if isURL(c.URL) {
 			allowed = append(allowed, c.URL)
 		}
+	}
+	opts := []ai.GenerateOption{
+		ai.WithModel(b.llm),
+		ai.WithConfig(b.genCfg),
+		ai.WithMessages(ai.NewSystemTextMessage(answerSystemPrompt), ai.NewUserTextMessage(user)),
+	}
+	var sw *sanitizingWriter
+	if onText != nil {
+		sw = &sanitizingWriter{allowed: allowed, emit: onText}
+		opts = append(opts, ai.WithStreaming(func(_ context.Context, c *ai.ModelResponseChunk) error {
+			sw.write(c.Text())
+			return nil
+		}))
+	}
+	resp, err := genkit.Generate(ctx, b.g, opts...)
+	if err != nil {
+		if ctx.Err() != nil || (sw != nil && sw.started) {
+			return nil, fmt.Errorf("generate the answer with %s: %w", b.llmSpec, err)
+		}
+		// The model server is down or failing: the passages still answer.
+		out.Note = modelFailureNote(b.llmSpec, err)
+		b.extractive(out, question, parents)
+		return out, nil
+	}
+	if sw != nil {
+		sw.flush()
 	}
 	out.Mode = answerLLM
 	out.Model = b.llmSpec
@@ -156,43 +141,115 @@ func (b *backend) answerStreaming(ctx context.Context, question string, o retrie
 	return out, nil
 }
 
-// keywordCoverage is the confidence proxy without a reranker: the share of
-// the question's keywords found in the passage (a 5-letter prefix counts,
-// as in BestExcerptFor), on the 0-10 scale of ConfidenceLabelWith.
-func keywordCoverage(question, passage string) int {
-	kws := askyourdocs.ExtractKeywords(question, cliStopWords)
-	if len(kws) == 0 {
-		return 0
-	}
-	lower := strings.ToLower(passage)
-	found := 0
-	for _, k := range kws {
-		r := []rune(k)
-		if len(r) > 5 {
-			k = string(r[:5])
+// answerStreaming is answer with onText (serve's event stream): the text
+// is streamed through the same sanitiser as on a terminal.
+func (b *backend) answerStreaming(ctx context.Context, question string, o retrieveOptions, passages int, onText func(string)) (*answerResult, error) {
+	return b.answer(ctx, question, o, passages, onText)
+}
+
+// extractive fills out with the best sentences of the first passages.
+func (b *backend) extractive(out *answerResult, question string, parents []string) {
+	out.Mode = answerExtractive
+	n := min(len(parents), extractivePassages)
+	out.Citations = out.Citations[:n]
+	out.passages = make([]string, n)
+	var sb strings.Builder
+	for i := range n {
+		out.passages[i] = excerptWithHeading(parents[i], question, 400)
+		if i > 0 {
+			sb.WriteString("\n\n")
 		}
-		if strings.Contains(lower, k) {
-			found++
+		fmt.Fprintf(&sb, "[%d] %s", i+1, out.passages[i])
+	}
+	out.Answer = sb.String()
+}
+
+// modelFailureNote says in one line why the model could not answer.
+func modelFailureNote(spec string, err error) string {
+	var pe *askyourdocs.ProviderError
+	if errors.As(err, &pe) {
+		name := map[string]string{askyourdocs.ProviderOllama: "Ollama", askyourdocs.ProviderGPUStack: "GPUStack"}[pe.Provider]
+		if name == "" {
+			name = pe.Provider
+		}
+		addr := pe.Address
+		if i := strings.Index(addr, "/api/"); i > 0 {
+			addr = addr[:i]
+		} else if i := strings.Index(addr, "/v1/"); i > 0 {
+			addr = addr[:i]
+		}
+		if pe.Status == 0 {
+			return fmt.Sprintf("%s at %s not reachable (%s): quoting the best passages instead", name, addr, connectReason(err))
+		}
+		return fmt.Sprintf("%s at %s failed (HTTP %d) for %s: quoting the best passages instead", name, addr, pe.Status, spec)
+	}
+	return fmt.Sprintf("%s failed (%s): quoting the best passages instead", spec, connectReason(err))
+}
+
+// distinctPassages picks up to n hits whose passages (ParentText) do not
+// repeat one another and whose citations (file, page, section) differ;
+// pages that look like a table of contents or an index go last.
+func distinctPassages(hits []hit, n int) ([]hit, []string) {
+	ordered := make([]hit, 0, len(hits))
+	var toc []hit
+	for _, h := range hits {
+		if looksLikeTOC(h.text) {
+			toc = append(toc, h)
+			continue
+		}
+		ordered = append(ordered, h)
+	}
+	ordered = append(ordered, toc...)
+	var used []hit
+	var parents []string
+	seen := map[string]bool{}
+	for _, h := range ordered {
+		p := h.meta(metaParentText)
+		if p == "" {
+			p = h.text
+		}
+		key := citationOf(h).key()
+		if seen[key] {
+			continue
+		}
+		norm := strings.Join(strings.Fields(p), " ")
+		dup := false
+		for _, q := range parents {
+			qn := strings.Join(strings.Fields(q), " ")
+			if strings.Contains(qn, norm) || strings.Contains(norm, qn) {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		seen[key] = true
+		used = append(used, h)
+		parents = append(parents, p)
+		if len(used) == n {
+			break
 		}
 	}
-	return int(math.Round(10 * float64(found) / float64(len(kws))))
+	return used, parents
 }
 
 func (a *cliApp) cmdAsk(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("ask")
+	fset, cf := a.flags("ask")
 	o := defaultRetrieveOptions()
 	fset.StringVar(&o.mode, "mode", o.mode, "retriever: vector, keyword or fusion")
 	passages := fset.Int("passages", 5, "passages given to the model (cited)")
 	noHyde := fset.Bool("no-hyde", false, "skip the HyDE passage even with an LLM")
-	pos, err := parseArgs(fset, args)
+	noStream := fset.Bool("no-stream", false, "print the answer when it is complete instead of as it is generated")
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return fmt.Errorf("%w: ask needs a question", errUsage)
+		return usageError("ask", "ask needs a question")
 	}
 	if *passages < 1 {
-		return fmt.Errorf("%w: --passages must be at least 1", errUsage)
+		return usageError("ask", "--passages must be at least 1")
 	}
 	o.hyde = !*noHyde
 	question := strings.Join(pos, " ")
@@ -201,28 +258,129 @@ func (a *cliApp) cmdAsk(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	out, err := b.answer(ctx, question, o, *passages)
-	if err != nil {
-		return err
-	}
-	if cf.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	a.printAnswer(out)
-	return nil
+	a.dropUnreachableModels(ctx, b)
+	return a.askOne(ctx, b, question, o, *passages, !cf.json && !*noStream && isTerminal(a.stdout), cf.json)
 }
 
-// printAnswer writes an answer with its numbered citations and confidence.
-func (a *cliApp) printAnswer(out *answerResult) {
-	w := a.stdout
-	fmt.Fprintln(w, out.Answer)
-	if len(out.Citations) > 0 {
-		fmt.Fprintln(w, "\nSources:")
-		for _, c := range out.Citations {
-			fmt.Fprintf(w, "  [%d] %s\n", c.N, c)
+// askOne answers one question and prints it (ask and chat).
+func (a *cliApp) askOne(ctx context.Context, b *backend, question string, o retrieveOptions, passages int, stream, asJSON bool) (err error) {
+	_, err = a.askAndPrint(ctx, b, question, o, passages, stream, asJSON)
+	return err
+}
+
+// askAndPrint answers question, printing the answer (streamed when stream
+// is set) with its sources and confidence, and returns the result.
+func (a *cliApp) askAndPrint(ctx context.Context, b *backend, question string, o retrieveOptions, passages int, stream, asJSON bool) (*answerResult, error) {
+	st := newStyle(a.stdout, a)
+	spin := a.startSpinner("searching the documents")
+	var onText func(string)
+	streamed := false
+	if stream && b.llm != nil {
+		onText = func(s string) {
+			if s == "" {
+				return
+			}
+			spin.stop()
+			streamed = true
+			io.WriteString(a.stdout, s)
 		}
 	}
-	fmt.Fprintf(w, "\nConfidence: %s (%d/10, %s)\n", out.Confidence, out.Score, out.ConfidenceBasis)
+	out, err := b.answer(ctx, question, o, passages, onText)
+	spin.stop()
+	if err != nil {
+		return nil, err
+	}
+	if asJSON {
+		return out, printJSON(a.stdout, out)
+	}
+	if out.Note != "" && !a.quiet {
+		fmt.Fprintf(a.stderr, "%s %s\n", newStyle(a.stderr, a).yellow("note:"), out.Note)
+	}
+	w := a.stdout
+	switch {
+	case streamed && out.Mode == answerLLM:
+		fmt.Fprintln(w)
+	case out.Mode == answerExtractive && len(out.passages) > 0:
+		for i, p := range out.passages {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "%s %s\n", st.bold(fmt.Sprintf("[%d]", i+1)), p)
+		}
+	default:
+		fmt.Fprintln(w, out.Answer)
+	}
+	if len(out.Citations) > 0 {
+		fmt.Fprintf(w, "\n%s\n", st.bold("Sources:"))
+		for _, c := range out.Citations {
+			fmt.Fprintf(w, "  [%d] %s\n", c.N, st.link(c.Link, c.String()))
+		}
+	}
+	fmt.Fprintf(w, "\nConfidence: %s (%d/10, %s)\n", confColor(st, out.Confidence), out.Score, out.ConfidenceBasis)
+	return out, nil
+}
+
+func confColor(st style, label string) string {
+	switch label {
+	case "high":
+		return st.green(label)
+	case "medium":
+		return st.yellow(label)
+	}
+	return st.red(label)
+}
+
+// sanitizingWriter streams model text through SanitizeAnswer: text without
+// link or markup characters is passed on at once; text that may hold a
+// link or image is held back until its line ends, then sanitised whole.
+type sanitizingWriter struct {
+	allowed []string
+	emit    func(string)
+	buf     strings.Builder
+	started bool
+}
+
+func (s *sanitizingWriter) write(t string) {
+	s.buf.WriteString(t)
+	pending := s.buf.String()
+	if i := strings.LastIndexByte(pending, '\n'); i >= 0 {
+		s.out(pending[:i+1])
+		pending = pending[i+1:]
+	}
+	// Whole words only (a link may arrive in pieces), and only words that
+	// cannot be part of a link or image.
+	if i := strings.LastIndexAny(pending, " \t"); i >= 0 && !mayHoldLink(pending[:i+1]) {
+		s.out(pending[:i+1])
+		pending = pending[i+1:]
+	}
+	s.buf.Reset()
+	s.buf.WriteString(pending)
+}
+
+// mayHoldLink reports whether t may be part of a Markdown link, an image,
+// HTML or a bare URL.
+func mayHoldLink(t string) bool {
+	l := strings.ToLower(t)
+	return strings.ContainsAny(t, "[]()<>!") || strings.Contains(l, "http") || strings.Contains(l, "www.") || strings.Contains(l, "://")
+}
+
+func (s *sanitizingWriter) flush() {
+	s.out(s.buf.String())
+	s.buf.Reset()
+}
+
+func (s *sanitizingWriter) out(t string) {
+	if t == "" {
+		return
+	}
+	trail := t[len(strings.TrimRight(t, " \n")):]
+	clean := askyourdocs.SanitizeAnswer(t, s.allowed)
+	if !s.started {
+		clean = strings.TrimLeft(clean, " \n")
+	}
+	if clean == "" && trail == "" {
+		return
+	}
+	s.started = true
+	s.emit(strings.TrimRight(clean, " \n") + trail)
 }

@@ -231,7 +231,7 @@ func BenchmarkQueryLatency(b *testing.B) {
 							i++
 							var err error
 							if mode == "ask" {
-								_, err = be.answer(ctx, q, o, 5)
+								_, err = be.answer(ctx, q, o, 5, nil)
 							} else {
 								_, err = be.retrieve(ctx, q, o)
 							}

@@ -19,8 +19,8 @@ const demoQuestion = "How long before the tour can I cancel a booking and get a 
 // temporary index and asks a question about them: the first command of the
 // README, on a machine without model server or database.
 func (a *cliApp) cmdDemo(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("demo")
-	pos, err := parseArgs(fset, args)
+	fset, cf := a.flags("demo")
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}

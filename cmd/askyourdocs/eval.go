@@ -100,7 +100,7 @@ func (b *backend) evaluate(ctx context.Context, ds *evalDataset, o retrieveOptio
 }
 
 func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("eval")
+	fset, cf := a.flags("eval")
 	o := defaultRetrieveOptions()
 	dataset := fset.String("dataset", "", "dataset file (JSON: {\"cases\": [{\"question\", \"relevant\": [...]}]})")
 	mode := fset.String("mode", "all", "retriever: vector, keyword, fusion or all (the three side by side)")
@@ -111,17 +111,17 @@ func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
 	hyde := fset.Bool("hyde", false, "add HyDE passages (needs LLM_MODEL)")
 	rerank := fset.Bool("rerank", false, "rerank with RERANK_MODEL")
 	verbose := fset.Bool("misses", false, "list the questions without a relevant document in the top 5")
-	pos, err := parseArgs(fset, args)
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}
 	if *dataset == "" && len(pos) == 1 {
 		*dataset = pos[0]
 	} else if len(pos) > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, pos)
+		return usageError("eval", "unexpected arguments %q", pos)
 	}
 	if *dataset == "" {
-		return fmt.Errorf("%w: eval needs --dataset FILE", errUsage)
+		return usageError("eval", "eval needs --dataset FILE")
 	}
 	var modes []string
 	switch *mode {
@@ -130,7 +130,7 @@ func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
 	case modeVector, modeKeyword, modeFusion:
 		modes = []string{*mode}
 	default:
-		return fmt.Errorf("%w: --mode must be vector, keyword, fusion or all", errUsage)
+		return usageError("eval", "--mode must be vector, keyword, fusion or all")
 	}
 	ds, err := loadEvalDataset(*dataset)
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 // cmdExport writes the embedded index as a Genkit localvec database file
 // (DIR/__db_<name>.json), for apps that read that format.
 func (a *cliApp) cmdExport(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("export")
+	fset, cf := a.flags("export")
 	genkitDir := fset.String("genkit", "", "directory to write the Genkit localvec file __db_<name>.json into")
-	pos, err := parseArgs(fset, args)
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func TestEndToEndDocumentFormats(t *testing.T) {
 	data := filepath.Join(work, "index")
 
 	r := runCLI(t, work, nil, "index", "--data", data, "docs")
-	if r.code != 0 || !strings.Contains(r.stdout, "Indexed 10 sources") || !strings.Contains(r.stdout, "Skipped 1 unsupported file: .doc 1") {
+	if r.code != 0 || !strings.Contains(r.stdout, "Indexed 10 sources") || !strings.Contains(r.stdout, "Skipped 1 file: .doc 1") {
 		t.Fatalf("index of the mixed folder:\n%s", r)
 	}
 
@@ -45,8 +45,10 @@ func TestEndToEndDocumentFormats(t *testing.T) {
 	} {
 		for _, mode := range []string{modeKeyword, modeVector} {
 			r := runCLI(t, work, nil, "search", "--data", data, "--mode", mode, "--json", c.query)
-			var res []searchResult
-			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res) == 0 {
+			var out searchOutput
+			err := json.Unmarshal([]byte(r.stdout), &out)
+			res := out.Results
+			if err != nil || len(res) == 0 {
 				t.Fatalf("search %q --mode %s: %v\n%s", c.query, mode, err, r)
 			}
 			top := res[0]

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -127,26 +125,62 @@ func isURL(s string) bool {
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
 }
 
-// indexReport is the outcome of one index run (the --json output).
+// indexReport is the outcome of one index run (the --json output). Every
+// key is always present.
 type indexReport struct {
-	Sources     int            `json:"sources"`
-	Chunks      int            `json:"chunks"`
-	Embedded    int64          `json:"embedded"`
-	Deleted     int            `json:"deleted"`
-	Unchanged   int            `json:"unchanged"`
-	Failed      []failedSource `json:"failed,omitempty"`
-	Skipped     map[string]int `json:"skipped,omitempty"`
-	Interrupted string         `json:"interrupted,omitempty"`
-	Seconds     float64        `json:"seconds"`
-	Store       string         `json:"store"`
-	Embedder    string         `json:"embedder"`
+	Sources   int   `json:"sources"`
+	Chunks    int   `json:"chunks"`
+	Embedded  int64 `json:"embedded"`
+	Deleted   int   `json:"deleted"`
+	Unchanged int   `json:"unchanged"`
+	// Failed are the sources that could not be read (exit status 1).
+	Failed []failedSource `json:"failed"`
+	// Skipped counts files not indexed, by extension or reason
+	// (".txt", "excluded", "symlink loop", ...).
+	Skipped map[string]int `json:"skipped"`
+	// Empty are documents without text (empty, or a scan without a text
+	// layer): reported, not failures.
+	Empty []failedSource `json:"empty"`
+	// Removed are the files that are gone from an indexed folder (or now
+	// excluded) and were removed from the index.
+	Removed     []string `json:"removed"`
+	Interrupted string   `json:"interrupted"`
+	Seconds     float64  `json:"seconds"`
+	Store       string   `json:"store"`
+	Embedder    string   `json:"embedder"`
 }
 
-// failedSource is one file, page or crawl error.
+// newIndexReport returns an empty report whose lists are empty, not nil
+// (every key of the JSON output is always present).
+func newIndexReport() *indexReport {
+	return &indexReport{Skipped: map[string]int{}, Failed: []failedSource{}, Empty: []failedSource{}, Removed: []string{}}
+}
+
+// failedSource is one file, page or crawl that failed or was skipped:
+// source as the user gave it (or as found in a folder), url the absolute
+// file path or page URL, as in the other commands' output.
 type failedSource struct {
 	Source string `json:"source"`
+	URL    string `json:"url"`
 	Reason string `json:"reason"`
 }
+
+// absoluteOf returns the absolute path of a file argument, a URL as it is.
+func absoluteOf(s string) string {
+	if isURL(s) {
+		return s
+	}
+	if abs, err := filepath.Abs(s); err == nil {
+		return abs
+	}
+	return s
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // indexJob is one file or page to index.
 type indexJob struct {
@@ -155,29 +189,33 @@ type indexJob struct {
 }
 
 func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("index")
+	fset, cf := a.flags("index")
 	crawl := fset.Bool("crawl", false, "crawl the sites of the URL arguments (same host, below the seed's path)")
 	maxPages := fset.Int("max-pages", 100, "with --crawl: at most this many pages")
 	maxDepth := fset.Int("max-depth", 5, "with --crawl: at most this many links away from a seed")
 	delay := fset.Int("delay", 250, "with --crawl: milliseconds between two requests to the host")
 	chunkSize := fset.Int("chunk-size", defaultChunkSize, "maximum chunk size in characters")
 	overlap := fset.Int("chunk-overlap", defaultChunkOverlap, "characters carried over between chunks")
-	pos, err := parseArgs(fset, args)
+	var excludes stringList
+	fset.Var(&excludes, "exclude", "leave out files and folders matching this gitignore pattern, relative to the folder (repeatable)")
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return fmt.Errorf("%w: index needs at least one file, folder or URL", errUsage)
+		return usageError("index", "index needs at least one file, folder or URL")
 	}
 	if *chunkSize < 100 || *overlap < 0 || *overlap >= *chunkSize {
-		return fmt.Errorf("%w: --chunk-size must be >= 100 and --chunk-overlap between 0 and the chunk size", errUsage)
+		return usageError("index", "--chunk-size must be >= 100 and --chunk-overlap between 0 and the chunk size")
 	}
 	askyourdocs.SetAllowPrivateTargets(cf.allowPrivate)
 
 	start := time.Now()
-	rep := &indexReport{Skipped: map[string]int{}}
+	rep := newIndexReport()
 	var jobs []indexJob
 	var seeds []string
+	var folders []*collected
+	var hints []string
 	for _, p := range pos {
 		switch {
 		case isURL(p) && *crawl:
@@ -185,16 +223,20 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		case isURL(p):
 			jobs = append(jobs, indexJob{display: p, src: newPageSource(p)})
 		default:
-			found, err := collectFiles(p, rep.Skipped)
+			found, err := collectFiles(p, excludes, rep.Skipped)
 			if err != nil {
-				rep.Failed = append(rep.Failed, failedSource{Source: p, Reason: err.Error()})
+				rep.Failed = append(rep.Failed, failedSource{Source: p, URL: absoluteOf(p), Reason: err.Error()})
+				if h := errorHint(err); h != "" {
+					hints = append(hints, h)
+				}
 				continue
 			}
-			jobs = append(jobs, found...)
+			jobs = append(jobs, found.jobs...)
+			folders = append(folders, found)
 		}
 	}
 	if *crawl && len(seeds) == 0 {
-		return fmt.Errorf("%w: --crawl needs at least one http(s) URL", errUsage)
+		return usageError("index", "--crawl needs at least one http(s) URL")
 	}
 
 	b, err := a.open(ctx, cf, openOptions{write: true})
@@ -202,15 +244,26 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	rep.Store, rep.Embedder = b.store.describe(), b.manifest.Embedder
+	rep.Store, rep.Embedder = storeLabel(b.store), b.manifest.Embedder
 	embeddedBefore := b.emb.docs.Load()
+	before, err := b.store.listSources(ctx)
+	if err != nil {
+		return err
+	}
+	oldChunks := make(map[string]int, len(before))
+	for _, s := range before {
+		oldChunks[s.URL] += s.Chunks
+	}
 
 	total := len(jobs)
 	if len(seeds) > 0 {
 		total += *maxPages
 	}
-	prog := newProgress(a.stderr, total, !cf.json)
-	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap, lastFlush: time.Now()}
+	prog := newProgress(a.stderr, total, !cf.json && !a.quiet)
+	if len(seeds) > 0 && len(jobs) == 0 {
+		prog.unit, prog.units = "page", "pages"
+	}
+	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap, lastFlush: time.Now(), oldChunks: oldChunks}
 
 	// One bulk run: the local store writes its file once at the end (and
 	// every flushInterval, bounding what a crash could lose) instead of once
@@ -225,6 +278,9 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		if len(seeds) > 0 && ctx.Err() == nil && rep.Interrupted == "" {
 			ix.crawl(ctx, seeds, *maxPages, *maxDepth, *delay)
 		}
+		if ctx.Err() == nil && rep.Interrupted == "" {
+			return ix.sync(ctx, folders, before)
+		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("saving the index: %w", err)
@@ -234,17 +290,20 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	rep.Seconds = time.Since(start).Seconds()
 
 	if cf.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(a.stdout, rep); err != nil {
 			return err
 		}
 	} else {
 		a.printIndexSummary(rep)
 	}
+	if len(hints) > 0 && len(rep.Failed) > 0 && rep.Sources == 0 && !cf.json {
+		return withHint(fmt.Errorf("nothing could be indexed (see above)"), hints[0])
+	}
 	switch {
 	case rep.Interrupted != "" || ctx.Err() != nil:
 		return fmt.Errorf("%w: finished sources are kept; %s", errInterrupted, interruptedText(rep.Interrupted))
+	case len(rep.Failed) > 0 && cf.json:
+		return &quietError{fmt.Errorf("%d sources failed", len(rep.Failed))} // the report says which
 	case len(rep.Failed) > 0:
 		return fmt.Errorf("%d of %d sources could not be indexed (see above)", len(rep.Failed), len(rep.Failed)+rep.Sources)
 	}
@@ -272,12 +331,15 @@ type indexer struct {
 	prog               *progress
 	chunkSize, overlap int
 	lastFlush          time.Time
+	// oldChunks is the number of chunks of each url before the run.
+	oldChunks map[string]int
 }
 
 // flushInterval is how often a long index run persists what it has done.
 const flushInterval = 30 * time.Second
 
-// indexOne indexes one source; a failure is recorded, Ctrl-C marks the
+// indexOne indexes one source; a failure is recorded, a document without
+// text is reported as empty (and its old chunks removed), Ctrl-C marks the
 // source as interrupted (IndexSource has rolled it back).
 func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource) (int, error) {
 	ix.prog.begin(display)
@@ -291,28 +353,88 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 	}
 	before := ix.b.emb.docs.Load()
 	n, deleted, err := askyourdocs.IndexSource(ctx, ix.b.store, src, ix.chunkSize, ix.overlap, nil)
-	embedded := ix.b.emb.docs.Load() - before
+	embedded := int(ix.b.emb.docs.Load() - before)
 	if err != nil {
 		if ctx.Err() != nil {
 			ix.rep.Interrupted = display
 			ix.prog.done(display, 0, "interrupted, rolled back")
 			return 0, err
 		}
+		if errors.Is(err, askyourdocs.ErrNoDocuments) || errors.Is(err, askyourdocs.ErrPDFNoText) {
+			// Nothing to index, which is not an error: an empty document
+			// stays empty on every re-run. Its old chunks go.
+			removed, derr := ix.b.store.DeleteByURL(ctx, src.url)
+			if derr == nil {
+				ix.rep.Deleted += removed
+			}
+			reason := explainIndexError(err)
+			ix.rep.Empty = append(ix.rep.Empty, failedSource{Source: display, URL: src.url, Reason: reason})
+			ix.prog.done(display, 0, "skipped: "+reason)
+			return 0, nil
+		}
 		reason := explainIndexError(err)
-		ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: display, Reason: reason})
-		ix.prog.fail(display, reason)
+		ix.addFailure(display, reason)
 		return 0, err
+	}
+	// The store reports every old chunk it rewrote as deleted, also those
+	// whose text is unchanged (only their metadata moved); count what
+	// really went: the old chunks whose text is no longer there.
+	old, known := ix.oldChunks[src.url]
+	removed := deleted
+	if ix.oldChunks != nil {
+		removed = max(0, min(old-(n-embedded), deleted))
 	}
 	ix.rep.Sources++
 	ix.rep.Chunks += n
-	ix.rep.Deleted += deleted
-	note := fmt.Sprintf("%d chunks, %d embedded", n, embedded)
-	if embedded == 0 && deleted == 0 {
+	ix.rep.Deleted += removed
+	note := fmt.Sprintf("%s, %d embedded", count(n, "chunk", "chunks"), embedded)
+	if removed > 0 {
+		note += fmt.Sprintf(", %d removed", removed)
+	}
+	if embedded == 0 && removed == 0 && (old == n || !known && ix.oldChunks == nil) {
 		ix.rep.Unchanged++
-		note = fmt.Sprintf("%d chunks, unchanged", n)
+		note = count(n, "chunk", "chunks") + ", unchanged"
 	}
 	ix.prog.done(display, n, note)
 	return n, nil
+}
+
+// addFailure records a failed source once (a crawl may report one
+// refusal through several paths).
+func (ix *indexer) addFailure(src, reason string) {
+	for _, f := range ix.rep.Failed {
+		if f.Source == src || strings.TrimSuffix(f.Source, "/") == strings.TrimSuffix(src, "/") {
+			return
+		}
+	}
+	ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: src, URL: absoluteOf(src), Reason: reason})
+	ix.prog.fail(src, reason)
+}
+
+// sync removes the chunks of files that were indexed from one of the
+// folders but are no longer found in it (deleted, moved or now excluded).
+// A folder that could not be read completely is left alone.
+func (ix *indexer) sync(ctx context.Context, folders []*collected, before []askyourdocs.Source) error {
+	for _, f := range folders {
+		if !f.complete || f.root() == "" {
+			continue
+		}
+		root := f.root()
+		prefix := strings.TrimSuffix(root, string(filepath.Separator)) + string(filepath.Separator)
+		for _, s := range before {
+			if isURL(s.URL) || !strings.HasPrefix(s.URL, prefix) || f.found[s.URL] {
+				continue
+			}
+			n, err := ix.b.store.DeleteByURL(ctx, s.URL)
+			if err != nil {
+				return fmt.Errorf("remove %s: %w", s.URL, err)
+			}
+			ix.rep.Deleted += n
+			ix.rep.Removed = append(ix.rep.Removed, shortPath(s.URL, root))
+			ix.prog.note(fmt.Sprintf("removed %s (%s): no longer in %s", shortPath(s.URL, root), count(n, "chunk", "chunks"), displayPath(root)))
+		}
+	}
+	return nil
 }
 
 // crawl runs one crawl over seeds, indexing each page as its own source
@@ -322,10 +444,21 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 	indexPage := func(ctx context.Context, pageURL string, paras []askyourdocs.Paragraph) (int, error) {
 		return ix.indexOne(ctx, pageURL, &docSource{url: pageURL, source: source, kind: "web", paras: paras})
 	}
+	ix.prog.crawlStarted(maxPages)
 	ix.prog.note("crawling " + strings.Join(seeds, ", "))
+	failedBefore := len(ix.rep.Failed)
 	res, err := askyourdocs.RunCrawl(ctx, askyourdocs.CrawlInput{
 		SeedURLs: seeds, MaxPages: maxPages, MaxDepth: maxDepth, DelayMs: delay,
-	}, filepath.Join(ix.dataDirForCache(), "crawl-cache"), indexPage, nil)
+	}, filepath.Join(ix.dataDirForCache(), "crawl-cache"), indexPage, ix.prog.crawlMessage)
+	// A refusal by the SSRF guard shows up several times (robots.txt,
+	// the seed, the crawl's error): it is one failure of the crawl.
+	for _, e := range res.Errors {
+		if _, detail, ok := strings.Cut(e, askyourdocs.ErrPrivateTarget.Error()); ok {
+			ix.addFailure(source, explainIndexError(fmt.Errorf("%w%s", askyourdocs.ErrPrivateTarget, detail)))
+			ix.prog.setTotal(ix.prog.finished)
+			return
+		}
+	}
 	// Pages whose indexPage failed are already in Failed; the rest of
 	// Errors are fetch problems.
 	for _, e := range res.Errors {
@@ -336,13 +469,10 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 		if !ok {
 			u, reason = source, e
 		}
-		ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: u, Reason: reason})
-		ix.prog.fail(u, reason)
+		ix.addFailure(u, reason)
 	}
-	if err != nil && ctx.Err() == nil {
-		reason := explainIndexError(err)
-		ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: source, Reason: reason})
-		ix.prog.fail(source, reason)
+	if err != nil && ctx.Err() == nil && len(ix.rep.Failed) == failedBefore {
+		ix.addFailure(source, explainIndexError(err))
 	}
 	// The crawl used up fewer pages than --max-pages: settle the total.
 	ix.prog.setTotal(ix.prog.finished)
@@ -364,123 +494,76 @@ func (ix *indexer) alreadyFailed(line string) bool {
 	return false
 }
 
-// explainIndexError turns an indexing error into a reason with a hint.
+// explainIndexError turns an indexing error into one reason, saying each
+// thing once: "encrypted PDF: a password is needed to open it".
 func explainIndexError(err error) string {
 	msg := err.Error()
-	// Drop the "index source ...: fetch: extract pdf PATH: " prefix before a
-	// known cause: the source is printed beside the reason anyway.
-	for _, sentinel := range []error{askyourdocs.ErrPDFEncrypted, askyourdocs.ErrPDFNoText, askyourdocs.ErrPDFMalformed,
-		askyourdocs.ErrInvalidDocx, askyourdocs.ErrNoDocuments, askyourdocs.ErrPrivateTarget} {
-		if errors.Is(err, sentinel) {
-			if i := strings.Index(msg, sentinel.Error()); i > 0 {
-				msg = msg[i:]
-			}
-			break
-		}
+	causes := []struct {
+		sentinel error
+		label    string
+		hint     string
+	}{
+		{askyourdocs.ErrPrivateTarget, "refused by the SSRF guard", "pass --allow-private to index local or intranet sites you trust"},
+		{askyourdocs.ErrPDFEncrypted, "encrypted PDF", ""},
+		{askyourdocs.ErrPDFNoText, "PDF without a text layer, e.g. a scan", "run OCR first"},
+		{askyourdocs.ErrPDFMalformed, "unreadable PDF", ""},
+		{askyourdocs.ErrInvalidDocx, "unreadable .docx", ""},
+		{askyourdocs.ErrNoDocuments, "no text found", ""},
 	}
-	switch {
-	case errors.Is(err, askyourdocs.ErrPrivateTarget):
-		return "refused by the SSRF guard (" + msg + "); pass --allow-private to index local or intranet sites you trust"
-	case errors.Is(err, askyourdocs.ErrPDFEncrypted):
-		return "encrypted PDF, needs a password (" + msg + ")"
-	case errors.Is(err, askyourdocs.ErrPDFNoText):
-		return "PDF without a text layer, e.g. a scan: run OCR first (" + msg + ")"
-	case errors.Is(err, askyourdocs.ErrPDFMalformed):
-		return "unreadable PDF (" + msg + ")"
-	case errors.Is(err, askyourdocs.ErrInvalidDocx):
-		return "unreadable .docx (" + msg + ")"
-	case errors.Is(err, askyourdocs.ErrNoDocuments):
-		return "no text found (" + msg + ")"
+	for _, c := range causes {
+		if !errors.Is(err, c.sentinel) {
+			continue
+		}
+		// The detail after the sentinel's own text ("pdf is encrypted:
+		// <detail>"); the path prefix is printed beside the reason anyway.
+		detail := ""
+		if i := strings.Index(msg, c.sentinel.Error()); i >= 0 {
+			detail = strings.TrimPrefix(msg[i+len(c.sentinel.Error()):], ":")
+			detail = strings.TrimSpace(detail)
+		}
+		out := c.label
+		if detail != "" {
+			out += ": " + detail
+		}
+		if c.hint != "" {
+			out += "; " + c.hint
+		}
+		return out
 	}
 	return msg
-}
-
-// collectFiles returns the jobs for a file or a directory (recursively);
-// unsupported files are counted by extension in skipped. Hidden
-// directories (.git, .askyourdocs) are not entered.
-func collectFiles(arg string, skipped map[string]int) ([]indexJob, error) {
-	abs, err := filepath.Abs(arg)
-	if err != nil {
-		return nil, err
-	}
-	info, err := os.Stat(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errors.New("no such file or directory")
-		}
-		return nil, err
-	}
-	if !info.IsDir() {
-		kind := fileKind(abs)
-		if kind == "" && filepath.Ext(abs) == "" {
-			kind = "txt" // a file without extension, given explicitly: plain text
-		}
-		if kind == "" {
-			return nil, fmt.Errorf("unsupported file type %q (supported: %s)", filepath.Ext(abs), supportedExtList)
-		}
-		return []indexJob{{display: arg, src: newFileSource(abs, abs, kind)}}, nil
-	}
-	var jobs []indexJob
-	err = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			skipped["unreadable"]++
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if p != abs && strings.HasPrefix(d.Name(), ".") {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		kind := fileKind(p)
-		if kind == "" {
-			ext := strings.ToLower(filepath.Ext(p))
-			if ext == "" {
-				ext = "(no extension)"
-			}
-			skipped[ext]++
-			return nil
-		}
-		rel, err := filepath.Rel(abs, p)
-		if err != nil {
-			rel = p
-		}
-		jobs = append(jobs, indexJob{display: filepath.Join(arg, rel), src: newFileSource(p, abs, kind)})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return jobs, nil
 }
 
 // printIndexSummary writes the human-readable summary of an index run.
 func (a *cliApp) printIndexSummary(rep *indexReport) {
 	w := a.stdout
-	fmt.Fprintf(w, "Indexed %d %s: %d chunks (%d embedded, %d removed, %d %s unchanged) in %.1fs\n",
-		rep.Sources, plural(rep.Sources, "source", "sources"), rep.Chunks, rep.Embedded, rep.Deleted,
-		rep.Unchanged, plural(rep.Unchanged, "source", "sources"), rep.Seconds)
-	fmt.Fprintf(w, "Store: %s (embedder %s)\n", rep.Store, rep.Embedder)
+	st := newStyle(w, a)
+	fmt.Fprintf(w, "Indexed %s: %s (%d embedded, %d removed, %d unchanged) in %.1fs\n",
+		count(rep.Sources, "source", "sources"), count(rep.Chunks, "chunk", "chunks"), rep.Embedded, rep.Deleted,
+		rep.Unchanged, rep.Seconds)
+	fmt.Fprintf(w, "Index: %s (embedder %s)\n", rep.Store, rep.Embedder)
+	if len(rep.Removed) > 0 {
+		fmt.Fprintf(w, "Removed %s no longer in the folder: %s\n", count(len(rep.Removed), "file", "files"), strings.Join(rep.Removed, ", "))
+	}
+	if len(rep.Empty) > 0 {
+		fmt.Fprintf(w, "Skipped %s without text:\n", count(len(rep.Empty), "document", "documents"))
+		for _, f := range rep.Empty {
+			fmt.Fprintf(w, "  %s: %s\n", f.Source, f.Reason)
+		}
+	}
 	if n := sumCounts(rep.Skipped); n > 0 {
-		exts := make([]string, 0, len(rep.Skipped))
-		for ext := range rep.Skipped {
-			exts = append(exts, ext)
+		keys := make([]string, 0, len(rep.Skipped))
+		for k := range rep.Skipped {
+			keys = append(keys, k)
 		}
-		sort.Strings(exts)
-		parts := make([]string, len(exts))
-		for i, ext := range exts {
-			parts[i] = fmt.Sprintf("%s %d", ext, rep.Skipped[ext])
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %d", k, rep.Skipped[k])
 		}
-		fmt.Fprintf(w, "Skipped %d unsupported %s: %s\n", n, plural(n, "file", "files"), strings.Join(parts, ", "))
+		fmt.Fprintf(w, "Skipped %s: %s\n", count(n, "file", "files"), strings.Join(parts, ", "))
 	}
 	if len(rep.Failed) > 0 {
-		fmt.Fprintf(w, "Failed %d:\n", len(rep.Failed))
+		fmt.Fprintf(w, "%s\n", st.red(fmt.Sprintf("Failed %d:", len(rep.Failed))))
 		for _, f := range rep.Failed {
 			fmt.Fprintf(w, "  %s: %s\n", f.Source, f.Reason)
 		}

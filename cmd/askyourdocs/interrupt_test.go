@@ -193,7 +193,7 @@ func TestMCPServer(t *testing.T) {
 		t.Fatalf("initialize: %v\nstderr: %s", err, stderr.String())
 	}
 	defer cs.Close()
-	if info := cs.InitializeResult().ServerInfo; info.Name != "askyourdocs" || info.Version != mcpVersion {
+	if info := cs.InitializeResult().ServerInfo; info.Name != "askyourdocs" || info.Version != mcpVersion() {
 		t.Errorf("server info %+v", info)
 	}
 	list, err := cs.ListTools(ctx, nil)
@@ -222,21 +222,51 @@ func TestMCPServer(t *testing.T) {
 		return res, sb.String()
 	}
 
+	// structured decodes a result's structuredContent into v.
+	structured := func(res *mcp.CallToolResult, v any) error {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, v)
+	}
+	// Readable text with citations, plus the same as structured content.
 	res, text := call("search_docs", map[string]any{"query": "wetsuit rental", "k": 3})
-	var hits []searchResult
-	if err := json.Unmarshal([]byte(text), &hits); err != nil || res.IsError || len(hits) != 3 || !strings.HasSuffix(hits[0].URL, "faq.docx") {
-		t.Errorf("search_docs: %v %q", err, text)
+	var hits searchOutput
+	if err := structured(res, &hits); err != nil || res.IsError || len(hits.Results) != 3 || !strings.HasSuffix(hits.Results[0].URL, "faq.docx") {
+		t.Errorf("search_docs structured: %v %+v", err, res.StructuredContent)
+	}
+	if !strings.HasPrefix(text, "3 passages for \"wetsuit rental\":") || !strings.Contains(text, "[1] docs/faq.docx, p. 1") ||
+		!strings.Contains(text, "15 euros per day") || strings.HasPrefix(text, "{") {
+		t.Errorf("search_docs text is not readable text with citations:\n%s", text)
 	}
 	res, text = call("ask_docs", map[string]any{"question": "How long before the tour can I cancel for a full refund?"})
 	var ans answerResult
-	if err := json.Unmarshal([]byte(text), &ans); err != nil || res.IsError || ans.Mode != answerExtractive ||
+	if err := structured(res, &ans); err != nil || res.IsError || ans.Mode != answerExtractive ||
 		!strings.Contains(ans.Answer, "48 hours") || !strings.HasSuffix(ans.Citations[0].URL, "handbook.pdf") {
-		t.Errorf("ask_docs: %v %q", err, text)
+		t.Errorf("ask_docs: %v %+v", err, res.StructuredContent)
+	}
+	if strings.Contains(text, "No LLM") || strings.Contains(text, "no LLM") || !strings.HasPrefix(text, "[1] ") ||
+		!strings.Contains(text, "Sources:\n[1] docs/handbook.pdf, p. 1") || !strings.Contains(text, "handbook.pdf#page=1") {
+		t.Errorf("ask_docs text: want the passages first, then sources with links:\n%s", text)
 	}
 	res, text = call("list_sources", map[string]any{})
-	var srcs []mcpSource
-	if err := json.Unmarshal([]byte(text), &srcs); err != nil || res.IsError || len(srcs) != 2 {
+	var srcs mcpSources
+	if err := structured(res, &srcs); err != nil || res.IsError || len(srcs.Sources) != 2 || !strings.Contains(text, "- docs/faq.docx (5 passages)") {
 		t.Errorf("list_sources: %v %q", err, text)
+	}
+	// Full field descriptions (a comma in a description used to cut it).
+	for _, tool := range list.Tools {
+		if tool.Name != "search_docs" {
+			continue
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		if !strings.Contains(string(b), "combines semantic vector search and keyword search") || !strings.Contains(string(b), `"enum"`) {
+			t.Errorf("search_docs schema lacks the full mode description or its enum: %s", b)
+		}
+	}
+	if !strings.Contains(stderr.String(), "serving "+data) {
+		t.Errorf("mcp does not say which index it serves: %q", stderr.String())
 	}
 	// A tool error is a result with isError; the server keeps serving.
 	if res, text := call("search_docs", map[string]any{"query": "  "}); !res.IsError || !strings.Contains(text, "query is empty") {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,21 +58,27 @@ func TestRelevantKey(t *testing.T) {
 	}
 }
 
-func TestKeywordCoverage(t *testing.T) {
-	tests := []struct {
-		q, passage string
-		want       int
-	}{
-		{"How long before the tour can I cancel?", "You can cancel up to 48 hours before the tour starts.", 7}, // tour, cancel; not long
-		{"cancel the tour", "Cancellations of tours", 10},                                                      // 5-letter prefixes
-		{"wetsuit rental price", "Wetsuits can be rented for 15 euros.", 3},                                    // wetsu; not renta, price
-		{"how do I?", "anything", 0},                                                                           // no keywords
-		{"kayak", "canoe", 0},
-	}
-	for _, tt := range tests {
-		if got := keywordCoverage(tt.q, tt.passage); got != tt.want {
-			t.Errorf("keywordCoverage(%q) = %d, want %d", tt.q, got, tt.want)
+func TestLooksLikeTOC(t *testing.T) {
+	toc := "Contents\n1 Introduction 1\n2 Booking 4\n2.1 Cancelling 5\n3 Safety 9\n4 Prices 12\n5 Contact 15"
+	leaders := "Introduction ........ 1 Booking ........ 4 Safety ........ 9"
+	index := "kayak, 12, 45 canoe, 3, 7 refund, 5, 9 booking, 4, 8 safety, 9, 10 age, 2, 3"
+	prose := "You can cancel a booking up to 14 days before the tour.\nThe refund is paid within 30 days.\nChildren under 12 paddle with an adult."
+	table := "Single kayak | 2 hours | 35 EUR\nDouble kayak | 2 hours | 55 EUR\nCanoe | 2 hours | 50 EUR\nSUP | 1 hour | 20 EUR\nGuide | 1 day | 150 EUR"
+	for text, want := range map[string]bool{toc: true, leaders: true, index: true, prose: false, table: false} {
+		if got := looksLikeTOC(text); got != want {
+			t.Errorf("looksLikeTOC(%q) = %v, want %v", text, got, want)
 		}
+	}
+}
+
+func TestExcerptWithHeading(t *testing.T) {
+	passage := "6.6.2 Manual input\nIf we enter the values by hand, the form checks them at once.\nOther text follows here."
+	got := excerptWithHeading(passage, "manual input values by hand", 300)
+	if !strings.HasPrefix(got, "6.6.2 Manual input\nIf we enter") {
+		t.Errorf("heading not on a line of its own: %q", got)
+	}
+	if got := excerptWithHeading("Plain sentence one. Plain sentence two.", "two", 300); strings.Contains(got, "\n") {
+		t.Errorf("no heading, yet a line break: %q", got)
 	}
 }
 
@@ -134,8 +141,8 @@ func TestRunInProcess(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run(ctx, []string{"ask", "-h"}, nil, &out, &errb); code != exitOK || !strings.Contains(errb.String(), "-passages") {
-		t.Errorf("ask -h: %d %q", code, errb.String())
+	if code := run(ctx, []string{"ask", "-h"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "--passages N") {
+		t.Errorf("ask -h: %d %q", code, out.String())
 	}
 	data := filepath.Join(t.TempDir(), "idx")
 	out.Reset()
@@ -148,5 +155,27 @@ func TestRunInProcess(t *testing.T) {
 	code = run(ctx, []string{"--data", data, "ask", "minimum", "age", "single", "kayak"}, nil, &out, &errb)
 	if code != exitOK || !strings.Contains(out.String(), "12 years") || !strings.Contains(out.String(), "handbook.pdf, p. 2") {
 		t.Errorf("ask: %d\n%s\n%s", code, out.String(), errb.String())
+	}
+}
+
+// TestSanitizingWriter: however the model's reply is split into chunks,
+// the streamed text equals what SanitizeAnswer makes of the whole reply
+// (no image or foreign link gets through half-written).
+func TestSanitizingWriter(t *testing.T) {
+	reply := "You can cancel up to 48 hours before [1].\n![x](https://evil.example/p.png) See [here](https://evil.example/a) or https://evil.example/b now.\nDone [2]."
+	want := askyourdocs.SanitizeAnswer(reply, nil)
+	for size := 1; size <= len(reply); size++ {
+		var got strings.Builder
+		sw := &sanitizingWriter{emit: func(s string) { got.WriteString(s) }}
+		for i := 0; i < len(reply); i += size {
+			sw.write(reply[i:min(i+size, len(reply))])
+		}
+		sw.flush()
+		if strings.Contains(got.String(), "evil.example") || strings.Contains(got.String(), "![") {
+			t.Fatalf("chunks of %d: leaked: %q", size, got.String())
+		}
+		if strings.Join(strings.Fields(got.String()), " ") != strings.Join(strings.Fields(want), " ") {
+			t.Fatalf("chunks of %d:\n got %q\nwant %q", size, got.String(), want)
+		}
 	}
 }

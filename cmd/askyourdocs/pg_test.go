@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -67,8 +68,9 @@ func TestPgvecStoreEndToEnd(t *testing.T) {
 		t.Errorf("ask on pg:\n%s", r)
 	}
 	r = runCLI(t, work, nil, cmd("search", "--mode", "keyword", "--json", "wetsuits")...)
-	var hits []searchResult
-	if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil || len(hits) == 0 || !strings.HasSuffix(hits[0].URL, "faq.docx") {
+	var found searchOutput
+	err := json.Unmarshal([]byte(r.stdout), &found)
+	if hits := found.Results; err != nil || len(hits) == 0 || !strings.HasSuffix(hits[0].URL, "faq.docx") {
 		t.Errorf("keyword search on pg: %v\n%s", err, r)
 	}
 
@@ -78,14 +80,19 @@ func TestPgvecStoreEndToEnd(t *testing.T) {
 		t.Errorf("embedder mismatch on pg:\n%s", r)
 	}
 	r = runCLI(t, work, nil, cmd("sources", "--json")...)
-	var srcs []mcpSource
-	if err := json.Unmarshal([]byte(r.stdout), &srcs); err != nil || len(srcs) != 3 {
+	var srcs sourcesOutput
+	if err := json.Unmarshal([]byte(r.stdout), &srcs); err != nil || len(srcs.Results) != 3 {
 		t.Fatalf("sources on pg after the refused run: %v\n%s", err, r)
 	}
 
 	r = runCLI(t, work, nil, cmd("delete", "docs")...)
-	if r.code != 0 || !strings.Contains(r.stdout, "Deleted docs: 13 chunks") {
+	if r.code != 0 || !strings.Contains(r.stdout, "Deleted 3 documents, 13 chunks in total") {
 		t.Errorf("delete on pg:\n%s", r)
+	}
+	// doctor names the database, its version and the extensions.
+	r = runCLI(t, work, nil, cmd("doctor")...)
+	if r.code != 0 || !regexp.MustCompile(`ok +postgres +PostgreSQL \d+`).MatchString(r.stdout) || !regexp.MustCompile(`ok +vector +vector \d`).MatchString(r.stdout) {
+		t.Errorf("doctor on pg:\n%s", r)
 	}
 	r = runCLI(t, work, nil, cmd("ask", "anything")...)
 	if r.code != exitError || !strings.Contains(r.stderr, "nothing is indexed yet") {
@@ -137,8 +144,8 @@ func TestPgvecConcurrentIndexFreshDB(t *testing.T) {
 		}
 	}
 	r := runCLI(t, work, nil, "sources", "--json", "--pg", dsn, "--name", name)
-	var srcs []mcpSource
-	if err := json.Unmarshal([]byte(r.stdout), &srcs); err != nil || len(srcs) != 3 {
+	var srcs sourcesOutput
+	if err := json.Unmarshal([]byte(r.stdout), &srcs); err != nil || len(srcs.Results) != 3 {
 		t.Fatalf("sources after the concurrent runs: %v\n%s", err, r)
 	}
 	ctx := context.Background()

@@ -3,15 +3,17 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
-// progress reports an index run on stderr: a redrawn bar (files, chunks,
-// ETA) when stderr is a terminal, one plain line per source otherwise.
-// Problems are always printed as lines of their own.
+// progress reports an index run on stderr: a bar redrawn in place that
+// fits the terminal's width when stderr is a terminal, one plain line per
+// source otherwise. Problems are always printed as lines of their own.
+// During a crawl it first counts the pages fetched, then shows the bar
+// over the pages being indexed.
 type progress struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -24,22 +26,21 @@ type progress struct {
 	current  string
 	lastDraw time.Time
 	drawn    bool
+	// unit and units name what is counted ("file"/"files", "page"/"pages").
+	unit, units string
+	// fetching is set while a crawl fetches pages (fetched so far, at most
+	// maxPages).
+	fetching          bool
+	fetched, maxPages int
+	// width returns the terminal's width (a test sets it).
+	width func() int
 }
 
 // newProgress returns a reporter for total sources; enabled false prints
-// only problems (for --json runs).
+// only problems (for --json and --quiet runs).
 func newProgress(w io.Writer, total int, enabled bool) *progress {
-	return &progress{w: w, tty: isTerminal(w), enabled: enabled, total: total, start: time.Now()}
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return &progress{w: w, tty: isTerminal(w), enabled: enabled, total: total, start: time.Now(),
+		unit: "file", units: "files", width: func() int { return terminalWidth(w) }}
 }
 
 func (p *progress) begin(name string) {
@@ -63,14 +64,14 @@ func (p *progress) done(name string, chunks int, note string) {
 		p.draw(false)
 		return
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s: %s\n", p.finished, p.total, name, note)
+	fmt.Fprintf(p.w, "[%d/%d] %s: %s\n", p.finished, max(p.total, p.finished), name, note)
 }
 
 func (p *progress) fail(name, reason string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finished++
-	p.line(fmt.Sprintf("[%d/%d] %s: FAILED: %s", p.finished, p.total, name, reason))
+	p.line(fmt.Sprintf("[%d/%d] %s: FAILED: %s", p.finished, max(p.total, p.finished), name, reason))
 }
 
 func (p *progress) note(msg string) {
@@ -86,6 +87,42 @@ func (p *progress) setTotal(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total = n
+}
+
+// crawlStarted switches to counting fetched pages (at most maxPages).
+func (p *progress) crawlStarted(maxPages int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fetching, p.fetched, p.maxPages = true, 0, maxPages
+}
+
+// crawlMessage takes RunCrawl's progress messages: "page i/N: URL" while
+// fetching, "indexing page i/N: URL" once the pages are indexed.
+func (p *progress) crawlMessage(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var i, n int
+	switch {
+	case strings.HasPrefix(msg, "indexing page "):
+		if _, err := fmt.Sscanf(msg, "indexing page %d/%d", &i, &n); err == nil && p.fetching {
+			// Fetching is over: the bar counts the pages being indexed.
+			p.fetching = false
+			p.total = p.finished + n
+		}
+		if strings.HasSuffix(msg, ", skipped") {
+			p.finished++ // a page with nothing to index counts as done
+		}
+	case strings.HasPrefix(msg, "page "):
+		if _, err := fmt.Sscanf(msg, "page %d/%d", &i, &n); err == nil {
+			p.fetched = i
+			if _, u, ok := strings.Cut(msg, ": "); ok {
+				p.current = u
+			}
+			if p.tty && p.enabled {
+				p.draw(false)
+			}
+		}
+	}
 }
 
 // finish clears the bar.
@@ -109,28 +146,52 @@ func (p *progress) line(s string) {
 	}
 }
 
-// draw redraws the bar, at most 10 times a second unless forced.
+// draw redraws the bar, at most 10 times a second unless forced. The line
+// never exceeds the terminal's width (a longer one would wrap and leave a
+// trail of bars): the name is shortened first, then left out.
 func (p *progress) draw(force bool) {
 	now := time.Now()
 	if !force && now.Sub(p.lastDraw) < 100*time.Millisecond {
 		return
 	}
 	p.lastDraw = now
-	const width = 24
-	total := max(p.total, p.finished, 1)
-	filled := width * p.finished / total
-	bar := strings.Repeat("#", filled) + strings.Repeat(".", width-filled)
-	eta := "--:--"
-	if p.finished > 0 {
-		left := time.Duration(float64(now.Sub(p.start)) / float64(p.finished) * float64(total-p.finished))
-		eta = fmtClock(left)
+	width := p.width() - 1 // the cursor's column
+	var head string
+	if p.fetching {
+		head = fmt.Sprintf("fetching: %d %s (at most %d)", p.fetched, plural(p.fetched, p.unit, p.units), p.maxPages)
+	} else {
+		total := max(p.total, p.finished, 1)
+		barWidth := min(24, max(width/6, 8))
+		filled := barWidth * p.finished / total
+		bar := strings.Repeat("#", filled) + strings.Repeat(".", barWidth-filled)
+		eta := "--:--"
+		if p.finished > 0 {
+			left := time.Duration(float64(now.Sub(p.start)) / float64(p.finished) * float64(total-p.finished))
+			eta = fmtClock(left)
+		}
+		head = fmt.Sprintf("[%s] %d/%d %s  %s  ETA %s", bar, p.finished, total, p.units, count(p.chunks, "chunk", "chunks"), eta)
 	}
-	name := p.current
-	if r := []rune(name); len(r) > 40 {
-		name = "..." + string(r[len(r)-37:])
+	if utf8.RuneCountInString(head) > width {
+		head = string([]rune(head)[:max(width, 0)])
 	}
-	fmt.Fprintf(p.w, "\r\033[K[%s] %d/%d files  %d chunks  ETA %s  %s", bar, p.finished, total, p.chunks, eta, name)
+	line := head
+	if room := width - utf8.RuneCountInString(head) - 2; room >= 12 && p.current != "" {
+		line += "  " + shortenMiddle(p.current, room)
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", line)
 	p.drawn = true
+}
+
+// shortenMiddle fits s into n runes, keeping its start and its end (the
+// file name) around an ellipsis.
+func shortenMiddle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	tail := (n - 1) * 2 / 3
+	head := n - 1 - tail
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 func fmtClock(d time.Duration) string {

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,7 +106,7 @@ func (b *backend) retrieve(ctx context.Context, question string, o retrieveOptio
 		lists = append(lists, askyourdocs.RankedList{Docs: byKeyword, Weight: o.keywordWeight})
 	}
 	if len(lists) == 0 {
-		return nil, fmt.Errorf("%w: unknown --mode %q (vector, keyword or fusion)", errUsage, o.mode)
+		return nil, withHint(fmt.Errorf("%w: unknown --mode %q", errUsage, o.mode), "--mode is vector, keyword or fusion")
 	}
 	fused := askyourdocs.ReciprocalRankFusion(lists, o.rrfK, depth)
 	vr, kr := rankByText(byVector), rankByText(byKeyword)
@@ -171,12 +171,19 @@ func (b *backend) rerankPrompt() ai.Prompt {
 }
 
 // citation is where a chunk came from, as printed and in --json output.
+// Every key is always present ("" when not known).
 type citation struct {
-	N          int    `json:"n"`
-	URL        string `json:"url"`
-	Source     string `json:"source,omitempty"`
-	Pages      string `json:"pages,omitempty"`
-	Breadcrumb string `json:"breadcrumb,omitempty"`
+	N   int    `json:"n"`
+	URL string `json:"url"` // absolute file path or page URL
+	// Display is the short form shown to people: a file path relative to
+	// the working directory or to the indexed folder, a URL as it is.
+	Display    string `json:"display"`
+	Source     string `json:"source"`
+	Pages      string `json:"pages"`
+	Breadcrumb string `json:"breadcrumb"`
+	// Link opens the place: file:///…/manual.pdf#page=62, or the page URL
+	// with a text fragment (#:~:text=Heading) that scrolls to the section.
+	Link string `json:"link"`
 	// passage is the text the answer was given (ParentText), for serve's
 	// excerpts; not printed.
 	passage string
@@ -184,14 +191,23 @@ type citation struct {
 
 // citationOf returns the citation of a hit.
 func citationOf(h hit) citation {
-	return citation{URL: h.meta(askyourdocs.MetaURL), Source: h.meta(askyourdocs.MetaSource),
+	c := citation{URL: h.meta(askyourdocs.MetaURL), Source: h.meta(askyourdocs.MetaSource),
 		Pages: h.meta(metaPages), Breadcrumb: h.meta(metaBreadcrumb)}
+	c.Display = shortPath(c.URL, c.Source)
+	c.Link = citationLink(c.URL, c.Pages, c.Breadcrumb)
+	return c
 }
 
-// String renders a citation: a file path relative to the working directory
-// when it lies below it, with its pages; a URL as it is.
+// key identifies the place a citation points to (file or page, pages,
+// section): two hits with the same key are cited once.
+func (c citation) key() string { return c.URL + "\x00" + c.Pages + "\x00" + c.Breadcrumb }
+
+// String renders a citation: its short path with pages and section.
 func (c citation) String() string {
-	s := displayPath(c.URL)
+	s := c.Display
+	if s == "" {
+		s = shortPath(c.URL, c.Source)
+	}
 	if c.Pages != "" {
 		if strings.Contains(c.Pages, "-") {
 			s += ", pp. " + c.Pages
@@ -205,43 +221,112 @@ func (c citation) String() string {
 	return s
 }
 
-// displayPath shortens an absolute file path below the working directory.
-func displayPath(p string) string {
+// shortPath shortens an absolute file path: relative to the working
+// directory when below it, else relative to the parent of the indexed
+// folder (source), else with ~ for the home directory. URLs stay.
+func shortPath(p, source string) string {
 	if isURL(p) || !filepath.IsAbs(p) {
 		return p
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return p
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
 	}
-	if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
+	if source != "" && source != p && filepath.IsAbs(source) {
+		if rel, err := filepath.Rel(filepath.Dir(source), p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		if rel, err := filepath.Rel(home, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.Join("~", rel)
+		}
 	}
 	return p
 }
 
-// searchResult is one line of search's --json output.
+// displayPath shortens an absolute file path (see shortPath).
+func displayPath(p string) string { return shortPath(p, "") }
+
+// citationLink returns a link to the cited place: file:// URLs for files,
+// with #page=N for PDFs; a text fragment with the section heading for HTML
+// files and web pages.
+func citationLink(loc, pages, breadcrumb string) string {
+	if loc == "" {
+		return ""
+	}
+	link := loc
+	if !isURL(loc) {
+		link = (&url.URL{Scheme: "file", Path: filepath.ToSlash(loc)}).String()
+	}
+	ext := strings.ToLower(filepath.Ext(strings.SplitN(loc, "?", 2)[0]))
+	switch {
+	case ext == ".pdf" && pages != "":
+		first, _, _ := strings.Cut(pages, "-")
+		return link + "#page=" + first
+	case (isURL(loc) || ext == ".html" || ext == ".htm" || ext == ".xhtml") && breadcrumb != "" && !strings.Contains(loc, "#"):
+		parts := strings.Split(breadcrumb, " > ")
+		return link + "#:~:text=" + textFragment(parts[len(parts)-1])
+	}
+	return link
+}
+
+// textFragment encodes s for a #:~:text= fragment (also "-", "&", ",").
+func textFragment(s string) string {
+	e := url.PathEscape(strings.TrimSpace(s))
+	return strings.NewReplacer("-", "%2D", "&", "%26", ",", "%2C").Replace(e)
+}
+
+// searchOutput is search's --json output.
+type searchOutput struct {
+	Query   string         `json:"query"`
+	Mode    string         `json:"mode"`
+	Results []searchResult `json:"results"`
+}
+
+// searchResult is one result of search's --json output; every key is
+// always present (rerank is null without a reranker, a rank 0 means the
+// retriever did not find the chunk).
 type searchResult struct {
 	Rank        int     `json:"rank"`
 	Score       float64 `json:"score"`
-	VectorRank  int     `json:"vectorRank,omitempty"`
-	KeywordRank int     `json:"keywordRank,omitempty"`
-	Rerank      *int    `json:"rerank,omitempty"`
+	VectorRank  int     `json:"vectorRank"`
+	KeywordRank int     `json:"keywordRank"`
+	Rerank      *int    `json:"rerank"`
 	citation
 	Text string `json:"text"`
 }
 
+// searchResults turns hits into results.
+func searchResults(hits []hit) []searchResult {
+	out := make([]searchResult, len(hits))
+	for i, h := range hits {
+		c := citationOf(h)
+		c.N = i + 1
+		out[i] = searchResult{Rank: i + 1, Score: h.score, VectorRank: h.vectorRank, KeywordRank: h.keywordRank, citation: c, Text: h.text}
+		if h.rerank >= 0 {
+			r := h.rerank
+			out[i].Rerank = &r
+		}
+	}
+	return out
+}
+
 func (a *cliApp) cmdSearch(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("search")
+	fset, cf := a.flags("search")
 	o := defaultRetrieveOptions()
 	fset.StringVar(&o.mode, "mode", o.mode, "retriever: vector, keyword or fusion")
-	fset.IntVar(&o.top, "k", o.top, "number of results")
-	pos, err := parseArgs(fset, args)
+	fset.IntVar(&o.top, "k", o.top, "number of results (1-100)")
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return fmt.Errorf("%w: search needs a query", errUsage)
+		return usageError("search", "search needs a query")
+	}
+	if o.top < 1 || o.top > 100 {
+		return usageError("search", "-k must be between 1 and 100, got %d", o.top)
 	}
 	query := strings.Join(pos, " ")
 	o.hyde, o.rerank = false, false // search never calls an LLM
@@ -257,24 +342,23 @@ func (a *cliApp) cmdSearch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	results := make([]searchResult, len(res.hits))
-	for i, h := range res.hits {
-		c := citationOf(h)
-		c.N = i + 1
-		results[i] = searchResult{Rank: i + 1, Score: h.score, VectorRank: h.vectorRank, KeywordRank: h.keywordRank, citation: c, Text: h.text}
-	}
+	results := searchResults(res.hits)
 	if cf.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(results)
+		return printJSON(a.stdout, searchOutput{Query: query, Mode: o.mode, Results: results})
 	}
 	if len(results) == 0 {
-		fmt.Fprintln(a.stdout, "No matching chunks.")
+		fmt.Fprintln(a.stdout, "No matching passages.")
 		return nil
 	}
+	st := newStyle(a.stdout, a)
 	for i, r := range results {
-		fmt.Fprintf(a.stdout, "%d. score %.4f  %s%s\n", r.Rank, r.Score, r.citation, rankNote(res.hits[i]))
-		fmt.Fprintf(a.stdout, "   %s\n\n", indent(askyourdocs.BestExcerptFor(r.Text, query, 300), "   "))
+		note := ""
+		if a.verbose {
+			note = rankNote(res.hits[i])
+		}
+		fmt.Fprintf(a.stdout, "%s %s  %s%s\n", st.bold(fmt.Sprintf("%d.", r.Rank)), st.link(r.Link, r.citation.String()),
+			st.dim(fmt.Sprintf("score %.4f", r.Score)), st.dim(note))
+		fmt.Fprintf(a.stdout, "   %s\n\n", indent(excerptWithHeading(r.Text, query, 300), "   "))
 	}
 	return nil
 }

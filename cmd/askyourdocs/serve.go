@@ -129,10 +129,10 @@ func (s *server) routes() http.Handler {
 }
 
 func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("serve")
+	fset, cf := a.flags("serve")
 	addr := fset.String("addr", "127.0.0.1:3400", "address to listen on (host:port)")
 	maxUploadMB := fset.Int("max-upload-mb", defaultMaxUpload>>20, "largest upload request in MiB")
-	pos, err := parseArgs(fset, args)
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}

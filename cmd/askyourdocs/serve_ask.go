@@ -75,17 +75,26 @@ type sourceRef struct {
 	Text string `json:"text"`
 }
 
-// feedbackEntry is one logged question and answer, rated later.
+// feedbackEntry is one logged question and answer, rated later. The
+// FeedbackStore rewrites its whole file on every answer, so an entry keeps
+// only what a review or an eval dataset needs: no excerpts or passages.
 type feedbackEntry struct {
-	ID         string          `json:"id"`
-	Time       time.Time       `json:"time"`
-	Question   string          `json:"question"`
-	Standalone string          `json:"standaloneQuestion,omitempty"`
-	Answer     string          `json:"answer"`
-	Mode       string          `json:"mode"`
-	Confidence string          `json:"confidence"`
-	Citations  []serveCitation `json:"citations"`
-	Rating     string          `json:"rating,omitempty"` // "up", "down" or ""
+	ID         string         `json:"id"`
+	Time       time.Time      `json:"time"`
+	Question   string         `json:"question"`
+	Standalone string         `json:"standaloneQuestion,omitempty"`
+	Answer     string         `json:"answer"`
+	Mode       string         `json:"mode"`
+	Confidence string         `json:"confidence"`
+	Citations  []loggedSource `json:"citations"`
+	Rating     string         `json:"rating,omitempty"` // "up", "down" or ""
+}
+
+// loggedSource is a citation as the feedback log keeps it.
+type loggedSource struct {
+	N      int    `json:"n"`
+	Source string `json:"source"`
+	Pages  string `json:"pages,omitempty"`
 }
 
 // ask answers in: it condenses a follow-up with its history (with the LLM,
@@ -134,7 +143,10 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 		out.Sources = append(out.Sources, sourceRef{URL: sc.URL, Text: c.passage})
 	}
 	entry := feedbackEntry{ID: out.ID, Time: time.Now().UTC(), Question: q, Standalone: out.Standalone,
-		Answer: out.Answer, Mode: out.Mode, Confidence: out.Confidence, Citations: out.Citations}
+		Answer: out.Answer, Mode: out.Mode, Confidence: out.Confidence, Citations: make([]loggedSource, len(out.Citations))}
+	for i, c := range out.Citations {
+		entry.Citations[i] = loggedSource{N: c.N, Source: c.Source, Pages: c.Pages}
+	}
 	if err := s.feedback.Append(entry); err != nil {
 		// The answer is still good; only its rating will not be possible.
 		slog.Warn("serve: logging the answer failed", "err", err)

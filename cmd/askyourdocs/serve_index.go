@@ -48,18 +48,18 @@ type indexInput struct {
 // one listed.
 func (s *server) runIndex(ctx context.Context, in indexInput, progress func(string)) (*indexReport, error) {
 	start := time.Now()
-	rep := &indexReport{Skipped: map[string]int{}}
+	rep := newIndexReport()
 	var jobs []indexJob
 	for _, p := range in.Paths {
-		found, err := collectFiles(p, rep.Skipped)
+		found, err := collectFiles(p, nil, rep.Skipped)
 		if err != nil {
 			rep.Failed = append(rep.Failed, failedSource{Source: s.displayName(p), Reason: err.Error()})
 			continue
 		}
-		for i := range found {
-			found[i].display = s.displayName(found[i].src.url)
+		for i := range found.jobs {
+			found.jobs[i].display = s.displayName(found.jobs[i].src.url)
 		}
-		jobs = append(jobs, found...)
+		jobs = append(jobs, found.jobs...)
 	}
 	if !in.Crawl {
 		for _, u := range in.URLs {

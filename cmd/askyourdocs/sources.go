@@ -2,25 +2,43 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
 // errNotIndexed is returned by delete when nothing matches its argument.
 var errNotIndexed = errors.New("nothing indexed under that name")
 
+// sourceEntry is one indexed document in sources' and delete's --json
+// output.
+type sourceEntry struct {
+	URL     string `json:"url"`
+	Display string `json:"display"`
+	Source  string `json:"source"`
+	Chunks  int    `json:"chunks"`
+}
+
+// sourcesOutput is sources' --json output.
+type sourcesOutput struct {
+	Store    string        `json:"store"`
+	Embedder string        `json:"embedder"`
+	Chunks   int           `json:"chunks"`
+	Results  []sourceEntry `json:"results"`
+}
+
 func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("sources")
-	pos, err := parseArgs(fset, args)
+	fset, cf := a.flags("sources")
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("%w: sources takes no arguments", errUsage)
+		return usageError("sources", "sources takes no arguments")
 	}
 	b, err := a.open(ctx, cf, openOptions{})
 	if err != nil {
@@ -31,121 +49,136 @@ func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	out := sourcesOutput{Store: storeLabel(b.store), Embedder: b.manifest.Embedder, Results: make([]sourceEntry, len(srcs))}
+	for i, s := range srcs {
+		out.Results[i] = sourceEntry{URL: s.URL, Display: shortPath(s.URL, s.Source), Source: s.Source, Chunks: s.Chunks}
+		out.Chunks += s.Chunks
+	}
 	if cf.json {
-		type jsonSource struct {
-			URL    string `json:"url"`
-			Source string `json:"source"`
-			Chunks int    `json:"chunks"`
-		}
-		out := make([]jsonSource, len(srcs))
-		for i, s := range srcs {
-			out[i] = jsonSource{s.URL, s.Source, s.Chunks}
-		}
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return printJSON(a.stdout, out)
 	}
 	if len(srcs) == 0 {
 		fmt.Fprintf(a.stdout, "Nothing is indexed yet in %s.\n", b.store.describe())
 		return nil
 	}
+	st := newStyle(a.stdout, a)
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHUNKS\tURL OR FILE\tSOURCE")
-	total := 0
-	for _, s := range srcs {
-		total += s.Chunks
-		src := displayPath(s.Source)
-		if s.Source == s.URL {
-			src = "-"
+	fmt.Fprintln(tw, "CHUNKS\tFILE OR URL\tINDEXED FROM")
+	for _, e := range out.Results {
+		from := displayPath(e.Source)
+		if e.Source == e.URL {
+			from = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\n", s.Chunks, displayPath(s.URL), src)
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", e.Chunks, st.link(citationLink(e.URL, "", ""), e.Display), from)
 	}
 	tw.Flush()
-	fmt.Fprintf(a.stdout, "%d %s, %d chunks in %s (embedder %s)\n", len(srcs), plural(len(srcs), "document", "documents"),
-		total, b.store.describe(), b.manifest.Embedder)
+	fmt.Fprintf(a.stdout, "%s, %s in %s (embedder %s)\n", count(len(srcs), "document", "documents"),
+		count(out.Chunks, "chunk", "chunks"), out.Store, out.Embedder)
 	return nil
 }
 
+// deleteOutput is delete's --json output.
+type deleteOutput struct {
+	DryRun  bool          `json:"dryRun"`
+	Chunks  int           `json:"chunks"`
+	Results []sourceEntry `json:"results"`
+	// Missing are the arguments that matched nothing.
+	Missing []string `json:"missing"`
+}
+
 func (a *cliApp) cmdDelete(ctx context.Context, args []string) error {
-	fset, cf := a.newFlagSet("delete")
-	pos, err := parseArgs(fset, args)
+	fset, cf := a.flags("delete")
+	dryRun := fset.Bool("dry-run", false, "list what would be removed, remove nothing")
+	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return fmt.Errorf("%w: delete needs a file, folder, URL or source name (see 'askyourdocs sources')", errUsage)
+		return usageError("delete", "delete needs a file, folder, URL or source name (see 'askyourdocs sources')")
 	}
 	b, err := a.open(ctx, cf, openOptions{})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	missing := 0
+	srcs, err := b.store.listSources(ctx)
+	if err != nil {
+		return err
+	}
+	out := deleteOutput{DryRun: *dryRun, Results: []sourceEntry{}, Missing: []string{}}
+	taken := map[string]bool{}
 	for _, arg := range pos {
-		n, err := deleteEverywhere(ctx, b.store, arg)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			missing++
-			fmt.Fprintf(a.stderr, "%s: %v\n", arg, errNotIndexed)
+		matched := matchSources(srcs, arg)
+		if len(matched) == 0 {
+			out.Missing = append(out.Missing, arg)
 			continue
 		}
-		if cf.json {
-			json.NewEncoder(a.stdout).Encode(map[string]any{"deleted": arg, "chunks": n})
-		} else {
-			fmt.Fprintf(a.stdout, "Deleted %s: %d chunks\n", arg, n)
+		for _, s := range matched {
+			if taken[s.URL] {
+				continue
+			}
+			taken[s.URL] = true
+			out.Results = append(out.Results, sourceEntry{URL: s.URL, Display: shortPath(s.URL, s.Source), Source: s.Source, Chunks: s.Chunks})
+			out.Chunks += s.Chunks
 		}
 	}
-	if missing > 0 {
-		return fmt.Errorf("%w: %d of %d arguments", errNotIndexed, missing, len(pos))
+	if !*dryRun {
+		for _, e := range out.Results {
+			if _, err := b.store.DeleteByURL(ctx, e.URL); err != nil {
+				return fmt.Errorf("delete %s: %w", e.Display, err)
+			}
+		}
+	}
+	if cf.json {
+		if err := printJSON(a.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		verb := "Deleted"
+		if *dryRun {
+			verb = "Would delete"
+		}
+		for _, e := range out.Results {
+			fmt.Fprintf(a.stdout, "%s %s (%s)\n", verb, e.Display, count(e.Chunks, "chunk", "chunks"))
+		}
+		if len(out.Results) > 1 {
+			fmt.Fprintf(a.stdout, "%s %s, %s in total\n", verb, count(len(out.Results), "document", "documents"), count(out.Chunks, "chunk", "chunks"))
+		}
+		if *dryRun && len(out.Results) > 0 {
+			fmt.Fprintln(a.stdout, "Nothing was removed (--dry-run).")
+		}
+	}
+	if len(out.Missing) > 0 {
+		err := fmt.Errorf("%w: %s", errNotIndexed, strings.Join(out.Missing, ", "))
+		if cf.json {
+			return &quietError{err}
+		}
+		return withHint(err, "'askyourdocs sources' lists what is indexed")
 	}
 	return nil
 }
 
-// deleteEverywhere removes the chunks whose url or source is arg (a file
-// path is also tried as an absolute path) and returns how many went.
-func deleteEverywhere(ctx context.Context, store cliStore, arg string) (int, error) {
+// matchSources returns the indexed documents arg names: its file or URL,
+// the files below it (a folder), or the documents indexed under it as
+// their source (a crawl's first URL, a folder).
+func matchSources(srcs []askyourdocs.Source, arg string) []askyourdocs.Source {
 	keys := []string{arg}
+	var prefix string
 	if !isURL(arg) {
-		if abs, err := filepath.Abs(arg); err == nil && abs != arg {
+		if abs, err := filepath.Abs(arg); err == nil {
 			keys = append(keys, abs)
+			prefix = strings.TrimSuffix(abs, string(filepath.Separator)) + string(filepath.Separator)
 		}
 	}
-	total := 0
-	// A folder: every file indexed below it, whatever source it was
-	// indexed under.
-	if !isURL(arg) {
-		abs, err := filepath.Abs(arg)
-		if err != nil {
-			return 0, err
+	var out []askyourdocs.Source
+	for _, s := range srcs {
+		hit := prefix != "" && strings.HasPrefix(s.URL, prefix)
+		for _, k := range keys {
+			hit = hit || s.URL == k || s.Source == k
 		}
-		srcs, err := store.listSources(ctx)
-		if err != nil {
-			return 0, err
-		}
-		prefix := strings.TrimSuffix(abs, string(filepath.Separator)) + string(filepath.Separator)
-		for _, s := range srcs {
-			if strings.HasPrefix(s.URL, prefix) {
-				n, err := store.DeleteByURL(ctx, s.URL)
-				if err != nil {
-					return total, err
-				}
-				total += n
-			}
+		if hit {
+			out = append(out, s)
 		}
 	}
-	for _, k := range keys {
-		n, err := store.DeleteByURL(ctx, k)
-		if err != nil {
-			return total, err
-		}
-		total += n
-		n, err = store.DeleteBySource(ctx, k)
-		if err != nil {
-			return total, err
-		}
-		total += n
-	}
-	return total, nil
+	return out
 }

@@ -454,7 +454,10 @@ type backend struct {
 	rerankSpec string
 	genCfg     any
 	rerankCfg  any
-	logCloser  io.Closer
+	// fallbackNote says why answers are extractive although LLM_MODEL is
+	// set (its server is down); "" otherwise.
+	fallbackNote string
+	logCloser    io.Closer
 }
 
 // Close releases the store and restores logging.
@@ -484,7 +487,7 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 	b := &backend{}
 	logCfg := askyourdocs.LogConfigFromEnv()
 	if logCfg.Level == "" {
-		logCfg.Level = "warn" // keep Genkit's info lines off the terminal
+		logCfg.Level = a.logLevel() // keep the engine's log lines off the terminal
 	}
 	logCfg.Output = a.stderr
 	closer, err := askyourdocs.SetupLogging(logCfg)
@@ -499,6 +502,9 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 		}
 	}()
 
+	if err := a.checkModelEnv(); err != nil {
+		return nil, err
+	}
 	embSpec := strings.TrimSpace(a.getenv("EMBEDDING_MODEL"))
 	if opts.models {
 		b.llmSpec = strings.TrimSpace(a.getenv("LLM_MODEL"))

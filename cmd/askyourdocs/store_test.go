@@ -20,15 +20,12 @@ func cliSources(t *testing.T, work, data string) map[string]int {
 	if r.code != 0 {
 		t.Fatalf("sources:\n%s", r)
 	}
-	var srcs []struct {
-		URL    string `json:"url"`
-		Chunks int    `json:"chunks"`
-	}
+	var srcs sourcesOutput
 	if err := json.Unmarshal([]byte(r.stdout), &srcs); err != nil {
 		t.Fatalf("sources output: %v\n%s", err, r)
 	}
 	out := make(map[string]int)
-	for _, s := range srcs {
+	for _, s := range srcs.Results {
 		out[s.URL] = s.Chunks
 	}
 	return out

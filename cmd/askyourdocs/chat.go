@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
+)
+
+// Chat history limits given to the condense prompt.
+const (
+	chatMaxTurns = 6
+	chatMaxChars = 4000
+)
+
+// cmdChat answers questions read line by line, rewriting follow-ups into
+// standalone questions with the conversation so far: CondenseFollowUp with
+// an LLM, FallbackStandaloneQuestion (previous question + follow-up)
+// without one.
+func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
+	fset, cf := a.flags("chat")
+	o := defaultRetrieveOptions()
+	fset.StringVar(&o.mode, "mode", o.mode, "retriever: vector, keyword or fusion")
+	passages := fset.Int("passages", 5, "passages given to the model (cited)")
+	noStream := fset.Bool("no-stream", false, "print each answer when it is complete")
+	pos, err := a.parse(fset, cf, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("chat", "chat reads its questions from the terminal; for one question use 'askyourdocs ask'")
+	}
+	b, err := a.open(ctx, cf, openOptions{models: true})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := b.requireIndexed(ctx); err != nil {
+		return err
+	}
+	a.dropUnreachableModels(ctx, b)
+	interactive := false
+	if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
+		interactive = true
+	}
+	if interactive && !cf.json && !a.quiet {
+		fmt.Fprintf(a.stderr, "Ask about %s. An empty line or Ctrl-D ends the chat.\n", storeLabel(b.store))
+	}
+	stream := !cf.json && !*noStream && isTerminal(a.stdout)
+	var history []askyourdocs.QATurn
+	sc := bufio.NewScanner(a.stdin)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for {
+		if interactive {
+			fmt.Fprint(a.stderr, newStyle(a.stderr, a).bold("> "))
+		}
+		if !sc.Scan() {
+			break
+		}
+		q := strings.TrimSpace(sc.Text())
+		if q == "" {
+			if interactive {
+				break
+			}
+			continue
+		}
+		standalone := q
+		if len(history) > 0 {
+			recent := askyourdocs.TrimHistoryWith(history, chatMaxTurns, chatMaxChars)
+			if b.llm != nil {
+				standalone = askyourdocs.CondenseFollowUpWith(ctx, b.condensePrompt(), b.llm, b.genCfg, q, recent, askyourdocs.WithLanguage("en"))
+			} else {
+				standalone = askyourdocs.FallbackStandaloneQuestion(q, recent)
+			}
+			if standalone != q && !a.quiet && !cf.json {
+				fmt.Fprintf(a.stderr, "%s\n", newStyle(a.stderr, a).dim("(searching for: "+standalone+")"))
+			}
+		}
+		out, err := a.askAndPrint(ctx, b, standalone, o, *passages, stream, cf.json)
+		if err != nil {
+			return err
+		}
+		if !cf.json {
+			fmt.Fprintln(a.stdout)
+		}
+		history = append(history, askyourdocs.QATurn{Question: q, Answer: out.Answer})
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read the questions: %w", err)
+	}
+	return nil
+}
+
+// condensePrompt rewrites a follow-up into a standalone question.
+func (b *backend) condensePrompt() ai.Prompt {
+	if p := genkit.LookupPrompt(b.g, "askyourdocs-condense"); p != nil {
+		return p
+	}
+	return genkit.DefinePrompt(b.g, "askyourdocs-condense", ai.WithPrompt(
+		"Rewrite the last question of this conversation as a standalone question that can be understood without "+
+			"the conversation. Keep its language and every number. Output only the question.\n\n"+
+			"Conversation:\n{{conversation}}\n\nLast question: {{question}}"))
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	ignore "github.com/sabhiram/go-gitignore"
+)
+
+// ignoreFile holds gitignore patterns for the folder it lies in and below.
+const ignoreFile = ".askyourdocsignore"
+
+// collected is what a folder walk found.
+type collected struct {
+	jobs []indexJob
+	// found holds the absolute path of every supported file found, also
+	// of those whose indexing later fails: sync removes only files that
+	// are gone (or excluded) from the index.
+	found map[string]bool
+	// complete is false when part of the folder could not be read: then
+	// nothing is removed by the sync.
+	complete bool
+	// dir is the absolute folder walked, "" for a single file.
+	dir string
+}
+
+// walker collects the files of one argument, following symlinks.
+type walker struct {
+	arg, root string // as given, and absolute
+	excludes  *ignore.GitIgnore
+	skipped   map[string]int
+	out       *collected
+	realSeen  map[string]bool // real paths of files collected (no duplicates via symlinks)
+}
+
+// ignoreLevel is the patterns of one .askyourdocsignore and its folder.
+type ignoreLevel struct {
+	dir string
+	gi  *ignore.GitIgnore
+}
+
+// collectFiles returns the jobs for a file or a folder (recursively,
+// following symlinks with loop detection); unsupported files are counted
+// by extension in skipped, files matching excludes (gitignore patterns,
+// relative to the folder) or a .askyourdocsignore are left out. Hidden
+// folders (.git, .askyourdocs) are not entered.
+func collectFiles(arg string, excludes []string, skipped map[string]int) (*collected, error) {
+	abs, err := filepath.Abs(arg)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(abs) // follows a symlinked argument
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if looksLikeHost(arg) {
+				return nil, withHint(errors.New("no such file or directory"),
+					fmt.Sprintf("to index a web page, give its URL: askyourdocs index https://%s", arg))
+			}
+			return nil, errors.New("no such file or directory")
+		}
+		return nil, err
+	}
+	out := &collected{found: map[string]bool{}, complete: true}
+	if !info.IsDir() {
+		kind := fileKind(abs)
+		if kind == "" && filepath.Ext(abs) == "" {
+			kind = "txt" // a file without extension, given explicitly: plain text
+		}
+		if kind == "" {
+			return nil, fmt.Errorf("unsupported file type %q (supported: %s)", filepath.Ext(abs), supportedExtList)
+		}
+		out.found[abs] = true
+		out.jobs = []indexJob{{display: arg, src: newFileSource(abs, abs, kind)}}
+		return out, nil
+	}
+	out.dir = abs
+	w := &walker{arg: arg, root: abs, skipped: skipped, out: out, realSeen: map[string]bool{},
+		excludes: ignore.CompileIgnoreLines(excludes...)}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	w.walk(abs, "", map[string]bool{real: true}, nil)
+	return out, nil
+}
+
+// walk visits dir (rel to the root), with the real paths of the folders
+// above it (a symlink back to one of them is a loop) and the ignore files
+// in force.
+func (w *walker) walk(dir, rel string, ancestors map[string]bool, levels []ignoreLevel) {
+	if gi, err := ignore.CompileIgnoreFile(filepath.Join(dir, ignoreFile)); err == nil {
+		levels = append(levels, ignoreLevel{dir: dir, gi: gi})
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		w.skipped["unreadable"]++
+		w.out.complete = false
+		return
+	}
+	// Real files before symlinks: a file reached both ways is indexed
+	// under its own path.
+	sort.SliceStable(entries, func(i, j int) bool {
+		return entries[i].Type()&fs.ModeSymlink == 0 && entries[j].Type()&fs.ModeSymlink != 0
+	})
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(dir, name)
+		r := filepath.Join(rel, name)
+		info, err := os.Stat(p) // follows symlinks
+		if err != nil {
+			if e.Type()&fs.ModeSymlink != 0 {
+				w.skipped["broken symlink"]++
+			} else {
+				w.skipped["unreadable"]++
+				w.out.complete = false
+			}
+			continue
+		}
+		if info.IsDir() {
+			if strings.HasPrefix(name, ".") || w.ignored(p, r, true, levels) {
+				continue
+			}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				w.skipped["unreadable"]++
+				w.out.complete = false
+				continue
+			}
+			if ancestors[real] {
+				w.skipped["symlink loop"]++
+				continue
+			}
+			next := make(map[string]bool, len(ancestors)+1)
+			for k := range ancestors {
+				next[k] = true
+			}
+			next[real] = true
+			w.walk(p, r, next, levels)
+			continue
+		}
+		if !info.Mode().IsRegular() || name == ignoreFile {
+			continue
+		}
+		if w.ignored(p, r, false, levels) {
+			w.skipped["excluded"]++
+			continue
+		}
+		kind := fileKind(p)
+		if kind == "" {
+			ext := strings.ToLower(filepath.Ext(p))
+			if ext == "" {
+				ext = "(no extension)"
+			}
+			w.skipped[ext]++
+			continue
+		}
+		w.out.found[p] = true
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			if w.realSeen[real] {
+				w.skipped["duplicate via symlink"]++
+				continue
+			}
+			w.realSeen[real] = true
+		}
+		w.out.jobs = append(w.out.jobs, indexJob{display: filepath.Join(w.arg, r), src: newFileSource(p, w.root, kind)})
+	}
+}
+
+// ignored reports whether the file or folder p (rel to the root) matches
+// --exclude or an ignore file above it.
+func (w *walker) ignored(p, rel string, dir bool, levels []ignoreLevel) bool {
+	match := func(gi *ignore.GitIgnore, r string) bool {
+		r = filepath.ToSlash(r)
+		if gi.MatchesPath(r) {
+			return true
+		}
+		return dir && gi.MatchesPath(r+"/")
+	}
+	if match(w.excludes, rel) {
+		return true
+	}
+	for _, l := range levels {
+		r, err := filepath.Rel(l.dir, p)
+		if err == nil && match(l.gi, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostLike matches "example.com/faq.html" or "www.example.org".
+var hostLike = regexp.MustCompile(`^[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)*\.[a-zA-Z]{2,}(/|$)`)
+
+// looksLikeHost reports whether a missing path looks like a URL without
+// its scheme: a host name with a dot before the first slash, and not a
+// file name with a supported extension only.
+func looksLikeHost(arg string) bool {
+	if !hostLike.MatchString(arg) {
+		return false
+	}
+	host, _, _ := strings.Cut(arg, "/")
+	return fileKind(host) == "" && !strings.HasPrefix(arg, ".")
+}
+
+// root returns the folder a walk started at ("" for a single file).
+func (c *collected) root() string { return c.dir }

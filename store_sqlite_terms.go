@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+)
+
+// sqliteTermsFunc is the SQL function the chunk_terms triggers call:
+// askyourdocs_terms(text, language) returns the TextAnalyzer terms of
+// text, in order, each encoded by sqliteEncodeTerm and separated by
+// spaces, the document FTS5 indexes for keyword ranking.
+const sqliteTermsFunc = "askyourdocs_terms"
+
+// sqliteTermsSchema creates the keyword index: chunk_terms is a
+// contentless FTS5 table whose row rowid holds the encoded analyzer terms
+// of chunk rid, so its column length is the chunk's length in terms and
+// bm25() ranks by them. The triggers keep it in step with chunks inside
+// every write transaction, whichever statement writes the chunks, and
+// delete a chunk's quantised vector with it.
+const sqliteTermsSchema = `
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5 (terms, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 0 tokenchars '_'");
+CREATE TRIGGER IF NOT EXISTS chunks_terms_ai AFTER INSERT ON chunks BEGIN
+	INSERT INTO chunk_terms (rowid, terms) VALUES (new.rid, ` + sqliteTermsFunc + `(new.text, (SELECT value FROM meta WHERE key = 'language')));
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_terms_ad AFTER DELETE ON chunks BEGIN
+	DELETE FROM chunk_terms WHERE rowid = old.rid;
+	DELETE FROM qvecs WHERE rid = old.rid;
+END;
+`
+
+var (
+	sqliteRegisterOnce sync.Once
+	sqliteRegisterErr  error
+	// sqliteAnalyzers caches one TextAnalyzer per language name (with its
+	// stem cache) for the terms function.
+	sqliteAnalyzers sync.Map
+)
+
+// sqliteRegisterFuncs registers the terms function with the driver, once
+// per process (it applies to connections opened afterwards).
+func sqliteRegisterFuncs() error {
+	sqliteRegisterOnce.Do(func() {
+		sqliteRegisterErr = sqlite.RegisterDeterministicScalarFunction(sqliteTermsFunc, 2, sqliteTermsSQL)
+	})
+	return sqliteRegisterErr
+}
+
+// sqliteTermsSQL implements askyourdocs_terms(text, language).
+func sqliteTermsSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	var text, lang string
+	switch v := args[0].(type) {
+	case string:
+		text = v
+	case []byte:
+		text = string(v)
+	case nil:
+		return "", nil
+	default:
+		return nil, fmt.Errorf("%s: text is %T, want TEXT", sqliteTermsFunc, v)
+	}
+	if l, ok := args[1].(string); ok {
+		lang = l
+	}
+	an, err := sqliteAnalyzer(lang)
+	if err != nil {
+		return nil, err
+	}
+	return sqliteEncodeTerms(an, text), nil
+}
+
+// sqliteAnalyzer returns the shared analyzer of language ("" means
+// DefaultTextSearchLanguage).
+func sqliteAnalyzer(language string) (*TextAnalyzer, error) {
+	if a, ok := sqliteAnalyzers.Load(language); ok {
+		return a.(*TextAnalyzer), nil
+	}
+	an, err := NewTextAnalyzer(language)
+	if err != nil {
+		return nil, err
+	}
+	if an.Language() == localvecDefaultAnalyzer.Language() {
+		an = localvecDefaultAnalyzer // share its stem cache
+	}
+	a, _ := sqliteAnalyzers.LoadOrStore(language, an)
+	return a.(*TextAnalyzer), nil
+}
+
+// sqliteEncodeTerms returns the encoded terms of text separated by spaces.
+func sqliteEncodeTerms(an *TextAnalyzer, text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	an.tokens(text, func(_, term string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		sqliteWriteTerm(&b, term)
+	})
+	return b.String()
+}
+
+// sqliteEncodeTerm returns term as one token of FTS5's unicode61 tokenizer
+// with '_' as a token character: a term of ASCII letters and digits alone
+// is itself, any other ("c++", "-22", "//", "straße") is "_" followed by
+// the hex of its bytes, so the tokenizer neither splits, folds nor drops
+// it, and two different terms never encode alike (terms never contain '_').
+func sqliteEncodeTerm(term string) string {
+	var b strings.Builder
+	sqliteWriteTerm(&b, term)
+	return b.String()
+}
+
+// sqliteWriteTerm writes the encoding of term to b.
+func sqliteWriteTerm(b *strings.Builder, term string) {
+	plain := term != ""
+	for i := 0; i < len(term) && plain; i++ {
+		c := term[i]
+		plain = c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+	}
+	if plain {
+		b.WriteString(term)
+		return
+	}
+	b.WriteByte('_')
+	b.WriteString(hex.EncodeToString([]byte(term)))
+}
+
+// sqliteMigrateTerms brings a database up to the current schema inside
+// initSchema's write transaction (which serialises processes opening one
+// database at once): a version 1 database (FTS5 trigram index) gets the
+// chunk_terms index, built from its chunks, and loses the trigram index;
+// and when language is set and differs from the one recorded, chunk_terms
+// is rebuilt in it. It returns the language in force.
+func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, version int, language string) (string, error) {
+	var recorded string
+	if err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'language'`).Scan(&recorded); err != nil {
+		return "", fmt.Errorf("read keyword language: %w", err)
+	}
+	rebuild := false
+	if version == 1 {
+		// The trigger chunks_ad deleted qvecs too; chunks_terms_ad does now.
+		for _, stmt := range []string{
+			`DROP TRIGGER IF EXISTS chunks_ai`,
+			`DROP TRIGGER IF EXISTS chunks_ad`,
+			`DROP TABLE IF EXISTS chunks_fts`,
+			`UPDATE meta SET value = 2 WHERE key = 'schema'`,
+		} {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return "", fmt.Errorf("migrate schema 1 to 2: %w", err)
+			}
+		}
+		rebuild = true
+		slog.Info("sqlite store: migrating keyword index from trigrams to analyzer terms (schema 1 to 2)", "path", path, "language", recorded)
+	}
+	if language != "" {
+		an, err := NewTextAnalyzer(language)
+		if err != nil {
+			return "", err
+		}
+		if an.Language() != recorded {
+			slog.Info("sqlite store: rebuilding keyword index for a new language", "path", path, "from", recorded, "to", an.Language())
+			if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'language'`, an.Language()); err != nil {
+				return "", fmt.Errorf("record keyword language: %w", err)
+			}
+			recorded, rebuild = an.Language(), true
+		}
+	}
+	if !rebuild {
+		return recorded, nil
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT INTO chunk_terms (chunk_terms) VALUES ('delete-all')`); err != nil {
+		return "", fmt.Errorf("clear keyword index: %w", err)
+	}
+	res, err := conn.ExecContext(ctx, `INSERT INTO chunk_terms (rowid, terms) SELECT rid, `+sqliteTermsFunc+`(text, ?) FROM chunks ORDER BY rid`, recorded)
+	if err != nil {
+		return "", fmt.Errorf("build keyword index: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	slog.Info("sqlite store: keyword index built", "path", path, "chunks", n, "language", recorded)
+	return recorded, nil
+}
