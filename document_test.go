@@ -18,8 +18,12 @@ import (
 func TestSupportedDocumentExt(t *testing.T) {
 	for ext, want := range map[string]bool{
 		".pdf": true, ".PDF": true, ".Pdf": true, ".docx": true, ".DOCX": true, ".DocX": true,
-		"": false, "pdf": false, "docx": false, ".doc": false, ".txt": false, ".html": false,
-		".pdf.gz": false, ".docm": false, ".odt": false,
+		".md": true, ".markdown": true, ".txt": true, ".TXT": true, ".text": true, ".pptx": true,
+		".xlsx": true, ".odt": true, ".ods": true, ".odp": true, ".epub": true,
+		// Files without extension are read only when named explicitly; the
+		// legacy binary formats and .rtf are refused; HTML has its own path.
+		"": false, "pdf": false, "docx": false, ".doc": false, ".xls": false, ".ppt": false,
+		".rtf": false, ".html": false, ".pdf.gz": false, ".docm": false, ".pptm": false,
 	} {
 		if got := SupportedDocumentExt(ext); got != want {
 			t.Errorf("SupportedDocumentExt(%q) = %v, want %v", ext, got, want)
