@@ -425,6 +425,9 @@ func TestServeSecurity(t *testing.T) {
 		if entries, _ := os.ReadDir(ts.s.uploadDir); len(entries) != 0 {
 			t.Errorf("refused uploads left %d entries", len(entries))
 		}
+		if n := len(ts.s.jobs.List(0)); n != 0 {
+			t.Errorf("refused uploads started %d index jobs", n)
+		}
 	})
 
 	t.Run("ssrf", func(t *testing.T) {
