@@ -619,6 +619,11 @@ type indexPage struct {
 	Exts        string
 	MaxUploadMB int64
 	AuthOn      bool
+	// Self is the page's own path and query, the target of its refresh
+	// without JavaScript: a plain refresh of a URL with a fragment
+	// (/index?job=ID#jobs, where an upload lands) is a same-document
+	// fragment navigation, which reloads nothing.
+	Self string
 }
 
 func (s *server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
@@ -628,7 +633,8 @@ func (s *server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := indexPage{Sources: srcs, Accept: strings.Join(supportedUploadExts(), ","),
-		Exts: strings.Join(supportedUploadExts(), ", "), MaxUploadMB: s.opts.maxUpload >> 20, AuthOn: s.authRequired()}
+		Exts: strings.Join(supportedUploadExts(), ", "), MaxUploadMB: s.opts.maxUpload >> 20, AuthOn: s.authRequired(),
+		Self: r.URL.RequestURI()}
 	for _, v := range listJobs(s.jobs, 20) {
 		j := toJobJSON(v)
 		p.Running = p.Running || !j.Finished
