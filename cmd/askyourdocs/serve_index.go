@@ -157,8 +157,8 @@ func (l *lineWriter) flush() {
 // upload form and its error messages.
 func supportedUploadExts() []string {
 	var out []string
-	for _, e := range []string{".pdf", ".docx", ".html", ".htm", ".xhtml", ".md", ".markdown", ".txt", ".odt", ".pptx",
-		".xlsx", ".epub", ".rtf", ".csv", ".doc"} {
+	for _, e := range []string{".pdf", ".docx", ".html", ".htm", ".xhtml", ".md", ".markdown", ".txt", ".text", ".odt",
+		".ods", ".odp", ".pptx", ".xlsx", ".epub", ".rtf", ".csv", ".doc"} {
 		if fileKind("x"+e) != "" {
 			out = append(out, e)
 		}
@@ -303,7 +303,7 @@ func writePart(path string, part io.Reader) error {
 			f.Close()
 			return &uploadError{http.StatusUnsupportedMediaType, name + ": not a PDF file (it does not start with %PDF-)"}
 		}
-	case ".docx", ".pptx", ".xlsx", ".odt", ".epub":
+	case ".docx", ".pptx", ".xlsx", ".odt", ".ods", ".odp", ".epub":
 		if !bytes.HasPrefix(head, []byte("PK\x03\x04")) {
 			f.Close()
 			return &uploadError{http.StatusUnsupportedMediaType, name + ": not a " + filepath.Ext(path) + " file (not a zip archive)"}
