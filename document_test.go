@@ -184,6 +184,36 @@ func TestTopLabel(t *testing.T) {
 	}
 }
 
+// FuzzTopLabel: TopLabel never panics, and a label is built from the
+// heading's own characters: "TOP " or "§ " and a number that occurs in the
+// heading, or a part letter or Roman numeral the heading starts with.
+func FuzzTopLabel(f *testing.F) {
+	for _, s := range []string{"TOP 7 Ein Antrag", "TOP N2 Honorarprofessur", "N1. Antrag", "§ 12 Modulabschluss",
+		"§12a", "A. Allgemeine Regelungen", "II. Modulabschluss", "1. Begrüßung", "Bestätigt:",
+		"§ 54 Absatz 6 ThürHG anwesend sein.", "TOP", "§", "  TOP 3a: Bericht", "\u00a7 5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, heading string) {
+		label := TopLabel(heading)
+		h := strings.TrimSpace(heading)
+		switch {
+		case label == "":
+		case strings.HasPrefix(label, "TOP "):
+			if !strings.Contains(h, strings.TrimPrefix(label, "TOP ")) {
+				t.Errorf("TopLabel(%q) = %q: number not in the heading", heading, label)
+			}
+		case strings.HasPrefix(label, "§ "):
+			if !strings.HasPrefix(h, "§") || !strings.Contains(h, strings.TrimPrefix(label, "§ ")) {
+				t.Errorf("TopLabel(%q) = %q", heading, label)
+			}
+		default:
+			if !strings.HasPrefix(h, label+".") {
+				t.Errorf("TopLabel(%q) = %q: not the heading's part label", heading, label)
+			}
+		}
+	})
+}
+
 // Pages cover the ParentText window, what the answer is drawn from: 20
 // one-page paragraphs under one heading, chunked small, give "1-20" for
 // every chunk, on both chunking paths.

@@ -293,6 +293,11 @@ func TestHelpAndErrors(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "did you mean --mode?") || lines(r.stderr) != 2 {
 		t.Errorf("flag typo:\n%s", r)
 	}
+	r = runCLI(t, work, nil, "--crawl", "index", "https://example.com/")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "unknown flag --crawl before the command") ||
+		!strings.Contains(r.stderr, "askyourdocs index --crawl ...") || lines(r.stderr) != 2 {
+		t.Errorf("command flag before the command:\n%s", r)
+	}
 	r = runCLI(t, work, nil, "--version")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "askyourdocs ") || !strings.Contains(r.stdout, "go1.") {
 		t.Errorf("--version:\n%s", r)

@@ -175,7 +175,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			app.printVersion()
 			return exitOK
 		case !isGlobalFlag(name):
-			return app.fail("", fmt.Errorf("%w: unknown flag %s before the command", errUsage, f))
+			cmdName := "COMMAND"
+			for _, a := range args[1:] {
+				if lookupCommand(a) != nil {
+					cmdName = a
+					break
+				}
+			}
+			return app.fail("", withHint(fmt.Errorf("%w: unknown flag %s before the command", errUsage, f),
+				"only global flags (--data, --pg, --name, --json, --quiet, --verbose, ...) may come before the command; "+
+					"write command flags after it: askyourdocs "+cmdName+" "+f+" ..."))
 		}
 		global = append(global, f)
 		args = args[1:]
