@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -176,5 +177,55 @@ func TestSQLiteKeywordParityWithLocalvec(t *testing.T) {
 	var version int
 	if err := s.db.QueryRowContext(context.Background(), `SELECT value FROM meta WHERE key = 'schema'`).Scan(&version); err != nil || version != sqliteSchemaVersion {
 		t.Fatalf("schema version %d (%v), want %d", version, err, sqliteSchemaVersion)
+	}
+}
+
+// BenchmarkSQLiteKeywordSearch measures SQLiteStore.KeywordSearch (top
+// 10) over the corpus BenchmarkLocalvecKeywordSearch uses (synthetic
+// ~800-character chunks, Zipf words) at 10k and 50k chunks, and building
+// the store (chunks and their keyword index, 8-dimensional test vectors)
+// with the size its keyword index adds to the database, in one run:
+//
+//	go test -run '^$' -bench 'LocalvecKeywordSearch|SQLiteKeywordSearch' -benchtime 20x -timeout 30m .
+func BenchmarkSQLiteKeywordSearch(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{10000, 50000} {
+		docs := keywordBenchDocs(n)
+		queries := keywordBenchQueries(docs[:min(n, 2000)], 64)
+		path := filepath.Join(b.TempDir(), "k.db")
+		var s *SQLiteStore
+		b.Run(fmt.Sprintf("%dk/build", n/1000), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if s != nil {
+					s.Close()
+				}
+				os.Remove(path)
+				var err error
+				if s, err = NewSQLiteStore(ctx, nil, newTestEmbedder(8), path, nil); err != nil {
+					b.Fatal(err)
+				}
+				if err := IndexInBatches(ctx, s, docs, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i)/1e6, "ms/build")
+			var pages int64
+			if err := s.db.QueryRowContext(ctx, `SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'chunk_terms%'`).Scan(&pages); err == nil {
+				b.ReportMetric(float64(pages)/(1<<20), "MB-index")
+			}
+		})
+		b.Run(fmt.Sprintf("%dk/query", n/1000), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := s.KeywordSearch(ctx, queries[i%len(queries)], 10, nil, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i)/1e6, "ms/query")
+		})
+		s.Close()
 	}
 }
