@@ -76,7 +76,12 @@ func evalGenSetup(t *testing.T, f *evalGenFake) (*genkit.Genkit, []ai.GenerateOp
 	copyFile("testdata/docx/recipes.docx", filepath.Join(dir, "sub", "recipes.docx"))
 	copyFile("testdata/eval/broken.docx", filepath.Join(dir, "broken.docx"))
 	copyFile("testdata/eval/broken.pdf", filepath.Join(dir, "a-broken.pdf"))
+	// The formats of issue 15 are read too: a text file and a deck. A legacy
+	// .doc is not a document the walk reads, so it is neither read nor
+	// counted as skipped.
 	copyFile("testdata/eval/README.md", filepath.Join(dir, "notes.txt"))
+	copyFile("testdata/formats/slides.pptx", filepath.Join(dir, "sub", "deck.pptx"))
+	copyFile("testdata/eval/broken.docx", filepath.Join(dir, "old.doc"))
 	return g, []ai.GenerateOption{ai.WithModel(m)}, dir
 }
 
@@ -96,7 +101,7 @@ func TestGenerateEvalSetGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Documents != 2 || res.Skipped != 2 || res.OutPath != out || res.Written != int(f.calls.Load()) {
+	if res.Documents != 4 || res.Skipped != 2 || res.OutPath != out || res.Written != int(f.calls.Load()) {
 		t.Errorf("result %+v, model calls %d", res, f.calls.Load())
 	}
 	data, err := os.ReadFile(out)
@@ -132,7 +137,8 @@ func TestGenerateEvalSetGolden(t *testing.T) {
 		seen[c.TestCaseId] = true
 		perDoc[c.TestCaseId[:strings.LastIndex(c.TestCaseId, "-")]]++
 	}
-	if perDoc["generated-birds.docx"] == 0 || perDoc["generated-sub/recipes.docx"] == 0 || len(perDoc) != 2 {
+	if perDoc["generated-birds.docx"] == 0 || perDoc["generated-sub/recipes.docx"] == 0 ||
+		perDoc["generated-notes.txt"] == 0 || perDoc["generated-sub/deck.pptx"] == 0 || len(perDoc) != 4 {
 		t.Errorf("cases per document %v", perDoc)
 	}
 	for d, n := range perDoc {
@@ -175,13 +181,13 @@ func TestGenerateEvalSetSampling(t *testing.T) {
 	if half := count(2, 1000); half < all/2 || half > all/2+2 {
 		t.Errorf("rate 2: %d cases of %d", half, all)
 	}
-	if one := count(1, 1); one != 2 {
+	if one := count(1, 1); one != 4 {
 		t.Errorf("maxPerDoc 1: %d cases, want one per readable document", one)
 	}
 	// Defaults (every 10th chunk): each fixture has fewer than 10 chunks,
 	// so only its first is sampled.
-	if def := count(0, 0); def != 2 {
-		t.Errorf("defaults: %d cases, want 2", def)
+	if def := count(0, 0); def != 4 {
+		t.Errorf("defaults: %d cases, want 4", def)
 	}
 }
 
@@ -227,7 +233,7 @@ func TestGenerateEvalSetErrors(t *testing.T) {
 		g, opts, dir := evalGenSetup(t, f)
 		out := filepath.Join(t.TempDir(), "out.json")
 		res, err := GenerateEvalSet(ctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: dir, SampleRate: 1, OutPath: out}, evalNoBuild[string]())
-		if !errors.Is(err, ErrNoEvalCases) || res.Documents != 2 || f.calls.Load() < 2 {
+		if !errors.Is(err, ErrNoEvalCases) || res.Documents != 4 || f.calls.Load() < 4 {
 			t.Errorf("res %+v err %v calls %d", res, err, f.calls.Load())
 		}
 	})

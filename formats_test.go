@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -153,5 +154,38 @@ func TestWordF1(t *testing.T) {
 	}
 	if got := fidelityWords([]Paragraph{{Text: "A: 1 | B: 2"}, {Text: "A: 3 | B: 4"}}); strings.Join(got, " ") != "a 1 b 2 3 4" {
 		t.Errorf("labels counted once per table: %q", got)
+	}
+}
+
+// TestLegacyFormatsRefused checks that the legacy binary Office formats and
+// RTF are refused without a parse attempt, with an error that names the
+// format and says how to convert it.
+func TestLegacyFormatsRefused(t *testing.T) {
+	dir := t.TempDir()
+	for name, want := range map[string][]string{
+		"old.doc":   {"Word", ".doc", "convert it to .docx or .odt", "soffice --headless --convert-to docx"},
+		"OLD.XLS":   {"Excel", ".xls", "convert it to .xlsx or .ods", "soffice --headless --convert-to xlsx"},
+		"deck.ppt":  {"PowerPoint", ".ppt", "convert it to .pptx or .odp", "soffice --headless --convert-to pptx"},
+		"memo.rtf":  {"Rich Text Format", ".rtf", "convert it to .docx or .odt", "soffice --headless --convert-to docx"},
+		"empty.doc": {"Word", ".doc"},
+	} {
+		path := filepath.Join(dir, name)
+		// An OLE2 compound file header (or nothing): content is never read.
+		content := []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+		if name == "empty.doc" {
+			content = nil
+		}
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ExtractParagraphs(path)
+		if !errors.Is(err, ErrUnsupportedFormat) {
+			t.Fatalf("%s: got %v, want ErrUnsupportedFormat", name, err)
+		}
+		for _, w := range append(want, name) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not mention %q", name, err, w)
+			}
+		}
 	}
 }
