@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -35,8 +36,9 @@ func sqliteMatchJoin(terms []string, op string) string {
 // lower-case). Chunks rank in stages: 2 points per quoted phrase found in
 // the chunk (a case-insensitive substring of its text with white space
 // collapsed), 1 more when it has every keyword; within a stage by BM25 over
-// all the query's terms (FTS5's bm25(): k1 1.2, b 0.75), then in insertion
-// order. A chunk with none of the keywords and none of the phrases is not
+// all the query's terms (k1 1.2, b 0.75, the breadcrumb's terms counted
+// bm25HeadingWeight times: the same score as LocalvecStore's), then in
+// insertion order. A chunk with none of the keywords and none of the phrases is not
 // returned. Results are deduplicated by text and capped at maxResults (no
 // cap when maxResults <= 0); filter, when non-nil, keeps only chunks whose
 // metadata it accepts. A query without keywords returns no documents and
@@ -66,12 +68,11 @@ func (s *SQLiteStore) KeywordSearch(ctx context.Context, query string, maxResult
 	return out, nil
 }
 
-// sqliteHit is a candidate chunk: its row ID, stage and FTS5 bm25() value
-// (negative: lower is better).
+// sqliteHit is a candidate chunk: its row ID, stage and BM25 score.
 type sqliteHit struct {
 	rid   int64
 	stage int
-	bm25  float64
+	score float64
 }
 
 // sqliteKeywordSearch is KeywordSearch inside a read transaction on q.
@@ -83,19 +84,36 @@ func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan bm25Plan, ma
 	return sqlitePickHits(ctx, q, hits, maxResults, filter)
 }
 
+// sqliteFTSIDF is the inverse document frequency FTS5's bm25() gives a
+// term found in df of n rows.
+func sqliteFTSIDF(n, df int) float64 {
+	idf := math.Log((float64(n) - float64(df) + 0.5) / (float64(df) + 0.5))
+	if idf <= 0 {
+		idf = 1e-6
+	}
+	return idf
+}
+
 // sqliteRankHits returns the chunks matching plan in KeywordSearch's order.
+//
+// The score is the BM25 LocalvecStore's index computes (bm25IDF, Lucene's
+// never-negative IDF), built from FTS5's bm25() one term at a time: for a
+// single-term query bm25() is -idf·tf(k1+1)/(tf+k1(1-b+b·len/avglen)) with
+// FTS5's IDF, which can drop to 1e-6 for a term in most rows; dividing
+// that IDF out and multiplying bm25IDF in gives the term's share of the
+// score over the same lengths (the breadcrumb counted as in the index).
 func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqliteHit, error) {
 	// The scored terms: keywords, then phrase words, each once, at most
-	// bm25MaxTerms (as the in-memory index).
+	// bm25MaxTerms of those the index has (as the in-memory index).
 	var terms []string
 	for _, t := range plan.keywords {
-		if len(terms) < bm25MaxTerms && !slices.Contains(terms, t) {
+		if !slices.Contains(terms, t) {
 			terms = append(terms, t)
 		}
 	}
 	for _, ts := range plan.phraseTerms {
 		for _, t := range ts {
-			if len(terms) < bm25MaxTerms && !slices.Contains(terms, t) {
+			if !slices.Contains(terms, t) {
 				terms = append(terms, t)
 			}
 		}
@@ -103,22 +121,51 @@ func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqli
 	byRid := make(map[int64]*sqliteHit)
 	var hits []*sqliteHit
 	if len(terms) > 0 {
-		rows, err := q.QueryContext(ctx, `SELECT rowid, bm25(chunk_terms) FROM chunk_terms WHERE chunk_terms MATCH ?`, sqliteMatchAny(terms))
-		if err != nil {
-			return nil, err
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count chunks: %w", err)
 		}
-		for rows.Next() {
-			h := &sqliteHit{}
-			if err := rows.Scan(&h.rid, &h.bm25); err != nil {
-				rows.Close()
+		type posting struct {
+			rid  int64
+			bm25 float64
+		}
+		var ps []posting
+		scored := 0
+		for _, t := range terms {
+			if scored == bm25MaxTerms {
+				break
+			}
+			rows, err := q.QueryContext(ctx, `SELECT rowid, bm25(chunk_terms) FROM chunk_terms WHERE chunk_terms MATCH ?`, sqliteMatchAny([]string{t}))
+			if err != nil {
 				return nil, err
 			}
-			byRid[h.rid] = h
-			hits = append(hits, h)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
+			ps = ps[:0]
+			for rows.Next() {
+				var p posting
+				if err := rows.Scan(&p.rid, &p.bm25); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				ps = append(ps, p)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+			if len(ps) == 0 {
+				continue
+			}
+			scored++
+			w := -bm25IDF(n, len(ps)) / sqliteFTSIDF(n, len(ps))
+			for _, p := range ps {
+				h := byRid[p.rid]
+				if h == nil {
+					h = &sqliteHit{rid: p.rid}
+					byRid[p.rid] = h
+					hits = append(hits, h)
+				}
+				h.score += w * p.bm25
+			}
 		}
 	}
 	// Phrases: 2 points where the phrase is a substring of the normalised
@@ -182,7 +229,7 @@ func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqli
 		out = append(out, *h)
 	}
 	slices.SortFunc(out, func(a, b sqliteHit) int {
-		return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(a.bm25, b.bm25), cmp.Compare(a.rid, b.rid))
+		return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), cmp.Compare(a.rid, b.rid))
 	})
 	return out, nil
 }

@@ -14,10 +14,18 @@ import (
 )
 
 // sqliteTermsFunc is the SQL function the chunk_terms triggers call:
-// askyourdocs_terms(text, language) returns the TextAnalyzer terms of
-// text, in order, each encoded by sqliteEncodeTerm and separated by
-// spaces, the document FTS5 indexes for keyword ranking.
+// askyourdocs_terms(text, language, breadcrumb) returns the TextAnalyzer
+// terms of text, in order, then those of breadcrumb (a string, else
+// ignored) bm25HeadingWeight times each, every term encoded by
+// sqliteEncodeTerm and separated by spaces: the document FTS5 indexes for
+// keyword ranking, the same term counts and length LocalvecStore's BM25F
+// index gives the chunk.
 const sqliteTermsFunc = "askyourdocs_terms"
+
+// sqliteTermsCall is the sqliteTermsFunc call for a chunks row named new:
+// its text, the recorded language and the breadcrumb from the stored
+// document's metadata.
+const sqliteTermsCall = sqliteTermsFunc + `(new.text, (SELECT value FROM meta WHERE key = 'language'), json_extract(CAST(new.doc AS TEXT), '$.metadata.` + MetaBreadcrumb + `'))`
 
 // sqliteTermsSchema creates the keyword index: chunk_terms is a
 // contentless FTS5 table whose row rowid holds the encoded analyzer terms
@@ -28,7 +36,7 @@ const sqliteTermsFunc = "askyourdocs_terms"
 const sqliteTermsSchema = `
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5 (terms, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 0 tokenchars '_'");
 CREATE TRIGGER IF NOT EXISTS chunks_terms_ai AFTER INSERT ON chunks BEGIN
-	INSERT INTO chunk_terms (rowid, terms) VALUES (new.rid, ` + sqliteTermsFunc + `(new.text, (SELECT value FROM meta WHERE key = 'language')));
+	INSERT INTO chunk_terms (rowid, terms) VALUES (new.rid, ` + sqliteTermsCall + `);
 END;
 CREATE TRIGGER IF NOT EXISTS chunks_terms_ad AFTER DELETE ON chunks BEGIN
 	DELETE FROM chunk_terms WHERE rowid = old.rid;
@@ -48,12 +56,12 @@ var (
 // per process (it applies to connections opened afterwards).
 func sqliteRegisterFuncs() error {
 	sqliteRegisterOnce.Do(func() {
-		sqliteRegisterErr = sqlite.RegisterDeterministicScalarFunction(sqliteTermsFunc, 2, sqliteTermsSQL)
+		sqliteRegisterErr = sqlite.RegisterDeterministicScalarFunction(sqliteTermsFunc, 3, sqliteTermsSQL)
 	})
 	return sqliteRegisterErr
 }
 
-// sqliteTermsSQL implements askyourdocs_terms(text, language).
+// sqliteTermsSQL implements askyourdocs_terms(text, language, breadcrumb).
 func sqliteTermsSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 	var text, lang string
 	switch v := args[0].(type) {
@@ -73,7 +81,8 @@ func sqliteTermsSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Valu
 	if err != nil {
 		return nil, err
 	}
-	return sqliteEncodeTerms(an, text), nil
+	crumb, _ := args[2].(string)
+	return sqliteEncodeTerms(an, text, crumb), nil
 }
 
 // sqliteAnalyzer returns the shared analyzer of language ("" means
@@ -93,16 +102,21 @@ func sqliteAnalyzer(language string) (*TextAnalyzer, error) {
 	return a.(*TextAnalyzer), nil
 }
 
-// sqliteEncodeTerms returns the encoded terms of text separated by spaces.
-func sqliteEncodeTerms(an *TextAnalyzer, text string) string {
+// sqliteEncodeTerms returns the encoded terms of text, then those of
+// breadcrumb bm25HeadingWeight times each, separated by spaces.
+func sqliteEncodeTerms(an *TextAnalyzer, text, breadcrumb string) string {
 	var b strings.Builder
-	b.Grow(len(text))
-	an.tokens(text, func(_, term string) {
+	b.Grow(len(text) + bm25HeadingWeight*len(breadcrumb))
+	write := func(_, term string) {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
 		sqliteWriteTerm(&b, term)
-	})
+	}
+	an.tokens(text, write)
+	for range bm25HeadingWeight {
+		an.tokens(breadcrumb, write)
+	}
 	return b.String()
 }
 
@@ -135,7 +149,8 @@ func sqliteWriteTerm(b *strings.Builder, term string) {
 // sqliteMigrateTerms brings a database up to the current schema inside
 // initSchema's write transaction (which serialises processes opening one
 // database at once): a version 1 database (FTS5 trigram index) gets the
-// chunk_terms index, built from its chunks, and loses the trigram index;
+// chunk_terms index, built from its chunks, and loses the trigram index; a
+// version 2 one (terms of the text alone) gets the breadcrumb terms too;
 // and when language is set and differs from the one recorded, chunk_terms
 // is rebuilt in it. It returns the language in force.
 func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, version int, language string) (string, error) {
@@ -159,6 +174,23 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 		rebuild = true
 		slog.Info("sqlite store: migrating keyword index from trigrams to analyzer terms (schema 1 to 2)", "path", path, "language", recorded)
 	}
+	if version < 3 {
+		// Version 2 indexed the text alone; version 3 adds the breadcrumb
+		// terms (BM25F), so the insert trigger and the index are redone.
+		for _, stmt := range []string{
+			`DROP TRIGGER IF EXISTS chunks_terms_ai`,
+			sqliteTermsSchema,
+			`UPDATE meta SET value = 3 WHERE key = 'schema'`,
+		} {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return "", fmt.Errorf("migrate schema %d to 3: %w", version, err)
+			}
+		}
+		if !rebuild {
+			slog.Info("sqlite store: rebuilding keyword index with breadcrumb terms (schema 2 to 3)", "path", path, "language", recorded)
+		}
+		rebuild = true
+	}
 	if language != "" {
 		an, err := NewTextAnalyzer(language)
 		if err != nil {
@@ -178,7 +210,7 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 	if _, err := conn.ExecContext(ctx, `INSERT INTO chunk_terms (chunk_terms) VALUES ('delete-all')`); err != nil {
 		return "", fmt.Errorf("clear keyword index: %w", err)
 	}
-	res, err := conn.ExecContext(ctx, `INSERT INTO chunk_terms (rowid, terms) SELECT rid, `+sqliteTermsFunc+`(text, ?) FROM chunks ORDER BY rid`, recorded)
+	res, err := conn.ExecContext(ctx, `INSERT INTO chunk_terms (rowid, terms) SELECT rid, `+sqliteTermsCall+` FROM chunks AS new ORDER BY rid`)
 	if err != nil {
 		return "", fmt.Errorf("build keyword index: %w", err)
 	}

@@ -4,7 +4,7 @@
 Usage: report.py WORK SET [SET ...]
 
 Reads WORK/<set>/ours.json (askyourdocs eval --json), WORK/<set>/baseline.json
-(bm25.py) and the CLI's index WORK/<set>/index/__db_askyourdocs.json, and
+(bm25.py) and the CLI's index WORK/<set>/index/askyourdocs.db (SQLite), and
 prints one markdown table of the metrics (ours: vector, keyword, fusion;
 BM25 baseline) and one of the chunk counts: navigation-bar chunks (text
 with both "Prev" and "Next" links of a DocBook/texinfo nav bar, or
@@ -15,6 +15,7 @@ chunk.
 import collections
 import json
 import re
+import sqlite3
 import sys
 
 NAV = re.compile(r"(<<<\s*Prev|\bPrev\s*\|.*\b(Up|Home|Next)\b|\bPrev(ious)?\b[^\n]{0,80}\bNext\b|Skip to (main )?content|Next\s*:\s*\w.*Previous\s*:|Previous\s*:\s*\w.*Up\s*:)", re.S)
@@ -22,12 +23,12 @@ MARK = re.compile("[¶🔗]")
 
 
 def chunk_stats(path):
-    with open(path) as fh:
-        db = json.load(fh)
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    stored = [json.loads(doc) for (doc,) in con.execute("SELECT doc FROM chunks ORDER BY rid")]
+    con.close()
     pages = collections.Counter()
     docs = []
-    for v in db.values():
-        d = v["doc"]
+    for d in stored:
         text = "".join(p.get("text", "") for p in d["content"])
         meta = d.get("metadata") or {}
         docs.append((text, meta))
@@ -53,7 +54,7 @@ def main():
             label = ""
         m = base["metrics"]
         rows.append(("", "BM25 baseline (FTS5)", m["hitAt1"], m["hitAt5"], m["mrrAt10"], m["ndcgAt10"], None))
-        quality.append((s,) + chunk_stats(f"{work}/{s}/index/__db_askyourdocs.json") + (base["pieces"],))
+        quality.append((s,) + chunk_stats(f"{work}/{s}/index/askyourdocs.db") + (base["pieces"],))
     print("| set | retriever | hit@1 | hit@5 | MRR@10 | nDCG@10 | mean ms |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:

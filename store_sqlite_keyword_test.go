@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// keywordParityDocs returns n chunks of keywordBenchDocs' kind with
+// metadata "n" and, for most, a breadcrumb drawn from the same vocabulary
+// (so the BM25F boost changes the order), a few repeating another's text.
+func keywordParityDocs(n int) []*ai.Document {
+	base := keywordBenchDocs(n)
+	vocab := keywordBenchVocabulary(300)
+	r := rand.New(rand.NewPCG(21, 22))
+	docs := make([]*ai.Document, n)
+	for i, d := range base {
+		text := DocText(d)[:200+r.IntN(600)]
+		if i > 0 && r.IntN(25) == 0 {
+			text = DocText(docs[r.IntN(i)])
+		}
+		meta := map[string]any{"n": i, MetaSource: "parity", MetaURL: fmt.Sprintf("file:///p%d", i/10)}
+		if r.IntN(4) != 0 {
+			meta[MetaBreadcrumb] = "Manual > " + vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
+		}
+		docs[i] = ai.DocumentFromText(text, meta)
+	}
+	return docs
+}
+
+// keywordParityQueries returns queries of words from docs: plain, with a
+// double- and a single-quoted phrase, with a breadcrumb word, with a word
+// no chunk has.
+func keywordParityQueries(docs []*ai.Document) []string {
+	qs := keywordBenchQueries(docs, 40)
+	r := rand.New(rand.NewPCG(23, 24))
+	vocab := keywordBenchVocabulary(300)
+	for i := range 20 {
+		words := strings.Fields(DocText(docs[r.IntN(len(docs))]))
+		a := r.IntN(len(words) - 3)
+		ph := strings.Join(words[a:a+2], " ")
+		switch i % 4 {
+		case 0:
+			qs = append(qs, `"`+ph+`" `+words[a+2])
+		case 1:
+			qs = append(qs, `'`+ph+`' `+vocab[r.IntN(len(vocab))])
+		case 2:
+			qs = append(qs, vocab[r.IntN(len(vocab))]+" "+words[a])
+		default:
+			qs = append(qs, words[a]+" zzqqxx")
+		}
+	}
+	return qs
+}
+
+// keywordSameOrder fails t unless got is want up to the reordering of
+// results the reference ranking scores alike (same stage, score within
+// 1e-9 relative): exact ties may fall either way.
+func keywordSameOrder(t *testing.T, label string, got, want []*ai.Document, rank map[string]bm25Hit) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d results, want %d:\ngot  %s\nwant %s", label, len(got), len(want), docMetaN(got), docMetaN(want))
+	}
+	for i := range got {
+		g, w := fmt.Sprint(got[i].Metadata["n"]), fmt.Sprint(want[i].Metadata["n"])
+		if g == w {
+			continue
+		}
+		hg, hw := rank[g], rank[w]
+		if hg.stage != hw.stage || math.Abs(hg.score-hw.score) > 1e-9*math.Max(1, math.Abs(hw.score)) {
+			t.Fatalf("%s: result %d is chunk %s (stage %d, score %.12g), want chunk %s (stage %d, score %.12g):\ngot  %s\nwant %s",
+				label, i, g, hg.stage, hg.score, w, hw.stage, hw.score, docMetaN(got), docMetaN(want))
+		}
+	}
+}
+
+// TestSQLiteKeywordParityWithLocalvec indexes one corpus (breadcrumbs,
+// repeated texts) into an SQLiteStore and a LocalvecStore and checks that
+// their keyword searches return the same top 10 and the same full list,
+// in the same order up to exact ties, for plain queries, quoted phrases
+// (double and single quotes), breadcrumb words and a word no chunk has;
+// also after a reopen that migrates a schema 2 database (keyword index
+// without breadcrumb terms) to the current one.
+func TestSQLiteKeywordParityWithLocalvec(t *testing.T) {
+	ctx := t.Context()
+	docs := keywordParityDocs(400)
+	queries := keywordParityQueries(docs)
+	local := keywordBenchStore(docs)
+	path := filepath.Join(t.TempDir(), "p.db")
+	s, err := NewSQLiteStore(ctx, nil, newTestEmbedder(8), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Index(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	stop := map[string]bool{"the": true}
+	an := localvecDefaultAnalyzer
+	check := func(label string, s *SQLiteStore) {
+		t.Helper()
+		nonEmpty := 0
+		for _, q := range queries {
+			rank := map[string]bm25Hit{}
+			hits, err := newLocalvecBM25(an, docs).rank(ctx, newBM25Plan(an, q, stop), docs, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hits {
+				rank[fmt.Sprint(docs[h.row].Metadata["n"])] = h
+			}
+			for _, maxN := range []int{10, 0} {
+				want, err := local.KeywordSearch(ctx, q, maxN, stop, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.KeywordSearch(ctx, q, maxN, stop, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keywordSameOrder(t, fmt.Sprintf("%s: query %q, max %d", label, q, maxN), got, want, rank)
+				if len(want) > 0 {
+					nonEmpty++
+				}
+			}
+		}
+		if nonEmpty < len(queries) {
+			t.Fatalf("%s: only %d of %d searches found anything: the parity check checks too little", label, nonEmpty, 2*len(queries))
+		}
+	}
+	check("new store", s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A schema 2 database: the old trigger and an index without
+	// breadcrumb terms. Opening it migrates and rebuilds.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`DROP TRIGGER chunks_terms_ai`,
+		`CREATE TRIGGER chunks_terms_ai AFTER INSERT ON chunks BEGIN SELECT 1; END`,
+		`INSERT INTO chunk_terms (chunk_terms) VALUES ('delete-all')`,
+		`INSERT INTO chunk_terms (rowid, terms) SELECT rid, ` + sqliteTermsFunc + `(text, 'english', NULL) FROM chunks`,
+		`UPDATE meta SET value = 2 WHERE key = 'schema'`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			db.Close()
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+	s, err = NewSQLiteStore(ctx, nil, newTestEmbedder(8), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check("migrated from schema 2", s)
+	// The migrated trigger indexes new chunks with their breadcrumbs.
+	extra := ai.DocumentFromText("plain words only", map[string]any{"n": 9999, MetaBreadcrumb: "Qqxyzzy"})
+	if err := s.Index(ctx, []*ai.Document{extra}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.KeywordSearch(ctx, "qqxyzzy", 0, nil, nil)
+	if err != nil || docMetaN(got) != "[9999]" {
+		t.Fatalf("breadcrumb word of a chunk added after the migration: %s, %v", docMetaN(got), err)
+	}
+	var version int
+	if err := s.db.QueryRowContext(context.Background(), `SELECT value FROM meta WHERE key = 'schema'`).Scan(&version); err != nil || version != sqliteSchemaVersion {
+		t.Fatalf("schema version %d (%v), want %d", version, err, sqliteSchemaVersion)
+	}
+}
+
+// BenchmarkSQLiteKeywordSearch measures SQLiteStore.KeywordSearch (top
+// 10) over the corpus BenchmarkLocalvecKeywordSearch uses (synthetic
+// ~800-character chunks, Zipf words) at 10k and 50k chunks, and building
+// the store (chunks and their keyword index, 8-dimensional test vectors)
+// with the size its keyword index adds to the database, in one run:
+//
+//	go test -run '^$' -bench 'LocalvecKeywordSearch|SQLiteKeywordSearch|ReciprocalRankFusion' -benchtime 1x -timeout 30m .
+func BenchmarkSQLiteKeywordSearch(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{10000, 50000} {
+		docs := keywordBenchDocs(n)
+		queries := keywordBenchQueries(docs[:min(n, 2000)], 64)
+		path := filepath.Join(b.TempDir(), "k.db")
+		var s *SQLiteStore
+		b.Run(fmt.Sprintf("%dk/build", n/1000), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if s != nil {
+					s.Close()
+				}
+				os.Remove(path)
+				var err error
+				if s, err = NewSQLiteStore(ctx, nil, newTestEmbedder(8), path, nil); err != nil {
+					b.Fatal(err)
+				}
+				if err := IndexInBatches(ctx, s, docs, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i)/1e6, "ms/build")
+			var pages int64
+			if err := s.db.QueryRowContext(ctx, `SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'chunk_terms%'`).Scan(&pages); err == nil {
+				b.ReportMetric(float64(pages)/(1<<20), "MB-index")
+			}
+		})
+		b.Run(fmt.Sprintf("%dk/query", n/1000), func(b *testing.B) {
+			// CPU time too: on a shared machine the wall time also counts
+			// waiting for a core.
+			cpu0 := pdfCPUSeconds()
+			i := 0
+			for b.Loop() { // every query once per iteration, so -benchtime 1x is enough
+				for _, q := range queries {
+					if _, err := s.KeywordSearch(ctx, q, 10, nil, nil); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i)/1e6, "ms/query")
+			b.ReportMetric((pdfCPUSeconds()-cpu0)*1e3/float64(i), "cpu-ms/query")
+		})
+		s.Close()
+	}
+}
