@@ -270,3 +270,58 @@ func TestGenerateEvalSetErrors(t *testing.T) {
 		}
 	})
 }
+
+// GenerateEvalSet also reads the pages RunCrawl saved to its directory
+// (the Markdown crawl cache), as ReindexCrawlData does: the live crawl's
+// breadcrumbs, the page URL as the document's name. An ordinary Markdown
+// document beside them, front matter included, is read as Markdown.
+func TestGenerateEvalSetCrawlCache(t *testing.T) {
+	f := &evalGenFake{}
+	g, opts, _ := evalGenSetup(t, f)
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	const pageURL = "https://www.example.com/studium/pruefungen"
+	name, err := writeCrawlCachePage(root, pageURL, []Paragraph{
+		{Text: "Prüfungen", Heading: true, Breadcrumb: "Prüfungen"},
+		{Text: "Anmeldung", Heading: true, Breadcrumb: "Prüfungen > Anmeldung"},
+		{Text: "Die Anmeldung zu den Modulprüfungen erfolgt bis spätestens zwei Wochen vor dem Prüfungstermin im Portal.", Breadcrumb: "Prüfungen > Anmeldung"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide := "---\ntitle: Leitfaden\n---\n\n# Leitfaden\n\nDer Leitfaden erklärt, wie die Bibliothek Bücher für ein Semester verleiht.\n"
+	if err := os.WriteFile(filepath.Join(dir, "guide.md"), []byte(guide), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out.json")
+	res, err := GenerateEvalSet(context.Background(), g, opts, 300, 0, GenerateEvalSetInput{Dir: dir, OutPath: out}, evalNoBuild[string]())
+	if err != nil || res.Documents != 2 || res.Skipped != 0 || res.Written != 2 {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	var cache, plain string
+	for _, p := range f.prompts {
+		if strings.Contains(p, "Modulprüfungen") {
+			cache = p
+		} else {
+			plain = p
+		}
+	}
+	if !strings.Contains(cache, "Document: "+pageURL+"\n") || !strings.Contains(cache, "Section: Prüfungen > Anmeldung\n") ||
+		strings.Contains(cache, "url:") {
+		t.Errorf("crawl cache page prompt:\n%s", cache)
+	}
+	if !strings.Contains(plain, "Document: guide.md\n") || !strings.Contains(plain, "Bibliothek") || strings.Contains(plain, "title:") {
+		t.Errorf("Markdown document prompt:\n%s", plain)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"generated-`+name+`-0"`) || !strings.Contains(string(data), `"generated-guide.md-0"`) {
+		t.Errorf("case IDs:\n%s", data)
+	}
+}
