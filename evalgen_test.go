@@ -79,7 +79,7 @@ func evalGenSetup(t *testing.T, f *evalGenFake) (*genkit.Genkit, []ai.GenerateOp
 	// The formats of issue 15 are read too: a text file and a deck. A legacy
 	// .doc is not a document the walk reads, so it is neither read nor
 	// counted as skipped.
-	copyFile("testdata/eval/README.md", filepath.Join(dir, "notes.txt"))
+	copyFile("testdata/formats/notes.txt", filepath.Join(dir, "notes.txt"))
 	copyFile("testdata/formats/slides.pptx", filepath.Join(dir, "sub", "deck.pptx"))
 	copyFile("testdata/eval/broken.docx", filepath.Join(dir, "old.doc"))
 	return g, []ai.GenerateOption{ai.WithModel(m)}, dir
