@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/bits"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -232,7 +233,7 @@ func (cb *chunkBuilder) section(sec []chunkPara) {
 	if k := strings.Index(crumb, " > "); k >= 0 {
 		top = crumb[:k]
 	}
-	base := Chunk{Section: section, Top: top, Breadcrumb: crumb}
+	base := Chunk{Section: section, Top: TopLabel(top), Breadcrumb: crumb}
 
 	if cb.maxSize <= 0 {
 		cb.emit(base, sec, text, 0, len(text), 0, len(sec)-1)
@@ -245,12 +246,29 @@ func (cb *chunkBuilder) section(sec []chunkPara) {
 	cb.sectionWords(base, sec, text)
 }
 
-// emit appends the chunk text[a:b], with ParentText pt, lying on
-// paragraphs pLo..pHi of sec.
+// emit appends the chunk text[a:b], with ParentText text, lying on
+// paragraphs pLo..pHi of sec; its Pages are those of paragraphs pLo..pHi.
+// Callers that narrow ParentText call setParent.
 func (cb *chunkBuilder) emit(base Chunk, sec []chunkPara, text string, a, b, pLo, pHi int) {
 	c := base
 	c.Text = text[a:b]
 	c.ParentText = text
+	c.Pages = cb.pagesOf(sec, pLo, pHi)
+	cb.chunks = append(cb.chunks, c)
+}
+
+// setParent makes text[pa:pb] the ParentText of the last chunk and its
+// Pages those of the paragraphs that window lies on: the pages the answer
+// is drawn from, as in the original engine, not only the chunk's own.
+func (cb *chunkBuilder) setParent(sec []chunkPara, text string, pa, pb int) {
+	c := &cb.chunks[len(cb.chunks)-1]
+	c.ParentText = text[pa:pb]
+	c.Pages = cb.pagesOf(sec, cb.paraAt(pa), cb.paraAt(max(pb-1, pa)))
+}
+
+// pagesOf returns the Pages string of paragraphs pLo..pHi of sec: "" when
+// none has a page number, "7" for one page, "3-5" for a range.
+func (cb *chunkBuilder) pagesOf(sec []chunkPara, pLo, pHi int) string {
 	lo, hi := 0, 0
 	for p := pLo; p <= pHi; p++ {
 		n := sec[p].p.PageNum
@@ -275,8 +293,56 @@ func (cb *chunkBuilder) emit(base Chunk, sec []chunkPara, text string, a, b, pLo
 			cb.pages = strconv.Itoa(lo) + "-" + strconv.Itoa(hi)
 		}
 	}
-	c.Pages = cb.pages
-	cb.chunks = append(cb.chunks, c)
+	return cb.pages
+}
+
+// Patterns of the top-level headings TopLabel shortens.
+var (
+	// "TOP 7 Ein ...", "TOP N2 Honorarprofessur", "TOP 3a": agenda items.
+	topAgendaRE = regexp.MustCompile(`^TOP\s*([A-Z]?\d+[a-z]?)(?:[.:)]|\s|$)`)
+	// "N1. Antrag ...": an agenda item numbered without "TOP".
+	topLetterNumRE = regexp.MustCompile(`^([A-Z]\d+[a-z]?)\.(?:\s|$)`)
+	// "§ 12 Modulabschluss", "§12a Fristen".
+	topParagraphRE = regexp.MustCompile(`^§\s*(\d+[a-z]?)(?:\s+(\S+))?`)
+	// "A. Allgemeine Regelungen", "II. Modulabschluss".
+	topPartRE = regexp.MustCompile(`^([A-Z]|[IVXLC]+)\.(?:\s|$)`)
+)
+
+// topCrossRefWords follow the number of an in-text cross-reference to a
+// paragraph ("§ 54 Absatz 6 ThürHG ..."), not a heading's title.
+var topCrossRefWords = map[string]bool{
+	"abs": true, "abs.": true, "absatz": true, "absätze": true, "satz": true, "s.": true, "nr": true, "nr.": true,
+	"nummer": true, "ziffer": true, "ziff.": true, "buchst.": true, "buchstabe": true, "lit.": true, "und": true,
+	"bis": true, "oder": true, "des": true, "der": true, "i.v.m.": true, "gilt": true, "bleibt": true,
+}
+
+// TopLabel returns the short label Chunk.Top carries for a top-level
+// heading, as the original engine forms it: "TOP 7" for "TOP 7 Ein
+// Antrag", "TOP N2" for "TOP N2 Honorarprofessur", "TOP N1" for "N1.
+// Antrag ...", "§ 12" for "§ 12 Modulabschluss", "A" for "A. Allgemeine
+// Regelungen", "II" for "II. Modulabschluss". Other headings ("1.
+// Begrüßung", "Bestätigt:") and in-text cross-references that merely start
+// like a heading ("§ 54 Absatz 6 ThürHG anwesend sein.") give "".
+func TopLabel(heading string) string {
+	h := strings.TrimSpace(heading)
+	if m := topAgendaRE.FindStringSubmatch(h); m != nil {
+		return "TOP " + m[1]
+	}
+	if m := topLetterNumRE.FindStringSubmatch(h); m != nil {
+		return "TOP " + m[1]
+	}
+	if m := topParagraphRE.FindStringSubmatch(h); m != nil {
+		// A sentence ("... anwesend sein.") or a reference into the
+		// paragraph ("Absatz 6") is running text, not a heading.
+		if topCrossRefWords[strings.ToLower(m[2])] || (strings.HasSuffix(h, ".") && len(strings.Fields(h)) > 3) {
+			return ""
+		}
+		return "§ " + m[1]
+	}
+	if m := topPartRE.FindStringSubmatch(h); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // paraAt returns the index of the paragraph holding byte offset off.
@@ -305,7 +371,8 @@ func (cb *chunkBuilder) sectionASCII(base Chunk, sec []chunkPara, text string) {
 		}
 		pLo, pHi := cb.paraAt(a), cb.paraAt(b-1)
 		cb.emit(base, sec, text, a, b, pLo, pHi)
-		cb.chunks[len(cb.chunks)-1].ParentText = cb.parentASCII(text, a, b)
+		pa, pb := cb.parentASCII(text, a, b)
+		cb.setParent(sec, text, pa, pb)
 		if b >= n {
 			break
 		}
@@ -356,15 +423,16 @@ func (cb *chunkBuilder) preferredEndASCII(sec []chunkPara, text string, a, b, pr
 	return b
 }
 
-// parentASCII is parentWindow for sectionASCII.
-func (cb *chunkBuilder) parentASCII(text string, a, b int) string {
+// parentASCII is parentWindow for sectionASCII; it returns the window's
+// byte offsets.
+func (cb *chunkBuilder) parentASCII(text string, a, b int) (int, int) {
 	n := len(text)
 	if n <= cb.parentSize {
-		return text
+		return 0, n
 	}
 	spare := cb.parentSize - (b - a)
 	if spare <= 0 {
-		return text[a:b]
+		return a, b
 	}
 	// right returns the last word end in [b, limit].
 	right := func(limit int) int {
@@ -393,7 +461,7 @@ func (cb *chunkBuilder) parentASCII(text string, a, b int) string {
 	pb := right(b + spare/2)
 	pa := left(a - (spare - (pb - b)))
 	pb = right(b + (spare - (a - pa)))
-	return text[pa:pb]
+	return pa, pb
 }
 
 // sectionWords chunks a section through its word array.
@@ -423,7 +491,8 @@ func (cb *chunkBuilder) sectionWords(base Chunk, sec []chunkPara, text string) {
 			j = cb.preferredEnd(i, j, prevEnd)
 		}
 		cb.emit(base, sec, text, int(words[i].start), int(words[j-1].end), int(words[i].para), int(words[j-1].para))
-		cb.chunks[len(cb.chunks)-1].ParentText = cb.parentWindow(text, i, j)
+		pa, pb := cb.parentWindow(text, i, j)
+		cb.setParent(sec, text, pa, pb)
 		if j >= nw {
 			break
 		}
@@ -521,16 +590,16 @@ func (cb *chunkBuilder) preferredEnd(i, jmax, minEnd int) int {
 // parentWindow returns the ParentText of the chunk of words i..j-1: up to
 // parentSize runes of whole words of the section around it, half of the
 // spare room before and half after the chunk, any room one side cannot use
-// going to the other.
-func (cb *chunkBuilder) parentWindow(text string, i, j int) string {
+// going to the other. It returns the window's byte offsets in text.
+func (cb *chunkBuilder) parentWindow(text string, i, j int) (int, int) {
 	words := cb.words
 	n := len(words)
 	if int(words[n-1].runeEnd-words[0].runeStart) <= cb.parentSize {
-		return text
+		return 0, len(text)
 	}
 	spare := cb.parentSize - int(words[j-1].runeEnd-words[i].runeStart)
 	if spare <= 0 {
-		return text[words[i].start:words[j-1].end]
+		return int(words[i].start), int(words[j-1].end)
 	}
 	// b: end of the window after extending right by at most spare/2.
 	b := cb.extendRight(j, int(words[j-1].runeEnd)+spare/2)
@@ -540,7 +609,7 @@ func (cb *chunkBuilder) parentWindow(text string, i, j int) string {
 	// b again, with the room the left side could not use.
 	used = int(words[i].runeStart - words[a].runeStart)
 	b = cb.extendRight(j, int(words[j-1].runeEnd)+(spare-used))
-	return text[words[a].start:words[b-1].end]
+	return int(words[a].start), int(words[b-1].end)
 }
 
 // extendRight returns the largest b >= j with words[b-1].runeEnd <= limit.

@@ -32,7 +32,8 @@ var (
 	EnglishLabels = ConversationLabels{User: "User", Assistant: "Assistant", High: "high", Medium: "medium", Low: "low"}
 )
 
-// LabelOption changes the labels FormatHistory and ConfidenceLabel use.
+// LabelOption changes the labels FormatHistory, CondenseFollowUpWith and
+// ConfidenceLabelWith use.
 type LabelOption func(*ConversationLabels)
 
 // WithLanguage selects the built-in labels for lang: "de" (the default) or

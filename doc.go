@@ -1,8 +1,9 @@
-// Package engine is a small, reusable retrieval-augmented-generation engine
-// for "ask your documents" apps: it parses PDF, .docx and web pages into
-// paragraphs, groups them into overlapping chunks, indexes them into a vector
-// store (a localvec-compatible file or PostgreSQL + pgvector), searches them
-// (vector, keyword, fusion, rerank) and provides the small building blocks a
+// Package engine is a reusable retrieval-augmented-generation engine for
+// "ask your documents" apps: it reads PDF, .docx, .pptx, .xlsx,
+// OpenDocument, EPUB, Markdown, text and web pages into paragraphs, groups
+// them into overlapping chunks, indexes them into a vector store (embedded
+// SQLite, a Genkit localvec file, or PostgreSQL + pgvector), searches them
+// (vector, BM25 keyword, fusion, rerank) and provides the building blocks a
 // question-answering app needs around that core.
 //
 // The import path's last element is not the package name; import it with an
@@ -10,20 +11,52 @@
 //
 //	import askyourdocs "github.com/dbis-ilm/askyourdocs"
 //
-// The happy path, from a document on disk to the chunks to embed:
+// The happy path, from a folder of documents to the passages that answer a
+// question (Example_askYourDocuments runs it in full):
 //
-//	paras, err := askyourdocs.ExtractParagraphs("manual.pdf")
-//	if err != nil {
-//		return err
-//	}
-//	for _, c := range askyourdocs.BuildChunks(paras, 1200, 150) {
-//		fmt.Println(c.Pages, c.Breadcrumb, c.Text)
-//	}
-//
-// Indexing goes through an [IngestSource] and [IndexSource] into a
-// [VectorStore] such as [LocalvecStore] or [PgvecStore].
+//	store, err := askyourdocs.NewSQLiteStore(ctx, g, askyourdocs.NewLocalEmbedder(0), "index.db", nil)
+//	src, err := askyourdocs.NewFileSource("manual.pdf")
+//	_, _, err = askyourdocs.IndexSource(ctx, store, src, 1200, 150, nil)
+//	vector, err := store.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: askyourdocs.QueryDocument(q)})
+//	keyword, err := store.KeywordSearch(ctx, q, 10, nil, nil)
+//	best := askyourdocs.ReciprocalRankFusion([]askyourdocs.RankedList{{Docs: vector.Documents}, {Docs: keyword}}, 0, 5)
 //
 // The package reads no environment variables except in the helpers whose
 // names end in FromEnv and the SAVE_CRAWL_DATA switch of [RunCrawl]; it never
 // configures logging except through [SetupLogging].
+//
+// # Map of the code
+//
+// One flat package, one concept per file, split by prefix when a file grows
+// (README.md has the same map):
+//
+//   - doc.go: this documentation
+//   - document*.go: [Paragraph], [ExtractParagraphs] and format dispatch;
+//     document_pdf*.go the PDF reader (lexer, fonts, layout, guards)
+//   - docx*.go: the .docx reader (body, styles, tables, notes, properties)
+//   - pptx.go, xlsx.go, odf.go, epub.go, markdown.go, text.go: the other formats
+//   - zipguard.go: the zip-bomb and size guard shared by zip-based formats
+//   - table_rows.go: table rows as labelled paragraphs
+//   - web*.go: [FetchWebPage] and the SSRF guard (web_guard.go),
+//     [HTMLToStructuredText] (web_html*.go)
+//   - crawl*.go: [RunCrawl]: fetching, links, URLs, robots.txt, boilerplate, cache
+//   - chunk*.go: [BuildChunks] and [Chunk]
+//   - ingest*.go: [IngestSource], [IndexSource], [FileSource]
+//   - embed*.go: embedding helpers, prefixes, [NewLocalEmbedder]
+//   - store.go: the [VectorStore] interface and shared store helpers
+//   - store_localvec*.go: [LocalvecStore]
+//   - store_sqlite*.go: [SQLiteStore]
+//   - pgstore*.go: [PgvecStore]
+//   - search*.go, text_analyze.go: keyword search (BM25 index, SQL search,
+//     the stemming [TextAnalyzer])
+//   - retrieve.go: HyDE, fusion, rerank
+//   - conversation.go: multi-turn helpers
+//   - safety*.go, injection.go: prompt-injection hardening, answer sanitising
+//   - provider*.go: model providers, generation, retries
+//   - flow.go, jobs.go, feedback.go, id.go, logging.go: app blocks
+//   - eval*.go: retrieval metrics, eval sets, evaluators, eval HTTP routes
+//   - mcp.go: the MCP server and tool handlers
+//   - cmd/askyourdocs: the reference CLI and web app; cmd/evalset: eval
+//     datasets from a running app; cmd/chunk: how a document is chunked
+//   - examples/: runnable programs; scripts/: tests, databases, evaluations
 package engine

@@ -51,17 +51,20 @@ type Chunk struct {
 	// short section is its own ParentText, heading included). It contains
 	// Text as a substring, and equals Text when Text alone is that long.
 	ParentText string
-	// Pages is the page range the chunk's paragraphs lie on: "3" or "3-4"
-	// (lowest and highest non-zero Paragraph.PageNum); "" when the source
-	// has no pages.
+	// Pages is the page range of the chunk's ParentText window, what an
+	// answer is drawn from (as in the original engine): "3" or "3-4"
+	// (lowest and highest non-zero Paragraph.PageNum of the paragraphs the
+	// window lies on); "" when the source has no pages.
 	Pages string
 	// Section is the nearest heading: the text of the heading the chunk's
 	// section starts with (the last one of a run of headings); for a section
 	// without a heading paragraph, the last element of Breadcrumb; "" before
 	// the first heading.
 	Section string
-	// Top is the top-level heading of the chunk: the first element of
-	// Breadcrumb ("" when Breadcrumb is empty).
+	// Top is a short label of the chunk's top-level heading (the first
+	// element of Breadcrumb), as the original engine forms it: "TOP 7",
+	// "TOP N1", "§ 12", "A", "II"; "" for other headings and when
+	// Breadcrumb is empty. See TopLabel.
 	Top string
 	// Breadcrumb is the heading path of the chunk's section, joined with
 	// " > " (the Breadcrumb of the section's heading, which includes the

@@ -113,23 +113,23 @@ func chunkTestPara(text string, page int, heading bool, crumb string) Paragraph 
 func TestBuildChunksSectionsAndMetadata(t *testing.T) {
 	paras := []Paragraph{
 		chunkTestPara("Preface text before any heading.", 1, false, ""),
-		chunkTestPara("Guide", 1, true, "Guide"),
-		chunkTestPara("Install", 2, true, "Guide > Install"),
-		chunkTestPara("Run the installer.", 2, false, "Guide > Install"),
-		chunkTestPara("Then reboot.", 3, false, "Guide > Install"),
-		chunkTestPara("  ", 3, false, "Guide > Install"), // ignored
-		chunkTestPara("Use", 4, true, "Guide > Use"),
-		chunkTestPara("Open the app.", 4, false, "Guide > Use"),
+		chunkTestPara("A. Guide", 1, true, "A. Guide"),
+		chunkTestPara("Install", 2, true, "A. Guide > Install"),
+		chunkTestPara("Run the installer.", 2, false, "A. Guide > Install"),
+		chunkTestPara("Then reboot.", 3, false, "A. Guide > Install"),
+		chunkTestPara("  ", 3, false, "A. Guide > Install"), // ignored
+		chunkTestPara("Use", 4, true, "A. Guide > Use"),
+		chunkTestPara("Open the app.", 4, false, "A. Guide > Use"),
 	}
 	got := BuildChunks(paras, 100, 20)
 	want := []Chunk{
 		{Text: "Preface text before any heading.", ParentText: "Preface text before any heading.", Pages: "1"},
 		{ // a heading with no text of its own stays with the next one
-			Text:       "Guide\nInstall\nRun the installer.\nThen reboot.",
-			ParentText: "Guide\nInstall\nRun the installer.\nThen reboot.",
-			Pages:      "1-3", Section: "Install", Top: "Guide", Breadcrumb: "Guide > Install",
+			Text:       "A. Guide\nInstall\nRun the installer.\nThen reboot.",
+			ParentText: "A. Guide\nInstall\nRun the installer.\nThen reboot.",
+			Pages:      "1-3", Section: "Install", Top: "A", Breadcrumb: "A. Guide > Install",
 		},
-		{Text: "Use\nOpen the app.", ParentText: "Use\nOpen the app.", Pages: "4", Section: "Use", Top: "Guide", Breadcrumb: "Guide > Use"},
+		{Text: "Use\nOpen the app.", ParentText: "Use\nOpen the app.", Pages: "4", Section: "Use", Top: "A", Breadcrumb: "A. Guide > Use"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%#v\nwant\n%#v", got, want)
@@ -140,13 +140,113 @@ func TestBuildChunksWithoutHeadingParagraphs(t *testing.T) {
 	// Sources that only set Breadcrumb: a change of breadcrumb is a new
 	// section; Section is its last element.
 	paras := []Paragraph{
-		chunkTestPara("Alpha text.", 0, false, "Docs > Alpha"),
-		chunkTestPara("More alpha.", 0, false, "Docs > Alpha"),
-		chunkTestPara("Beta text.", 0, false, "Docs > Beta"),
+		chunkTestPara("Alpha text.", 0, false, "§ 3 Docs > Alpha"),
+		chunkTestPara("More alpha.", 0, false, "§ 3 Docs > Alpha"),
+		chunkTestPara("Beta text.", 0, false, "§ 3 Docs > Beta"),
 	}
 	got := BuildChunks(paras, 1000, 0)
-	if len(got) != 2 || got[0].Text != "Alpha text.\nMore alpha." || got[1].Section != "Beta" || got[1].Top != "Docs" || got[0].Pages != "" {
+	if len(got) != 2 || got[0].Text != "Alpha text.\nMore alpha." || got[1].Section != "Beta" || got[1].Top != "§ 3" || got[0].Pages != "" {
 		t.Errorf("got %#v", got)
+	}
+}
+
+// Chunk.Top is the original engine's short label of the top-level heading.
+func TestTopLabel(t *testing.T) {
+	for heading, want := range map[string]string{
+		"TOP 7 Ein Antrag auf Änderung der Studienordnung": "TOP 7",
+		"TOP N2 Honorarprofessur":                          "TOP N2",
+		"N1. Antrag auf Verlängerung":                      "TOP N1",
+		"§ 12 Modulabschluss":                              "§ 12",
+		"§12a Fristen":                                     "§ 12a",
+		"A. Allgemeine Regelungen":                         "A",
+		"II. Modulabschluss":                               "II",
+		"1. Begrüßung":                                     "",
+		"Bestätigt:":                                       "",
+		"§ 54 Absatz 6 ThürHG anwesend sein.":              "",
+		"§ 5 Abs. 2 gilt entsprechend.":                    "",
+		"Guide":                                            "",
+		"":                                                 "",
+	} {
+		if got := TopLabel(heading); got != want {
+			t.Errorf("TopLabel(%q) = %q, want %q", heading, got, want)
+		}
+	}
+	// In chunks: the label of the breadcrumb's first element.
+	paras := []Paragraph{
+		chunkTestPara("TOP 7 Ein Antrag", 1, true, "TOP 7 Ein Antrag"),
+		chunkTestPara("Der Rat stimmt zu.", 1, false, "TOP 7 Ein Antrag"),
+		chunkTestPara("1. Begrüßung", 2, true, "1. Begrüßung"),
+		chunkTestPara("Alle sind da.", 2, false, "1. Begrüßung"),
+	}
+	got := BuildChunks(paras, 100, 0)
+	if len(got) != 2 || got[0].Top != "TOP 7" || got[1].Top != "" {
+		t.Errorf("chunks %#v", got)
+	}
+}
+
+// FuzzTopLabel: TopLabel never panics, and a label is built from the
+// heading's own characters: "TOP " or "§ " and a number that occurs in the
+// heading, or a part letter or Roman numeral the heading starts with.
+func FuzzTopLabel(f *testing.F) {
+	for _, s := range []string{"TOP 7 Ein Antrag", "TOP N2 Honorarprofessur", "N1. Antrag", "§ 12 Modulabschluss",
+		"§12a", "A. Allgemeine Regelungen", "II. Modulabschluss", "1. Begrüßung", "Bestätigt:",
+		"§ 54 Absatz 6 ThürHG anwesend sein.", "TOP", "§", "  TOP 3a: Bericht", "\u00a7 5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, heading string) {
+		label := TopLabel(heading)
+		h := strings.TrimSpace(heading)
+		switch {
+		case label == "":
+		case strings.HasPrefix(label, "TOP "):
+			if !strings.Contains(h, strings.TrimPrefix(label, "TOP ")) {
+				t.Errorf("TopLabel(%q) = %q: number not in the heading", heading, label)
+			}
+		case strings.HasPrefix(label, "§ "):
+			if !strings.HasPrefix(h, "§") || !strings.Contains(h, strings.TrimPrefix(label, "§ ")) {
+				t.Errorf("TopLabel(%q) = %q", heading, label)
+			}
+		default:
+			if !strings.HasPrefix(h, label+".") {
+				t.Errorf("TopLabel(%q) = %q: not the heading's part label", heading, label)
+			}
+		}
+	})
+}
+
+// Pages cover the ParentText window, what the answer is drawn from: 20
+// one-page paragraphs under one heading, chunked small, give "1-20" for
+// every chunk, on both chunking paths.
+func TestBuildChunksPagesCoverParentText(t *testing.T) {
+	paras := []Paragraph{chunkTestPara("Protokoll", 1, true, "Protokoll")}
+	for p := 1; p <= 20; p++ {
+		paras = append(paras, chunkTestPara(fmt.Sprintf("Seite %d: Der Rat berät über Punkt %d und beschließt.", p, p), p, false, "Protokoll"))
+	}
+	for _, words := range []bool{false, true} {
+		cb := newChunkBuilder(paras, 80, 10)
+		cb.forceWords = words
+		cb.run(paras)
+		if len(cb.chunks) < 10 {
+			t.Fatalf("only %d chunks", len(cb.chunks))
+		}
+		for i, c := range cb.chunks {
+			if c.Pages != "1-20" {
+				t.Errorf("words path %v: chunk %d (%q) pages %q, want 1-20 (its ParentText's)", words, i, c.Text, c.Pages)
+			}
+		}
+	}
+	// A section longer than the ParentText window: Pages follow the
+	// window, wider than the chunk's own pages but not the whole section.
+	long := []Paragraph{chunkTestPara("Lang", 1, true, "Lang")}
+	for p := 1; p <= 200; p++ {
+		long = append(long, chunkTestPara(strings.Repeat(fmt.Sprintf("Seite %d Text ", p), 6), p, false, "Lang"))
+	}
+	chunks := BuildChunks(long, 100, 0)
+	mid := chunks[len(chunks)/2]
+	var lo, hi int
+	fmt.Sscanf(mid.Pages, "%d-%d", &lo, &hi)
+	if lo <= 1 || hi >= 200 || hi-lo < 2 {
+		t.Errorf("middle chunk pages %q: want a window around it, wider than its own page", mid.Pages)
 	}
 }
 
@@ -169,8 +269,9 @@ func TestBuildChunksSplitsAtBoundaries(t *testing.T) {
 	if !reflect.DeepEqual(texts, want) {
 		t.Errorf("got %q\nwant %q", texts, want)
 	}
-	if got[0].Pages != "1" || got[1].Pages != "2" {
-		t.Errorf("pages %q %q", got[0].Pages, got[1].Pages)
+	// Pages are those of the ParentText window (here the whole section).
+	if got[0].Pages != "1-2" || got[1].Pages != "1-2" {
+		t.Errorf("pages %q %q, want the ParentText window's 1-2", got[0].Pages, got[1].Pages)
 	}
 	// Sentence end inside a long paragraph.
 	got = BuildChunks([]Paragraph{chunkTestPara("Aaa bbb ccc ddd. Eee fff ggg hhh iii jjj kkk lll mmm.", 0, false, "")}, 30, 0)

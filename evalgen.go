@@ -36,7 +36,10 @@ type EvalCase[In any] struct {
 type GenerateEvalSetInput struct {
 	// Dir is the directory of documents; its files of every format
 	// ExtractParagraphs reads (SupportedDocumentExt) are read,
-	// subdirectories included, in lexical order of their paths.
+	// subdirectories included, in lexical order of their paths. The
+	// pages RunCrawl saved there (the Markdown crawl cache,
+	// SAVE_CRAWL_DATA=1) are read as ReindexCrawlData reads them and
+	// named by their URL in the prompt, as in the original engine.
 	Dir string `json:"dir"`
 	// SampleRate takes every SampleRate-th chunk of each document, starting
 	// with its first (of the chunks with at least 40 characters of text):
@@ -153,7 +156,7 @@ func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts [
 			return fail(err)
 		}
 		path := filepath.Join(cfg.Dir, rel)
-		paras, err := ExtractParagraphs(path)
+		doc, paras, err := evalReadDocument(path)
 		if err != nil || len(paras) == 0 {
 			res.Skipped++
 			slog.Warn("eval set: skipping unreadable document", "path", path, "err", err)
@@ -161,8 +164,11 @@ func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts [
 		}
 		res.Documents++
 		relSlash := filepath.ToSlash(rel)
+		if doc == "" {
+			doc = relSlash
+		}
 		for _, s := range evalSampleChunks(BuildChunks(paras, chunkSize, chunkOverlap), rate, maxPer) {
-			q, a, err := evalGenerateQA(ctx, genk, genOpts, relSlash, s.chunk)
+			q, a, err := evalGenerateQA(ctx, genk, genOpts, doc, s.chunk)
 			if err != nil {
 				if errors.Is(err, ErrEvalReply) {
 					slog.Warn("eval set: skipping chunk, unusable model reply", "path", path, "chunk", s.index, "err", err)
@@ -192,6 +198,42 @@ func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts [
 	slog.Info("eval set generated", "dir", cfg.Dir, "out", res.OutPath, "cases", res.Written,
 		"documents", res.Documents, "skipped", res.Skipped)
 	return res, nil
+}
+
+// evalReadDocument returns the paragraphs of the document file at path.
+// A Markdown page of the crawl cache (RunCrawl with SAVE_CRAWL_DATA=1:
+// front matter with the page's url) is read as ReindexCrawlData reads it,
+// with the live crawl's paragraphs and breadcrumbs, and doc is its URL, the
+// name the prompt gives the document; for any other file doc is "" and the
+// paragraphs are ExtractParagraphs'.
+func evalReadDocument(path string) (doc string, paras []Paragraph, err error) {
+	if strings.EqualFold(filepath.Ext(path), crawlCacheExt) {
+		if pageURL, paras, ok := evalReadCrawlPage(path); ok {
+			return pageURL, paras, nil
+		}
+	}
+	paras, err = ExtractParagraphs(path)
+	return "", paras, err
+}
+
+// evalReadCrawlPage reads the file at path as a crawl cache page; ok is
+// false when it is not one (not a regular file, larger than a cache file
+// can be, or not crawl Markdown), and the caller reads it as an ordinary
+// document.
+func evalReadCrawlPage(path string) (pageURL string, paras []Paragraph, ok bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > crawlCacheMaxFileBytes {
+		return "", nil, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.HasPrefix(strings.TrimPrefix(string(data), "\ufeff"), crawlMDFrontMatter) {
+		return "", nil, false
+	}
+	pageURL, paras, err = parseCrawlMarkdown(data)
+	if err != nil {
+		return "", nil, false
+	}
+	return pageURL, paras, true
 }
 
 // evalStringInput returns the identity builder when In is string, nil

@@ -54,7 +54,8 @@ func (f *evalGenFake) generate(ctx context.Context, req *ai.ModelRequest, cb ai.
 
 // evalGenSetup returns a Genkit with the fake as "test/qa" and a directory
 // with two readable .docx files (one in a subdirectory), an unreadable .docx,
-// an unreadable .pdf and a text file that is not a document.
+// an unreadable .pdf, a text file, a .pptx deck and a legacy .doc the walk
+// passes over.
 func evalGenSetup(t *testing.T, f *evalGenFake) (*genkit.Genkit, []ai.GenerateOption, string) {
 	t.Helper()
 	g := genkit.Init(context.Background())

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -285,3 +286,89 @@ func TestOriginalClientAgainstOurHandlers(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// BenchmarkEvalJobHandlerFlood is the issue's flood: 1,000 concurrent
+// POST /api/eval/… while the worker is busy, with 1 MiB bodies (the
+// original engine accepted them all and its heap grew from 3 MB to 960 MB)
+// and with small valid ones. It reports how many were accepted (202),
+// refused (413 or 503, or the connection closed after a 413) and the heap
+// held once all were answered (heap-MB, after a GC, jobs still pending).
+//
+//	go test -run '^$' -bench EvalJobHandlerFlood -benchtime 1x -count 1 .
+func BenchmarkEvalJobHandlerFlood(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		body []byte
+	}{
+		{"1MiB", []byte(`{"data": {"dir": "` + strings.Repeat("x", 1<<20) + `"}}`)},
+		{"small", []byte(`{"data": {"dir": "docs"}}`)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				accepted, refused, heapMB := evalFlood(b, bc.body, 1000)
+				if accepted > 1+64 {
+					b.Fatalf("%d accepted, more than the default queue of 64 plus the running job", accepted)
+				}
+				b.ReportMetric(float64(accepted), "accepted")
+				b.ReportMetric(float64(refused), "refused")
+				b.ReportMetric(heapMB, "heap-MB")
+			}
+		})
+	}
+}
+
+// evalFlood posts body n times concurrently to an EvalJobHandler whose
+// jobs block until the flood is over, and returns the counts and the heap
+// growth in MB while the accepted jobs wait.
+func evalFlood(b *testing.B, body []byte, n int) (accepted, refused int, heapMB float64) {
+	jobs := NewJobStore()
+	defer jobs.Close()
+	release := make(chan struct{})
+	h := EvalJobHandler(jobs, context.Background(), "evalGenerated",
+		func(ctx context.Context, in evalJobInput) (any, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		}, nil)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer close(release)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	defer client.CloseIdleConnections()
+
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for range n {
+		wg.Go(func() {
+			status := 0
+			resp, err := client.Post(srv.URL, "application/json", bytes.NewReader(body))
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				status = resp.StatusCode
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch status {
+			case http.StatusAccepted:
+				accepted++
+			case http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable, 0:
+				refused++
+			default:
+				b.Errorf("status %d", status)
+			}
+		})
+	}
+	wg.Wait()
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return accepted, refused, (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / (1 << 20)
+}

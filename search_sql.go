@@ -135,11 +135,11 @@ func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults
 	// or counted when there are none yet) times ts_rank_cd of the chunk for
 	// that lexeme, whose normalisation 1 divides by 1 + log(chunk length).
 	// Rare words weigh more, long chunks are not favoured for their length.
-	idf := `ayd_idf AS (
+	idf := `ayd_idf AS MATERIALIZED (
 			SELECT ayd_t.q, ln(1 + (ayd_n.n - ayd_t.df + 0.5) / (ayd_t.df + 0.5)) AS w
 			FROM (SELECT ayd_l.q, (SELECT count(*) FROM ` + t + ` WHERE ` + tsv + ` @@ ayd_l.q) AS df
 				FROM (SELECT DISTINCT quote_literal(ayd_x.lex)::tsquery AS q
-					FROM unnest(tsvector_to_array(to_tsvector(` + regconfig + `, ` + kwText + `))) AS ayd_x(lex)) AS ayd_l) AS ayd_t,
+					FROM unnest(tsvector_to_array(to_tsvector(` + regconfig + `, ` + kwText + `))) AS ayd_x(lex)) AS ayd_l OFFSET 0) AS ayd_t,
 			(SELECT greatest(coalesce((SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples END FROM pg_class c WHERE c.oid = to_regclass(` + tableName + `)),
 				(SELECT count(*) FROM ` + t + `)), 1)::float8 AS n,
 				cardinality(` + kw + `) AS ayd_keywords) AS ayd_n)`

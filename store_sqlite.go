@@ -604,6 +604,20 @@ func (s *SQLiteStore) Len(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// Generation returns the database's generation counter: every committed
+// write that changed chunks (from any process) increments it, so 0 means
+// nothing was ever written, and an app can poll it to notice changes.
+func (s *SQLiteStore) Generation(ctx context.Context) (int64, error) {
+	if err := s.checkOpen("generation"); err != nil {
+		return 0, err
+	}
+	gen, _, err := sqliteGeneration(ctx, s.db)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite generation: %w", err)
+	}
+	return gen, nil
+}
+
 // Close brings the vector cache file up to date if this store wrote
 // anything (so that the next process starts without reading vectors from
 // the database), then closes the database. Later calls of other methods

@@ -70,8 +70,16 @@ func TestSQLiteProcessChild(t *testing.T) {
 // opened the store.
 func startSQLiteChild(t *testing.T, path, prefix string, sources, rounds int) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSQLiteProcessChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=index %s %s %d %d", sqliteChildEnv, path, prefix, sources, rounds))
+	return startIndexChild(t, "TestSQLiteProcessChild", fmt.Sprintf("%s=index %s %s %d %d", sqliteChildEnv, path, prefix, sources, rounds))
+}
+
+// startIndexChild runs the test binary's test run with env added as a
+// child process and waits until it prints "ready"; its further output is
+// discarded, and it is killed at the end of the test if still running.
+func startIndexChild(t *testing.T, run, env string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+run+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

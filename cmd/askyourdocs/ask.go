@@ -245,7 +245,7 @@ func (a *cliApp) cmdAsk(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
+	if strings.TrimSpace(strings.Join(pos, " ")) == "" {
 		return usageError("ask", "ask needs a question")
 	}
 	if *passages < 1 {

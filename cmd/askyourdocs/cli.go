@@ -79,8 +79,21 @@ func (a *cliApp) parse(fs *flag.FlagSet, cf *commonFlags, args []string) ([]stri
 		a.jsonErrors = a.jsonErrors || cf.json
 	}
 	if err != nil {
-		return nil, withHint(fmt.Errorf("%w: %s", errUsage, flagErrorText(err)),
-			fmt.Sprintf("run 'askyourdocs %s --help' for usage", fs.Name()))
+		hint := fmt.Sprintf("run 'askyourdocs %s --help' for usage", fs.Name())
+		if name, ok := strings.CutPrefix(flagErrorText(err), "unknown flag --"); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) {
+				if len(f.Name) > 1 {
+					names = append(names, f.Name)
+				}
+			})
+			name, _, _ = strings.Cut(name, "=")
+			// Short names are close to too many others: one edit at most.
+			if s := suggest(name, names); s != "" && (len(name) > 4 || editDistance(name, s) <= 1 || strings.HasPrefix(s, name)) {
+				hint = fmt.Sprintf("did you mean --%s? Run 'askyourdocs %s --help' for usage", s, fs.Name())
+			}
+		}
+		return nil, withHint(fmt.Errorf("%w: %s", errUsage, flagErrorText(err)), hint)
 	}
 	if cf != nil {
 		explicit := false
@@ -236,7 +249,7 @@ func editDistance(a, b string) int {
 
 // printMainHelp writes the top-level help.
 func (a *cliApp) printMainHelp(w io.Writer) {
-	fmt.Fprint(w, "askyourdocs: ask your documents (PDF, .docx, HTML, web pages), offline by default\n\n")
+	fmt.Fprint(w, "askyourdocs: ask your documents (PDF, Office, OpenDocument, EPUB, Markdown, text, HTML, web pages), offline by default\n\n")
 	fmt.Fprint(w, "Usage:\n  askyourdocs COMMAND [flags] [args]\n\nCommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
@@ -280,7 +293,7 @@ func (a *cliApp) printCommandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	}
 	fmt.Fprintf(w, "%s\n\nUsage:\n  %s\n", capitalize(c.summary), usage)
 	if c.long != "" {
-		fmt.Fprintf(w, "\n%s\n", c.long)
+		fmt.Fprintf(w, "\n%s\n", wrapText(strings.ReplaceAll(c.long, "\n", " "), 78))
 	}
 	var own bool
 	fs.VisitAll(func(f *flag.Flag) {
@@ -370,6 +383,25 @@ func placeholderFor(name, placeholder string) string {
 		return "string"
 	}
 	return placeholder
+}
+
+// wrapText breaks s into lines of at most width columns at spaces.
+func wrapText(s string, width int) string {
+	var b strings.Builder
+	col := 0
+	for _, w := range strings.Fields(s) {
+		n := len([]rune(w))
+		if col > 0 && col+1+n > width {
+			b.WriteByte('\n')
+			col = 0
+		} else if col > 0 {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += n
+	}
+	return b.String()
 }
 
 func capitalize(s string) string {

@@ -160,7 +160,7 @@ func TestIndexFolderSync(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 {
 		t.Fatalf("re-index: %v\n%s", err, r)
 	}
-	if !slices.Equal(rep.Removed, []string{"docs/faq.docx"}) || rep.Deleted != 5 || rep.Unchanged != 3 || len(rep.Empty) != 1 ||
+	if len(rep.Removed) != 1 || rep.Removed[0] != (removedSource{URL: filepath.Join(work, "docs", "faq.docx"), Display: "docs/faq.docx"}) || rep.Deleted != 5 || rep.Unchanged != 3 || len(rep.Empty) != 1 ||
 		rep.Empty[0].URL != filepath.Join(work, "docs", "empty.docx") {
 		t.Errorf("re-index after deleting faq.docx: %+v", rep)
 	}
@@ -286,8 +286,17 @@ func TestHelpAndErrors(t *testing.T) {
 		t.Errorf("openai/ spec not refused:\n%s", r)
 	}
 	r = runCLI(t, work, nil, "index", "--nope")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "unknown flag --nope") || lines(r.stderr) != 2 {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "unknown flag --nope") || lines(r.stderr) != 2 || strings.Contains(r.stderr, "did you mean") {
 		t.Errorf("unknown flag:\n%s", r)
+	}
+	r = runCLI(t, work, nil, "search", "--mod", "keyword", "x")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "did you mean --mode?") || lines(r.stderr) != 2 {
+		t.Errorf("flag typo:\n%s", r)
+	}
+	r = runCLI(t, work, nil, "--crawl", "index", "https://example.com/")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "unknown flag --crawl before the command") ||
+		!strings.Contains(r.stderr, "askyourdocs index --crawl ...") || lines(r.stderr) != 2 {
+		t.Errorf("command flag before the command:\n%s", r)
 	}
 	r = runCLI(t, work, nil, "--version")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "askyourdocs ") || !strings.Contains(r.stdout, "go1.") {
@@ -352,6 +361,14 @@ func TestJSONShapes(t *testing.T) {
 	}
 	if r := runCLI(t, work, nil, "index", "--data", data, "--quiet", absPath(t, "../../testdata/cli/docs")); r.code != 0 || r.stderr != "" {
 		t.Errorf("index --quiet printed progress:\n%s", r)
+	}
+	// -v lets the engine's log lines through; without it they stay out.
+	if r := runCLI(t, work, nil, "index", "--data", data, "-v", absPath(t, "../../testdata/cli/docs")); r.code != 0 ||
+		!strings.Contains(r.stderr, `level=INFO msg="indexed source"`) {
+		t.Errorf("index -v shows no engine log lines:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "index", "--data", data, absPath(t, "../../testdata/cli/docs")); strings.Contains(r.stderr, "level=") {
+		t.Errorf("index without -v shows log lines:\n%s", r)
 	}
 	r = runCLI(t, work, nil, "ask", "--data", data, "--json", "minimum age for a single kayak")
 	if keys := jsonKeys(t, []byte(r.stdout)); !slices.Equal(keys, []string{"answer", "citations", "confidence", "confidenceBasis", "hyde", "mode", "model", "note", "question", "score"}) {

@@ -63,13 +63,20 @@ func TestTerminalOutput(t *testing.T) {
 	copyFixture(t, "../../testdata/cli/docs/handbook.pdf", long)
 	copyFixture(t, "../../testdata/cli/docs/faq.docx", filepath.Join(work, "docs", "faq.docx"))
 	out := runPTY(t, work, nil, "", "index", "--data", data, "docs")
+	var nameEnd bool
 	for _, seg := range regexp.MustCompile(`[\r\n]`).Split(out, -1) {
 		if !strings.Contains(seg, "ETA") {
 			continue // only the bar is redrawn in place
 		}
-		if n := len([]rune(ansiRE.ReplaceAllString(seg, ""))); n > 79 {
+		plain := ansiRE.ReplaceAllString(seg, "")
+		if n := len([]rune(plain)); n > 79 {
 			t.Errorf("progress line of %d columns on an 80-column terminal: %q", n, seg)
 		}
+		// A long path is shortened in the middle: the file name stays.
+		nameEnd = nameEnd || strings.Contains(plain, "…") && strings.HasSuffix(plain, "-would-wrap.pdf")
+	}
+	if !nameEnd {
+		t.Errorf("no bar line ends with the long file's name:\n%q", out)
 	}
 	if !strings.Contains(out, "Indexed 2 sources") || !strings.Contains(out, "files") {
 		t.Fatalf("index on a terminal:\n%s", out)

@@ -394,7 +394,7 @@ func TestEndToEndIndexAskSearch(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Indexed 3 sources", "Skipped 2 files: .png 1, .rtf 1",
-		"locked.pdf: encrypted PDF", "truncated.pdf: unreadable PDF", "Failed 2:",
+		"locked.pdf: encrypted PDF: a password is needed to open it\n", "truncated.pdf: unreadable PDF", "Failed 2:",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("index summary lacks %q:\n%s", want, r)
@@ -502,6 +502,20 @@ func TestEndToEndIndexAskSearch(t *testing.T) {
 	if r.code != 0 || !regexp.MustCompile(`(?m)^1\. http://127\.0\.0\.1:\d+/site/hours\.html.*  score 0\.\d+`).MatchString(r.stdout) {
 		t.Errorf("search:\n%s", r)
 	}
+	// A web page's citation links to its section with a text fragment; a
+	// PDF's to its page.
+	r = runCLI(t, work, nil, "search", "--data", data, "--json", "-k", "1", "opening hours boathouse")
+	var hours searchOutput
+	if err := json.Unmarshal([]byte(r.stdout), &hours); err != nil || len(hours.Results) != 1 ||
+		hours.Results[0].Link != site.URL+"/site/hours.html#:~:text=Opening%20hours" {
+		t.Errorf("section link of a web page: %v\n%s", err, r.stdout)
+	}
+	r = runCLI(t, work, nil, "search", "--data", data, "--json", "-k", "1", "cancel a booking full refund")
+	var refund searchOutput
+	if err := json.Unmarshal([]byte(r.stdout), &refund); err != nil || len(refund.Results) != 1 ||
+		refund.Results[0].Link != "file://"+filepath.ToSlash(filepath.Join(docs, "handbook.pdf"))+"#page=1" {
+		t.Errorf("page link of a PDF: %v\n%s", err, r.stdout)
+	}
 	for _, mode := range []string{modeVector, modeKeyword} {
 		r = runCLI(t, work, nil, "search", "--data", data, "--mode", mode, "--json", "wetsuit rental")
 		var out searchOutput
@@ -578,7 +592,8 @@ func TestBadInput(t *testing.T) {
 	}
 
 	// Usage errors.
-	for _, args := range [][]string{{}, {"frobnicate"}, {"ask"}, {"index"}, {"eval"}, {"search", "--mode", "nope", "x", "--data", data}} {
+	for _, args := range [][]string{{}, {"frobnicate"}, {"ask"}, {"index"}, {"eval"}, {"search", "--mode", "nope", "x", "--data", data},
+		{"ask", "  ", "--data", data}, {"search", "", "--data", data}} {
 		r := runCLI(t, work, nil, args...)
 		if r.code != exitUsage {
 			t.Errorf("%q: exit %d, want %d:\n%s", args, r.code, exitUsage, r)

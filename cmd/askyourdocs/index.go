@@ -143,17 +143,25 @@ type indexReport struct {
 	Empty []failedSource `json:"empty"`
 	// Removed are the files that are gone from an indexed folder (or now
 	// excluded) and were removed from the index.
-	Removed     []string `json:"removed"`
-	Interrupted string   `json:"interrupted"`
-	Seconds     float64  `json:"seconds"`
-	Store       string   `json:"store"`
-	Embedder    string   `json:"embedder"`
+	Removed     []removedSource `json:"removed"`
+	Interrupted string          `json:"interrupted"`
+	Seconds     float64         `json:"seconds"`
+	Store       string          `json:"store"`
+	Embedder    string          `json:"embedder"`
+}
+
+// removedSource is a file removed from the index because it is gone from
+// its folder: its absolute path (as "url" everywhere in --json output) and
+// the short form shown to people.
+type removedSource struct {
+	URL     string `json:"url"`
+	Display string `json:"display"`
 }
 
 // newIndexReport returns an empty report whose lists are empty, not nil
 // (every key of the JSON output is always present).
 func newIndexReport() *indexReport {
-	return &indexReport{Skipped: map[string]int{}, Failed: []failedSource{}, Empty: []failedSource{}, Removed: []string{}}
+	return &indexReport{Skipped: map[string]int{}, Failed: []failedSource{}, Empty: []failedSource{}, Removed: []removedSource{}}
 }
 
 // failedSource is one file, page or crawl that failed or was skipped:
@@ -430,7 +438,7 @@ func (ix *indexer) sync(ctx context.Context, folders []*collected, before []asky
 				return fmt.Errorf("remove %s: %w", s.URL, err)
 			}
 			ix.rep.Deleted += n
-			ix.rep.Removed = append(ix.rep.Removed, shortPath(s.URL, root))
+			ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: s.URL, Display: shortPath(s.URL, root)})
 			ix.prog.note(fmt.Sprintf("removed %s (%s): no longer in %s", shortPath(s.URL, root), count(n, "chunk", "chunks"), displayPath(root)))
 		}
 	}
@@ -542,7 +550,11 @@ func (a *cliApp) printIndexSummary(rep *indexReport) {
 		rep.Unchanged, rep.Seconds)
 	fmt.Fprintf(w, "Index: %s (embedder %s)\n", rep.Store, rep.Embedder)
 	if len(rep.Removed) > 0 {
-		fmt.Fprintf(w, "Removed %s no longer in the folder: %s\n", count(len(rep.Removed), "file", "files"), strings.Join(rep.Removed, ", "))
+		names := make([]string, len(rep.Removed))
+		for i, r := range rep.Removed {
+			names[i] = r.Display
+		}
+		fmt.Fprintf(w, "Removed %s no longer in the folder: %s\n", count(len(rep.Removed), "file", "files"), strings.Join(names, ", "))
 	}
 	if len(rep.Empty) > 0 {
 		fmt.Fprintf(w, "Skipped %s without text:\n", count(len(rep.Empty), "document", "documents"))

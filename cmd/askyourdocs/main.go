@@ -1,7 +1,8 @@
 // Command askyourdocs is the reference "ask your documents" CLI built on the
-// askyourdocs engine's exported API: it indexes PDF, .docx and HTML files,
-// web pages and whole sites, then answers questions about them with
-// citations, offline by default.
+// askyourdocs engine's exported API: it indexes documents (PDF, Office,
+// OpenDocument, EPUB, Markdown, text, HTML), folders, web pages and whole
+// sites, then answers questions about them with citations, offline by
+// default.
 //
 // Usage:
 //
@@ -72,8 +73,8 @@ var commands []*command
 func init() {
 	commands = append([]*command{
 		{name: "index", args: "PATH|URL ...", summary: "index files, folders, web pages or (with --crawl) whole sites",
-			long: "Indexes .pdf, .docx, .html and .htm files, folders (recursively, following symlinks), web pages\n" +
-				"and, with --crawl, sites. Indexing a folder again is a sync: changed files are re-embedded,\n" +
+			long: "Indexes documents (" + supportedExtList + "),\n" +
+				"folders (recursively, following symlinks), web pages and, with --crawl, sites. Indexing a folder again is a sync: changed files are re-embedded,\n" +
 				"unchanged ones skipped, and files that are gone from the folder are removed from the index.\n" +
 				"Files matching --exclude or a pattern of a .askyourdocsignore file (gitignore syntax, in the\n" +
 				"folder or below) are left out. Empty documents and documents without text are reported as\n" +
@@ -174,7 +175,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			app.printVersion()
 			return exitOK
 		case !isGlobalFlag(name):
-			return app.fail("", fmt.Errorf("%w: unknown flag %s before the command", errUsage, f))
+			cmdName := "COMMAND"
+			for _, a := range args[1:] {
+				if lookupCommand(a) != nil {
+					cmdName = a
+					break
+				}
+			}
+			return app.fail("", withHint(fmt.Errorf("%w: unknown flag %s before the command", errUsage, f),
+				"only global flags (--data, --pg, --name, --json, --quiet, --verbose, ...) may come before the command; "+
+					"write command flags after it: askyourdocs "+cmdName+" "+f+" ..."))
 		}
 		global = append(global, f)
 		args = args[1:]

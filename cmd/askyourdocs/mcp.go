@@ -81,7 +81,7 @@ func (a *cliApp) cmdMCP(ctx context.Context, args []string) error {
 // defineMCPTools registers search_docs, ask_docs and list_sources.
 func (b *backend) defineMCPTools() {
 	genkit.DefineTool(b.g, "search_docs",
-		"Searches the user's indexed documents (PDF, Word, HTML files and web pages) and returns the best matching passages, "+
+		"Searches the user's indexed documents (PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, Markdown, text and HTML files, and web pages) and returns the best matching passages, "+
 			"each with its source (file or URL, page, section) and a link. Use it to find where something is written "+
 			"or to read the passages yourself; use ask_docs for a direct answer.",
 		askyourdocs.StructuredToolHandler(func(ctx context.Context, in mcpSearchInput) (searchOutput, error) {

@@ -322,7 +322,7 @@ func (a *cliApp) cmdSearch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
+	if strings.TrimSpace(strings.Join(pos, " ")) == "" {
 		return usageError("search", "search needs a query")
 	}
 	if o.top < 1 || o.top > 100 {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -55,21 +57,7 @@ func TestServeBrowser(t *testing.T) {
 	ts := newTestServe(t, map[string]string{"LLM_MODEL": "ollama/fake-llm", "OLLAMA_HOST": model.URL}, password, 0)
 
 	shots := t.TempDir()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1100, 900),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx := newBrowser(t, chromium)
 
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	shot := func(name string) {
@@ -184,6 +172,7 @@ func TestServeBrowser(t *testing.T) {
 		t.Errorf("phone viewport: %v", err)
 	}
 	shot("answer-phone.png")
+	checkNoSideways(t, bctx)
 	t.Logf("screenshots in %s", shots)
 	if *updateScreenshot {
 		b, err := os.ReadFile(filepath.Join(shots, "answer.png"))
@@ -193,6 +182,179 @@ func TestServeBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// newBrowser starts headless Chromium for the test (stopped at its end)
+// and returns the context of its tab.
+func newBrowser(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 900),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	return bctx
+}
+
+// checkNoSideways fails the test when the page is wider than the
+// viewport (a phone would have to scroll sideways).
+func checkNoSideways(t *testing.T, bctx context.Context) {
+	t.Helper()
+	wide, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+	if err != nil || wide {
+		loc, _ := chromedp.Run(bctx, chromedp.Location())
+		t.Errorf("%s is wider than the phone's viewport (%v)", loc, err)
+	}
+}
+
+// TestServeBrowserWithoutJavaScript uses the app with JavaScript switched
+// off, as the issue requires for ask and upload: log in, upload a PDF and
+// a .docx through the plain form, see the job done and the sources listed,
+// ask through the GET form, follow the citation to the PDF's page, ask a
+// follow-up (the conversation travels in the form), rate the answer with
+// the thumbs form and find the rating in the feedback log; the Index page
+// at phone width has no sideways scrolling.
+func TestServeBrowserWithoutJavaScript(t *testing.T) {
+	chromium := findChromium(t)
+	if testing.Short() {
+		t.Skip("starts a browser; skipped with -short")
+	}
+	const password = "nojs-pw"
+	ts := newTestServe(t, nil, password, 0)
+	bctx := newBrowser(t, chromium)
+	if _, err := chromedp.Call(bctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("disabling JavaScript: %v", err)
+	}
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(css(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	docs, err := filepath.Abs(filepath.Join("..", "..", "testdata", "cli", "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A job ahead of the upload's, held until the page has shown the
+	// upload pending: the page must then refresh itself to show it done.
+	release := make(chan struct{})
+	if _, err := ts.s.jobs.Enqueue("hold", func(progress func(string)) (any, error) {
+		progress("held by the test")
+		<-release
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err = doSteps(t, bctx,
+		chromedp.Navigate(ts.URL+"/index"),
+		chromedp.WaitVisible(css(`#username`)),
+		chromedp.SendKeys(css(`#username`), "admin"),
+		chromedp.SendKeys(css(`#password`), password),
+		chromedp.Click(css(`form[action="/login"] button`)),
+		chromedp.WaitVisible(css(`#files`)),
+		chromedp.SetUploadFiles(css(`#files`), []string{filepath.Join(docs, "handbook.pdf"), filepath.Join(docs, "faq.docx")}),
+		chromedp.Click(css(`form[action^="/index/upload"] button`)),
+		// The form's answer is a redirect to the Index page showing the
+		// upload's job.
+		chromedp.WaitVisible(css(`li.job[data-status="pending"]`)),
+	)
+	if err != nil {
+		t.Fatalf("upload without JavaScript: %v", err)
+	}
+	loc, err := chromedp.Run(bctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(loc)
+	if err != nil || u.Query().Get("job") == "" {
+		t.Fatalf("the upload redirected to %q, want /index?job=ID", loc)
+	}
+	close(release)
+	// No navigation from here: the page's noscript refresh shows the job
+	// done and the sources.
+	err = doSteps(t, bctx,
+		chromedp.WaitVisible(css(`li.job[data-job="`+u.Query().Get("job")+`"][data-status="done"]`)),
+		chromedp.WaitVisible(css(`#sources table`)),
+	)
+	if err != nil {
+		t.Fatalf("upload job without JavaScript: %v", err)
+	}
+	if s := text(`#sources table`); !strings.Contains(s, "handbook.pdf") || !strings.Contains(s, "faq.docx") {
+		t.Fatalf("sources after the upload: %q", s)
+	}
+	if err := chromedp.Do(bctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatalf("phone viewport: %v", err)
+	}
+	checkNoSideways(t, bctx)
+
+	const question = "How long before the start can I cancel a booking and still get a full refund?"
+	err = doSteps(t, bctx,
+		chromedp.Navigate(ts.URL+"/ask"),
+		chromedp.WaitVisible(css(`#q`)),
+		chromedp.SendKeys(css(`#q`), question),
+		chromedp.Click(css(`#ask-form button[type="submit"]`)),
+		chromedp.WaitVisible(css(`.turn .confidence`)),
+	)
+	if err != nil {
+		t.Fatalf("ask without JavaScript: %v", err)
+	}
+	if answer := text(`.turn .a`); !strings.Contains(answer, "48 hours") {
+		t.Errorf("answer %q", answer)
+	}
+	hrefs, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.citations a')].map(a => a.getAttribute('href'))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cited := false
+	for _, h := range hrefs {
+		cited = cited || (strings.Contains(h, "handbook.pdf") && strings.HasSuffix(h, "#page=1"))
+	}
+	if !cited {
+		t.Errorf("no citation links to handbook.pdf#page=1: %q", hrefs)
+	}
+	checkNoSideways(t, bctx)
+
+	const followUp = "And how much does renting a wetsuit cost?"
+	err = doSteps(t, bctx,
+		chromedp.SendKeys(css(`#q`), followUp),
+		chromedp.Click(css(`#ask-form button[type="submit"]`)),
+		// The answer page of the follow-up: the earlier turn, then it.
+		chromedp.WaitVisible(css(`.turn + .turn[data-id] .confidence`)),
+	)
+	if err != nil {
+		t.Fatalf("follow-up without JavaScript: %v", err)
+	}
+	turns, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.turn .q')].map(q => q.textContent)`))
+	if err != nil || len(turns) != 2 || turns[0] != question || turns[1] != followUp {
+		t.Errorf("conversation after the follow-up: %q (%v)", turns, err)
+	}
+	err = doSteps(t, bctx,
+		chromedp.Click(css(`.turn[data-id] button[data-rating="up"]`)),
+		chromedp.WaitVisible(css(`p[role="status"]`)),
+	)
+	if err != nil {
+		t.Fatalf("thumbs-up without JavaScript: %v", err)
+	}
+	found := false
+	for _, e := range readFeedbackFile(t, ts.data) {
+		found = found || (e.Question == followUp && e.Rating == ratingUp)
+	}
+	if !found {
+		t.Errorf("the feedback log has no thumbs-up for %q", followUp)
 	}
 }
 

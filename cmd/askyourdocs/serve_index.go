@@ -157,8 +157,8 @@ func (l *lineWriter) flush() {
 // upload form and its error messages.
 func supportedUploadExts() []string {
 	var out []string
-	for _, e := range []string{".pdf", ".docx", ".html", ".htm", ".xhtml", ".md", ".markdown", ".txt", ".odt", ".pptx",
-		".xlsx", ".epub", ".rtf", ".csv", ".doc"} {
+	for _, e := range []string{".pdf", ".docx", ".html", ".htm", ".xhtml", ".md", ".markdown", ".txt", ".text", ".odt",
+		".ods", ".odp", ".pptx", ".xlsx", ".epub", ".rtf", ".csv", ".doc"} {
 		if fileKind("x"+e) != "" {
 			out = append(out, e)
 		}
@@ -303,7 +303,7 @@ func writePart(path string, part io.Reader) error {
 			f.Close()
 			return &uploadError{http.StatusUnsupportedMediaType, name + ": not a PDF file (it does not start with %PDF-)"}
 		}
-	case ".docx", ".pptx", ".xlsx", ".odt", ".epub":
+	case ".docx", ".pptx", ".xlsx", ".odt", ".ods", ".odp", ".epub":
 		if !bytes.HasPrefix(head, []byte("PK\x03\x04")) {
 			f.Close()
 			return &uploadError{http.StatusUnsupportedMediaType, name + ": not a " + filepath.Ext(path) + " file (not a zip archive)"}
@@ -619,6 +619,11 @@ type indexPage struct {
 	Exts        string
 	MaxUploadMB int64
 	AuthOn      bool
+	// Self is the page's own path and query, the target of its refresh
+	// without JavaScript: a plain refresh of a URL with a fragment
+	// (/index?job=ID#jobs, where an upload lands) is a same-document
+	// fragment navigation, which reloads nothing.
+	Self string
 }
 
 func (s *server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
@@ -628,7 +633,8 @@ func (s *server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := indexPage{Sources: srcs, Accept: strings.Join(supportedUploadExts(), ","),
-		Exts: strings.Join(supportedUploadExts(), ", "), MaxUploadMB: s.opts.maxUpload >> 20, AuthOn: s.authRequired()}
+		Exts: strings.Join(supportedUploadExts(), ", "), MaxUploadMB: s.opts.maxUpload >> 20, AuthOn: s.authRequired(),
+		Self: r.URL.RequestURI()}
 	for _, v := range listJobs(s.jobs, 20) {
 		j := toJobJSON(v)
 		p.Running = p.Running || !j.Finished

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -425,6 +426,9 @@ func TestServeSecurity(t *testing.T) {
 		if entries, _ := os.ReadDir(ts.s.uploadDir); len(entries) != 0 {
 			t.Errorf("refused uploads left %d entries", len(entries))
 		}
+		if n := len(ts.s.jobs.List(0)); n != 0 {
+			t.Errorf("refused uploads started %d index jobs", n)
+		}
 	})
 
 	t.Run("ssrf", func(t *testing.T) {
@@ -605,6 +609,23 @@ func TestServeWithLLMStreamsAndSanitises(t *testing.T) {
 }
 
 // Example-style check of the job view: the JSON the Index page polls.
+// TestSupportedUploadExts: the upload form offers every format the
+// engine's ExtractParagraphs documents, and only formats it reads.
+func TestSupportedUploadExts(t *testing.T) {
+	got := supportedUploadExts()
+	for _, e := range []string{".pdf", ".docx", ".pptx", ".xlsx", ".odt", ".ods", ".odp", ".epub", ".md", ".markdown",
+		".txt", ".text", ".html", ".htm", ".xhtml"} {
+		if !slices.Contains(got, e) {
+			t.Errorf("upload form lacks %s: %v", e, got)
+		}
+	}
+	for _, e := range got {
+		if fileKind("x"+e) == "" {
+			t.Errorf("upload form offers %s, which the indexer does not read", e)
+		}
+	}
+}
+
 func TestToJobJSON(t *testing.T) {
 	j := toJobJSON(jobView{ID: "1", Kind: "index", Status: "done", Finished: true,
 		Result: &indexReport{Sources: 1, Chunks: 3, Failed: []failedSource{{Source: "a.pdf", Reason: "encrypted"}}}})

@@ -286,12 +286,26 @@ func (a *cliApp) openLocal(ctx context.Context, b *backend, cf *commonFlags, wri
 		return nil, err
 	}
 	st := &sqliteStore{SQLiteStore: ss, manifests: &localStore{dir: cf.data, name: cf.name}}
-	if dbErr != nil && jsonErr == nil {
+	if jsonErr == nil {
+		// Migrate while the database has never been written (generation
+		// 0): a migration that was killed or failed committed nothing and
+		// is retried; the import skips chunks already there, so another
+		// process migrating at the same moment adds nothing twice.
+		gen, err := ss.Generation(ctx)
+		if err != nil {
+			ss.Close()
+			return nil, err
+		}
+		if gen > 0 {
+			return st, nil
+		}
 		n, err := ss.ImportLocalvec(ctx, jsonPath)
 		if err != nil {
 			ss.Close()
-			os.Remove(dbPath)
 			return nil, fmt.Errorf("migrate the JSON index %s: %w", jsonPath, err)
+		}
+		if n == 0 {
+			return st, nil
 		}
 		fmt.Fprintf(a.stderr, "askyourdocs: migrated the JSON index %s (%d chunks) to %s; the JSON file is no longer updated "+
 			"(askyourdocs export --genkit DIR writes a current one)\n", jsonPath, n, dbPath)

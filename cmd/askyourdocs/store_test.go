@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
 // cliSources runs 'sources --json' and returns url -> chunks.
@@ -34,7 +36,7 @@ func cliSources(t *testing.T, work, data string) map[string]int {
 // TestCLIExportAndMigrateJSONIndex exports an index as a Genkit localvec
 // file and opens a directory holding only such a file (an index of an
 // earlier version): it is migrated once, with a message, and keeps its
-// sources.
+// sources, also when an earlier migration was killed before it committed.
 func TestCLIExportAndMigrateJSONIndex(t *testing.T) {
 	work := t.TempDir()
 	docs := filepath.Join(work, "docs")
@@ -51,8 +53,14 @@ func TestCLIExportAndMigrateJSONIndex(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "__db_askyourdocs.json") {
 		t.Fatalf("export:\n%s", r)
 	}
-	// An earlier version's directory: the JSON file and the manifest.
+	// An earlier version's directory: the JSON file and the manifest, and
+	// the empty database a migration killed before its commit leaves.
 	copyFixture(t, filepath.Join(data, manifestFile), filepath.Join(old, manifestFile))
+	killed, err := askyourdocs.NewSQLiteStore(t.Context(), nil, askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim), sqlitePath(old, storeName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed.Close()
 	r = runCLI(t, work, nil, "search", "--data", old, "snow")
 	if r.code != 0 || !strings.Contains(r.stderr, "migrated the JSON index") || !strings.Contains(r.stdout, "b.html") {
 		t.Fatalf("first use of a JSON index:\n%s", r)
@@ -160,5 +168,46 @@ func TestCLINonUTF8FileName(t *testing.T) {
 	}
 	if r := runCLI(t, work, nil, "sources", "--data", data); !strings.Contains(r.stdout, "Nothing is indexed yet in") {
 		t.Errorf("after delete:\n%s", r)
+	}
+}
+
+// TestCLISourceNotSavedIsReported makes the database refuse one file's
+// chunks (a trigger standing in for a full disk): the run exits 1 and
+// names that file and why, the other files are indexed, and nothing of the
+// refused file is half-written.
+func TestCLISourceNotSavedIsReported(t *testing.T) {
+	work := t.TempDir()
+	docs := filepath.Join(work, "docs")
+	os.MkdirAll(docs, 0o755)
+	writeHTML(t, filepath.Join(docs, "a.html"), "Alpha", "alpha river text about boats")
+	data := filepath.Join(work, "index")
+	if r := runCLI(t, work, nil, "index", "--data", data, "docs"); r.code != 0 {
+		t.Fatalf("index:\n%s", r)
+	}
+	s, err := askyourdocs.NewSQLiteStore(t.Context(), nil, askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim), sqlitePath(data, storeName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.DB().ExecContext(t.Context(), `CREATE TRIGGER refuse_b BEFORE INSERT ON chunks WHEN NEW.url LIKE '%/b.html'
+		BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`)
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeHTML(t, filepath.Join(docs, "b.html"), "Bravo", "bravo mountain text about snow")
+	writeHTML(t, filepath.Join(docs, "c.html"), "Charlie", "charlie desert text about sand")
+	r := runCLI(t, work, nil, "index", "--data", data, "docs")
+	out := r.stdout + r.stderr
+	if r.code != 1 || !strings.Contains(out, "Failed 1:") || !strings.Contains(out, "b.html") || !strings.Contains(out, "simulated write failure") {
+		t.Fatalf("a source the store refused is not a reported failure:\n%s", r)
+	}
+	got := cliSources(t, work, data)
+	if len(got) != 2 {
+		t.Errorf("sources %v, want a.html and c.html", got)
+	}
+	for u := range got {
+		if strings.HasSuffix(u, "/b.html") {
+			t.Errorf("the refused file is listed: %v", got)
+		}
 	}
 }

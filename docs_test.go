@@ -1,0 +1,266 @@
+package engine
+
+import (
+	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// docSnippetMarker names the compiled source a Go block in the documentation
+// is taken from: an Example function of this package's tests
+// (`<!-- example: ExampleIndexSource -->`) or a whole Go file of the repo
+// (`<!-- file: examples/askpage/main.go -->`). It stands on the line right
+// before the block's opening fence.
+var docSnippetMarker = regexp.MustCompile(`^<!-- (example|file): (\S+) -->$`)
+
+// docSnippet is one fenced Go block of a Markdown file.
+type docSnippet struct {
+	file   string
+	line   int
+	marker []string // kind and name, or nil when the block has no marker
+	body   string
+}
+
+// TestDocsGoSnippetsCompile keeps every Go block in README.md and docs/ equal to
+// code that the test suite compiles (and, for examples with Output, runs), so
+// the documentation cannot drift from the API.
+func TestDocsGoSnippetsCompile(t *testing.T) {
+	files := []string{"README.md", filepath.Join("cmd", "askyourdocs", "README.md")}
+	pages, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, pages...)
+	examples := exampleBodies(t)
+	checked := 0
+	for _, f := range files {
+		snippets, err := goSnippets(f)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range snippets {
+			checked++
+			if s.marker == nil {
+				t.Errorf("%s:%d: Go block without a <!-- example: Name --> or <!-- file: path --> marker", s.file, s.line)
+				continue
+			}
+			var want string
+			switch s.marker[0] {
+			case "example":
+				body, ok := examples[s.marker[1]]
+				if !ok {
+					t.Errorf("%s:%d: no function %s in the package's tests", s.file, s.line, s.marker[1])
+					continue
+				}
+				want = body
+			case "file":
+				data, err := os.ReadFile(filepath.FromSlash(s.marker[1]))
+				if err != nil {
+					t.Errorf("%s:%d: %v", s.file, s.line, err)
+					continue
+				}
+				want = string(data)
+			}
+			if normaliseSnippet(s.body) != normaliseSnippet(want) {
+				t.Errorf("%s:%d: Go block differs from %s %s; copy it again:\n%s", s.file, s.line, s.marker[0], s.marker[1], normaliseSnippet(want))
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no Go block found in README.md or docs/: the test would check nothing")
+	}
+}
+
+// goSnippets returns the fenced Go blocks of the Markdown file at path.
+func goSnippets(path string) ([]docSnippet, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var (
+		out     []docSnippet
+		prev    string
+		cur     *docSnippet
+		body    strings.Builder
+		lineNum int
+	)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lineNum++
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.TrimSpace(line) == "```go":
+			cur = &docSnippet{file: path, line: lineNum}
+			if m := docSnippetMarker.FindStringSubmatch(strings.TrimSpace(prev)); m != nil {
+				cur.marker = m[1:]
+			}
+			body.Reset()
+		case cur != nil && strings.TrimSpace(line) == "```":
+			cur.body = body.String()
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			body.WriteString(line)
+			body.WriteByte('\n')
+		}
+		prev = line
+	}
+	return out, sc.Err()
+}
+
+// exampleBodies returns the bodies of the Example functions in this
+// directory's test files, without their braces and without the trailing
+// Output comment, keyed by function name.
+func exampleBodies(t *testing.T) map[string]string {
+	t.Helper()
+	names, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	fset := token.NewFileSet()
+	for _, name := range names {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := parser.ParseFile(fset, name, src, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range file.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Example") {
+				continue
+			}
+			start := fset.Position(fn.Body.Lbrace).Offset + 1
+			end := fset.Position(fn.Body.Rbrace).Offset
+			body := string(src[start:end])
+			if i := strings.Index(body, "// Output:"); i >= 0 {
+				body = body[:i]
+			}
+			if i := strings.Index(body, "// Unordered output:"); i >= 0 {
+				body = body[:i]
+			}
+			out[fn.Name.Name] = body
+		}
+	}
+	return out
+}
+
+// normaliseSnippet drops blank lines at both ends, trailing spaces and the
+// leading tabs every line shares, so a block copied out of a function body
+// compares equal to it.
+func normaliseSnippet(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	for len(lines) > 0 && lines[0] == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	shared := -1
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		if n := len(l) - len(strings.TrimLeft(l, "\t")); shared < 0 || n < shared {
+			shared = n
+		}
+	}
+	for i, l := range lines {
+		if len(l) >= shared && shared > 0 {
+			lines[i] = l[shared:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fileMapPatterns returns the backquoted file patterns of the first column
+// of README.md's file map (the table after the <!-- file-map --> marker).
+func fileMapPatterns(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "<!-- file-map -->")
+	if !ok {
+		t.Fatal("README.md has no <!-- file-map --> marker")
+	}
+	var out []string
+	code := regexp.MustCompile("`([^`]+)`")
+	for _, line := range strings.Split(table, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" && len(out) > 0 {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		for _, m := range code.FindAllStringSubmatch(cells[1], -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// TestFileMapCoversEveryFile keeps the file map of README.md and doc.go
+// complete: every Go file of the package matches one of README's patterns,
+// and doc.go names every pattern, so a new file cannot go unmapped.
+func TestFileMapCoversEveryFile(t *testing.T) {
+	patterns := fileMapPatterns(t)
+	if len(patterns) < 10 {
+		t.Fatalf("README.md's file map has only %d patterns: %q", len(patterns), patterns)
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		found := false
+		for _, p := range patterns {
+			if ok, _ := filepath.Match(p, f); ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("%s is not in README.md's file map", f)
+		}
+	}
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range patterns {
+		if !strings.Contains(string(doc), p) {
+			t.Errorf("doc.go's file map lacks %s", p)
+		}
+		if strings.ContainsAny(p, "*?[") || strings.HasSuffix(p, ".go") {
+			if m, _ := filepath.Glob(p); len(m) == 0 {
+				t.Errorf("README.md's file map names %s, which matches no file", p)
+			}
+		} else if _, err := os.Stat(p); err != nil {
+			t.Errorf("README.md's file map names %s: %v", p, err)
+		}
+	}
+}

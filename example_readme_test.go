@@ -1,0 +1,85 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
+	"github.com/firebase/genkit/go/plugins/localvec"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
+)
+
+// writeReadmeDocs writes the two small documents Example_askYourDocuments
+// indexes and returns their folder.
+func writeReadmeDocs() string {
+	dir, err := os.MkdirTemp("", "askyourdocs-readme")
+	if err != nil {
+		log.Fatal(err)
+	}
+	files := map[string]string{
+		"rental.md": "# Kayak rental\n\n## Prices\n\nA day tour costs 95 euros per person, equipment included.\n\n" +
+			"## Safety\n\nEvery paddler wears a life jacket; children under 12 paddle with an adult.\n",
+		"hours.txt": "Opening hours\n=============\n\nThe boathouse opens at eight and closes at six from May to September.\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// Example_askYourDocuments is the README's happy path: index a folder's
+// documents into the embedded SQLite store with the built-in embedder (no
+// model server, no database server), then answer a question with hybrid
+// search: vector and keyword results fused by reciprocal rank.
+func Example_askYourDocuments() {
+	docs := writeReadmeDocs()
+	defer os.RemoveAll(docs)
+
+	ctx := context.Background()
+	g := genkit.Init(ctx)
+	emb := askyourdocs.NewLocalEmbedder(0) // lexical, offline; use a real model in production
+	store, err := askyourdocs.NewSQLiteStore(ctx, g, emb, filepath.Join(docs, "index.db"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+
+	for _, name := range []string{"rental.md", "hours.txt"} {
+		src, err := askyourdocs.NewFileSource(filepath.Join(docs, name))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if _, _, err := askyourdocs.IndexSource(ctx, store, src, 1200, 150, nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	question := "How much is a day tour?"
+	vector, err := store.Retriever.Retrieve(ctx, &ai.RetrieverRequest{
+		Query:   askyourdocs.QueryDocument(question),
+		Options: &localvec.RetrieverOptions{K: 5},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	keyword, err := store.KeywordSearch(ctx, question, 5, nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fused := askyourdocs.ReciprocalRankFusion([]askyourdocs.RankedList{
+		{Docs: vector.Documents}, {Docs: keyword},
+	}, 0, 3)
+	best := fused[0].Doc
+	fmt.Println(filepath.Base(best.Metadata[askyourdocs.MetaURL].(string)))
+	fmt.Println(askyourdocs.BestExcerpt(askyourdocs.DocText(best), question))
+	// Output:
+	// rental.md
+	// Kayak rental Prices A day tour costs 95 euros per person, equipment included.
+}

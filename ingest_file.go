@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// Metadata keys FileSource writes besides MetaURL, MetaSource and
+// MetaBreadcrumb. The
+// keyword ranking of the stores reads MetaBreadcrumb (breadcrumb terms
+// weigh more), and an app shows MetaPages in citations and gives the
+// model MetaParentText, the wider window around the chunk.
+const (
+	// MetaParentText is the metadata key of a chunk's ParentText.
+	MetaParentText = "parentText"
+	// MetaPages is the metadata key of a chunk's Pages ("3" or "3-4").
+	MetaPages = "pages"
+)
+
+// FileSource is the IngestSource of one document file on disk: every
+// format ExtractParagraphs reads, and HTML files (.html, .htm, .xhtml)
+// through HTMLToStructuredText. Its chunks carry the metadata MetaURL (the
+// absolute path), MetaSource (Source, or the absolute path when Source is
+// empty), MetaParentText, and MetaPages and MetaBreadcrumb when the chunk
+// has them. Re-indexing a file replaces its previous chunks (DeleteStale
+// deletes by URL, which the stores turn into a diff that embeds only the
+// changed chunks).
+type FileSource struct {
+	// Path is the file's absolute path; NewFileSource sets it.
+	Path string
+	// Source is what the user indexed, e.g. the folder the file was
+	// found in, so that a folder's files can be deleted together with
+	// DeleteBySource. Empty means Path.
+	Source string
+}
+
+// NewFileSource returns the IngestSource of the file at path (made
+// absolute). It fails when the path does not name a regular file or its
+// extension is not one the engine reads (an error wrapping
+// ErrUnsupportedFormat).
+func NewFileSource(path string) (*FileSource, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("file source %q: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("file source: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("file source %s: not a regular file", abs)
+	}
+	if ext := filepath.Ext(abs); !isHTMLExt(ext) && !SupportedDocumentExt(ext) && ext != "" {
+		return nil, fmt.Errorf("file source %s: %w", abs, ErrUnsupportedFormat)
+	}
+	return &FileSource{Path: abs}, nil
+}
+
+// isHTMLExt reports whether ext (with the dot, any case) names an HTML file.
+func isHTMLExt(ext string) bool {
+	switch strings.ToLower(ext) {
+	case ".html", ".htm", ".xhtml":
+		return true
+	}
+	return false
+}
+
+// Name returns the file's path.
+func (s *FileSource) Name() string { return s.Path }
+
+// Fetch reads the file's paragraphs.
+func (s *FileSource) Fetch(ctx context.Context) ([]Paragraph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !isHTMLExt(filepath.Ext(s.Path)) {
+		return ExtractParagraphs(s.Path)
+	}
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s.Path, err)
+	}
+	defer f.Close()
+	paras, err := HTMLToStructuredText(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s.Path, err)
+	}
+	return paras, nil
+}
+
+// Documents turns the file's chunks into documents with the metadata
+// described on FileSource.
+func (s *FileSource) Documents(chunks []Chunk) []*ai.Document {
+	source := s.Source
+	if source == "" {
+		source = s.Path
+	}
+	docs := make([]*ai.Document, 0, len(chunks))
+	for _, c := range chunks {
+		meta := map[string]any{
+			MetaURL:        s.Path,
+			MetaSource:     source,
+			MetaParentText: c.ParentText,
+		}
+		if c.Pages != "" {
+			meta[MetaPages] = c.Pages
+		}
+		if c.Breadcrumb != "" {
+			meta[MetaBreadcrumb] = c.Breadcrumb
+		}
+		docs = append(docs, ai.DocumentFromText(c.Text, meta))
+	}
+	return docs
+}
+
+// DeleteStale deletes the chunks of the file's previous version.
+func (s *FileSource) DeleteStale(ctx context.Context, store VectorStore) (int, error) {
+	if store == nil {
+		return 0, errors.New("file source: nil store")
+	}
+	return store.DeleteByURL(ctx, s.Path)
+}

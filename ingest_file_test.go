@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestNewFileSourceRefusals(t *testing.T) {
+	dir := t.TempDir()
+	legacy := filepath.Join(dir, "old.doc")
+	if err := os.WriteFile(legacy, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewFileSource(legacy); !errors.Is(err, ErrUnsupportedFormat) {
+		t.Errorf("a .doc file: got %v, want ErrUnsupportedFormat", err)
+	}
+	if _, err := NewFileSource(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a folder: got %v", err)
+	}
+	if _, err := NewFileSource(filepath.Join(dir, "missing.pdf")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: got %v, want os.ErrNotExist", err)
+	}
+}
+
+func TestFileSourceIndexesAndReplaces(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	page := filepath.Join(dir, "guide.html")
+	write := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(page, []byte("<html><body><h1>Guide</h1>"+body+"</body></html>"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("<h2>Setup</h2><p>Install the package first.</p>")
+	rel, err := filepath.Rel(mustGetwd(t), page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewFileSource(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.Path != page || src.Name() != page {
+		t.Fatalf("Path %q, Name %q: want the absolute path %q", src.Path, src.Name(), page)
+	}
+	src.Source = dir
+	store := &ingestMemStore{}
+	if _, _, err := IndexSource(ctx, store, src, 1200, 150, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(store.docs) == 0 {
+		t.Fatal("no chunks indexed")
+	}
+	d := store.docs[0]
+	for key, want := range map[string]string{MetaURL: page, MetaSource: dir, MetaBreadcrumb: "Guide > Setup"} {
+		if got := metaString(d.Metadata, key); got != want {
+			t.Errorf("metadata %s = %q, want %q", key, got, want)
+		}
+	}
+	if !strings.Contains(metaString(d.Metadata, MetaParentText), "Install the package first.") {
+		t.Errorf("parent text %q lacks the paragraph", metaString(d.Metadata, MetaParentText))
+	}
+
+	// The new version replaces the old one: no chunk of it is left.
+	write("<h2>Setup</h2><p>Download the installer instead.</p>")
+	if _, _, err := IndexSource(ctx, store, src, 1200, 150, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range store.docs {
+		if strings.Contains(DocText(d), "Install the package") {
+			t.Errorf("old chunk still indexed: %q", DocText(d))
+		}
+	}
+	if store.count(page) == 0 {
+		t.Error("new version not indexed")
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}

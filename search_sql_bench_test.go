@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// BenchmarkPgvecKeywordSearch measures PgvecStore.KeywordSearch (all stages,
+// 10 results) over chunks of about 120 words drawn from a Zipf-distributed
+// vocabulary of 5,000 words, as prose has, with the "english"
+// configuration: p50 and p95 latency over a fixed mix of keyword,
+// long-keyword (prefix stage) and quoted-phrase queries, one operation
+// being the 7 queries in turn. ASKYOURDOCS_BENCH_KW_ROWS is a
+// comma-separated list of store sizes (default 10000; docs/postgres.md uses
+// 50000,100000): one store grows to each size in turn, with a
+// sub-benchmark per size (rows=N).
+func BenchmarkPgvecKeywordSearch(b *testing.B) {
+	var sizes []int
+	for _, f := range strings.Split(cmp.Or(os.Getenv("ASKYOURDOCS_BENCH_KW_ROWS"), "10000"), ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 || (len(sizes) > 0 && v <= sizes[len(sizes)-1]) {
+			b.Fatalf("ASKYOURDOCS_BENCH_KW_ROWS=%q: want increasing positive numbers separated by commas", os.Getenv("ASKYOURDOCS_BENCH_KW_ROWS"))
+		}
+		sizes = append(sizes, v)
+	}
+	n := sizes[len(sizes)-1]
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(3, 4))
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		vocab[i] = pgBenchWord(r, 3+r.IntN(8))
+	}
+	zipf := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
+	docs := make([]*ai.Document, n)
+	for i := range docs {
+		words := make([]string, 100+r.IntN(40))
+		for j := range words {
+			words[j] = vocab[zipf.Uint64()]
+		}
+		docs[i] = ai.DocumentFromText(strings.Join(words, " "), map[string]any{MetaURL: fmt.Sprintf("doc%d.pdf", i/20)})
+	}
+	queries := []string{
+		vocab[3] + " " + vocab[250],
+		vocab[40] + " " + vocab[900] + " " + vocab[2000],
+		vocab[1200],
+		vocab[7] + " " + vocab[15],
+		`"` + strings.Join(strings.Fields(DocText(docs[17]))[10:13], " ") + `" ` + vocab[60],
+		"information retrieval " + vocab[400],
+		pgBenchWord(r, 11) + " " + vocab[30],
+	}
+	s := pgBenchStore(b, newTestEmbedder(8), 8, &PgvecOptions{TextSearchConfig: "english"})
+	loaded := 0
+	for _, size := range sizes {
+		for ; loaded < size; loaded = min(loaded+5000, size) {
+			if err := s.Index(ctx, docs[loaded:min(loaded+5000, size)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := s.Pool.Exec(ctx, `VACUUM ANALYZE `+pgvecIdent(s.Table())); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("rows=%d", size), func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				for _, q := range queries {
+					start := time.Now()
+					if _, err := s.KeywordSearch(ctx, q, 10, nil, "", nil); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(start))
+				}
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+			b.ReportMetric(float64(size), "rows")
+		})
+	}
+}
+
+// pgBenchWord returns a random lower-case word of n letters.
+func pgBenchWord(r *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + r.IntN(26))
+	}
+	return string(b)
+}
