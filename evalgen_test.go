@@ -54,7 +54,8 @@ func (f *evalGenFake) generate(ctx context.Context, req *ai.ModelRequest, cb ai.
 
 // evalGenSetup returns a Genkit with the fake as "test/qa" and a directory
 // with two readable .docx files (one in a subdirectory), an unreadable .docx,
-// an unreadable .pdf and a text file that is not a document.
+// an unreadable .pdf, a text file, a .pptx deck and a legacy .doc the walk
+// passes over.
 func evalGenSetup(t *testing.T, f *evalGenFake) (*genkit.Genkit, []ai.GenerateOption, string) {
 	t.Helper()
 	g := genkit.Init(context.Background())
@@ -79,7 +80,7 @@ func evalGenSetup(t *testing.T, f *evalGenFake) (*genkit.Genkit, []ai.GenerateOp
 	// The formats of issue 15 are read too: a text file and a deck. A legacy
 	// .doc is not a document the walk reads, so it is neither read nor
 	// counted as skipped.
-	copyFile("testdata/eval/README.md", filepath.Join(dir, "notes.txt"))
+	copyFile("testdata/formats/notes.txt", filepath.Join(dir, "notes.txt"))
 	copyFile("testdata/formats/slides.pptx", filepath.Join(dir, "sub", "deck.pptx"))
 	copyFile("testdata/eval/broken.docx", filepath.Join(dir, "old.doc"))
 	return g, []ai.GenerateOption{ai.WithModel(m)}, dir
