@@ -260,3 +260,77 @@ func TestSQLiteImportExportLocalvec(t *testing.T) {
 		t.Error("bad export name accepted")
 	}
 }
+
+// TestSQLiteVectorCacheKeptAfterSmallChange checks that a writer changing a
+// few rows of a cached index leaves the cache file as it is (re-indexing one
+// document must not rewrite a large file), that a new store still sees the
+// change through the rows since the cache, including a deletion, and that a
+// change of sqliteCacheMinRows rows or more does rewrite the cache.
+func TestSQLiteVectorCacheKeptAfterSmallChange(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "d.db")
+	emb := newTestEmbedder(8)
+	write := func(f func(s *SQLiteStore) error) {
+		t.Helper()
+		s, err := NewSQLiteStore(ctx, nil, emb, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cacheGen := func() (int64, int) {
+		t.Helper()
+		c, err := loadSQLiteVectorCache(path + ".vectors")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.release()
+		return c.gen, len(c.rids)
+	}
+	write(func(s *SQLiteStore) error {
+		if err := s.Index(ctx, pgTestDocs("a", "apple", 50)); err != nil {
+			return err
+		}
+		return s.Index(ctx, pgTestDocs("x", "xylophone", 1))
+	})
+	gen0, rows0 := cacheGen()
+	if rows0 != 51 {
+		t.Fatalf("first cache holds %d rows, want 51", rows0)
+	}
+
+	write(func(s *SQLiteStore) error {
+		if err := s.Index(ctx, pgTestDocs("b", "banana", 3)); err != nil {
+			return err
+		}
+		_, err := s.DeleteBySource(ctx, "x")
+		return err
+	})
+	if gen, rows := cacheGen(); gen != gen0 || rows != rows0 {
+		t.Errorf("a 4-row change rewrote the cache: generation %d -> %d, rows %d -> %d", gen0, gen, rows0, rows)
+	}
+	r := sqliteTestStore(t, path, emb)
+	got, err := r.Retrieve(ctx, ai.DocumentFromText("banana chunk 1 about topic1 and subject1", nil), 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := map[any]int{}
+	for _, d := range got {
+		sources[d.Metadata[MetaSource]]++
+		if d.Metadata[MetaSource] == "x" {
+			t.Errorf("deleted chunk returned from the stale cache: %v", d.Metadata)
+		}
+	}
+	if sources["b"] != 3 || sources["a"] != 50 {
+		t.Errorf("a new store sees %v, want 3 of b and 50 of a", sources)
+	}
+
+	write(func(s *SQLiteStore) error { return s.Index(ctx, pgTestDocs("c", "cherry", sqliteCacheMinRows)) })
+	if gen, rows := cacheGen(); gen == gen0 || rows != 50+3+sqliteCacheMinRows {
+		t.Errorf("a %d-row change: cache generation %d (was %d), %d rows", sqliteCacheMinRows, gen, gen0, rows)
+	}
+}
