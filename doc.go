@@ -34,7 +34,7 @@
 //   - document*.go: [Paragraph], [ExtractParagraphs] and format dispatch;
 //     document_pdf*.go the PDF reader (lexer, fonts, layout, guards)
 //   - docx*.go: the .docx reader (body, styles, tables, notes, properties)
-//   - pptx.go, xlsx.go, odf.go, epub.go, markdown.go, text.go: the other formats
+//   - pptx.go, xlsx.go, odf*.go, epub.go, markdown.go, text.go: the other formats
 //   - zipguard.go: the zip-bomb and size guard shared by zip-based formats
 //   - table_rows.go: table rows as labelled paragraphs
 //   - web*.go: [FetchWebPage] and the SSRF guard (web_guard.go),
