@@ -78,7 +78,9 @@ func chunkSpans(paras []Paragraph) []chunkSpan {
 // mergeSmallSections returns paras with runs of small neighbouring sections
 // merged: a section is added to the run before it while one of the two is
 // smaller than maxSize/chunkMinFraction runes and both fit in maxSize runes
-// together; a run still that short joins the run before it
+// together (a small section after a large run starts a new run instead
+// when it can join the small section after it); a run still that short
+// joins the run before it
 // (or, for the first, the one after) even if that makes it longer than a
 // chunk. In a merged run the first paragraph, when it is a heading, stays
 // the run's heading; every other heading becomes a plain line; and every
@@ -100,7 +102,13 @@ func mergeSmallSections(paras []Paragraph, maxSize int) []Paragraph {
 	for i, s := range spans {
 		if n := len(runs); n > 0 {
 			r := &runs[n-1]
-			if (r.size < small || s.size < small) && r.size+1+s.size <= maxSize {
+			fits := (r.size < small || s.size < small) && r.size+1+s.size <= maxSize
+			// A small section after a large run goes with the small ones
+			// after it, if it can: siblings rather than the section before.
+			if fits && r.size >= small && i+1 < len(spans) && spans[i+1].size < small && s.size+1+spans[i+1].size <= maxSize {
+				fits = false
+			}
+			if fits {
 				r.last, r.size = i, r.size+1+s.size
 				continue
 			}

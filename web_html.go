@@ -360,6 +360,11 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 		name = string(rawName)
 	}
 	drop := kind&htmlSkip != 0 || at.hidden || at.permalink
+	if at.boiler && kind&htmlBlock == 0 && (b.top() == nil || b.top().level == 0) {
+		// An inline element (a skip link, a "nav-link") has no paragraph
+		// of its own to judge later; inside a heading it is the heading.
+		drop = true
+	}
 	if b.dropping() {
 		e := htmlOpen{a: a, name: name}
 		b.inherit(&e)
