@@ -95,8 +95,12 @@ func count(dir string, size, overlap, show int) (counts, error) {
 			return err
 		}
 		paras, err := extract(p)
-		if err != nil || paras == nil {
-			return err
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "chunkstats: skipped: %v\n", err) // as the CLI's index skips it
+			return nil
+		}
+		if paras == nil {
+			return nil
 		}
 		c.pages++
 		chunks := askyourdocs.BuildChunks(paras, size, overlap)
