@@ -84,8 +84,10 @@ func chunkSpans(paras []Paragraph) []chunkSpan {
 // (or, for the first, the one after) even if that makes it longer than a
 // chunk. In a merged run the first paragraph, when it is a heading, stays
 // the run's heading; every other heading becomes a plain line; and every
-// paragraph gets the run's breadcrumb, the longest common prefix (whole
-// elements) of its sections' breadcrumbs. paras itself is not modified; it
+// paragraph gets the run's breadcrumb: the longest common prefix (whole
+// elements) of its sections' breadcrumbs, or, when one section holds more
+// than two thirds of the run, that section's breadcrumb (keyword ranking
+// weighs breadcrumb terms, and the chunk is about that section). paras itself is not modified; it
 // is returned as is when nothing merges or maxSize <= 0.
 func mergeSmallSections(paras []Paragraph, maxSize int) []Paragraph {
 	if maxSize <= 0 {
@@ -140,9 +142,17 @@ func mergeSmallSections(paras []Paragraph, maxSize int) []Paragraph {
 		if r.first == r.last {
 			continue
 		}
-		crumb := spans[r.first].crumb
+		crumb, big := spans[r.first].crumb, r.first
 		for k := r.first + 1; k <= r.last; k++ {
 			crumb = chunkCommonCrumb(crumb, spans[k].crumb)
+			if spans[k].size > spans[big].size {
+				big = k
+			}
+		}
+		if 3*spans[big].size > 2*r.size {
+			// Small sections absorbed by a large one: the chunk is about
+			// the large one and keeps its breadcrumb.
+			crumb = spans[big].crumb
 		}
 		start, end := spans[r.first].start, spans[r.last].end
 		for k := start; k < end; k++ {
