@@ -102,7 +102,7 @@ func (cb *chunkBuilder) run(paras []Paragraph) {
 				continue
 			}
 			if len(sec) > 0 && (sawBody && (p.Heading || p.Breadcrumb != bodyPath) || secBytes+len(cp.text) >= chunkMaxSection) {
-				cb.section(sec)
+				cb.sectionWithTail(sec)
 				sec, sawBody, secBytes = sec[:0], false, 0
 			}
 			if !p.Heading && !sawBody {
@@ -113,7 +113,7 @@ func (cb *chunkBuilder) run(paras []Paragraph) {
 		}
 	}
 	if len(sec) > 0 {
-		cb.section(sec)
+		cb.sectionWithTail(sec)
 	}
 }
 

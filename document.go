@@ -343,6 +343,7 @@ func normalizeSpacesFrom(s string, i int) (string, bool) {
 // runs in time linear in the size of the input plus the size of the output.
 // The chunks' strings share memory with each other.
 func BuildChunks(paras []Paragraph, maxSize, overlapSize int) []Chunk {
+	paras = mergeSmallSections(paras, maxSize)
 	cb := newChunkBuilder(paras, maxSize, overlapSize)
 	cb.run(paras)
 	if len(cb.chunks) == 0 {

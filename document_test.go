@@ -144,7 +144,7 @@ func TestBuildChunksWithoutHeadingParagraphs(t *testing.T) {
 		chunkTestPara("More alpha.", 0, false, "§ 3 Docs > Alpha"),
 		chunkTestPara("Beta text.", 0, false, "§ 3 Docs > Beta"),
 	}
-	got := BuildChunks(paras, 1000, 0)
+	got := BuildChunks(paras, 60, 0) // sections of at least 60/6 runes: none is merged
 	if len(got) != 2 || got[0].Text != "Alpha text.\nMore alpha." || got[1].Section != "Beta" || got[1].Top != "§ 3" || got[0].Pages != "" {
 		t.Errorf("got %#v", got)
 	}
@@ -328,11 +328,14 @@ func TestBuildChunksParentText(t *testing.T) {
 		fmt.Fprintf(&sb, "s%04d ", i)
 	}
 	long := sb.String() // 12,000 runes
+	// The second section is short, but not so short (under maxSize/6) that
+	// it is merged into the first.
+	short := strings.TrimSpace(strings.Repeat("short body ", 40))
 	paras := []Paragraph{
 		chunkTestPara("First", 1, true, "First"),
 		chunkTestPara(long, 1, false, "First"),
 		chunkTestPara("Second", 2, true, "Second"),
-		chunkTestPara("short body", 2, false, "Second"),
+		chunkTestPara(short, 2, false, "Second"),
 	}
 	for _, maxSize := range []int{200, 2000} {
 		window := max(2*maxSize, 3000)
@@ -349,7 +352,7 @@ func TestBuildChunksParentText(t *testing.T) {
 				if strings.Contains(c.ParentText, "Second") {
 					t.Errorf("ParentText crosses into the next section")
 				}
-			} else if c.ParentText != "Second\nshort body" {
+			} else if c.ParentText != "Second\n"+short {
 				t.Errorf("short section ParentText %q", c.ParentText)
 			}
 		}
@@ -502,7 +505,10 @@ func TestBuildChunksProperties(t *testing.T) {
 			if start < 0 || (ci == 0 && start != 0) {
 				t.Fatalf("iter %d chunk %d (max %d): %q is not the continuation of the input at %d..%d", iter, ci, maxSize, c.Text, pos, end)
 			}
-			if start < end {
+			// A section's short last chunk may start earlier (see
+			// sectionWithTail): its overlap is longer, it stays short.
+			extended := utf8.RuneCountInString(c.Text) <= maxSize/chunkMinFraction+chunkLongestWord(words)
+			if start < end && !extended {
 				ov := strings.Join(input[start:end], " ")
 				if utf8.RuneCountInString(ov) > overlap && overlap >= 0 {
 					t.Fatalf("iter %d chunk %d: overlap %q longer than %d", iter, ci, ov, overlap)
@@ -728,4 +734,13 @@ func TestChunkSimple(t *testing.T) {
 			t.Errorf("chunkSimple(%q, %d) = %v", c.s, c.max, got)
 		}
 	}
+}
+
+// chunkLongestWord returns the length in runes of the longest of words.
+func chunkLongestWord(words []string) int {
+	n := 0
+	for _, w := range words {
+		n = max(n, utf8.RuneCountInString(w))
+	}
+	return n
 }

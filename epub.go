@@ -111,7 +111,7 @@ func extractEpub(r io.ReaderAt, size int64) ([]Paragraph, error) {
 		if data == nil {
 			return nil, fmt.Errorf("%w: spine item %s is missing", ErrInvalidDocument, it.href)
 		}
-		paras, err := HTMLToStructuredText(bytes.NewReader(data))
+		paras, err := htmlParse(bytes.NewReader(data), false)
 		if err != nil {
 			return nil, fmt.Errorf("%w: chapter %s: %w", ErrInvalidDocument, it.href, err)
 		}

@@ -118,8 +118,8 @@ func Example_indexPageAndAnswer() {
 	}
 	fmt.Println(answer.Text())
 	// Output:
-	// indexed 2 chunks (replaced 0)
-	// best match of 2: Pricing / A day tour costs 95 euros per person, equipment included.
+	// indexed 1 chunks (replaced 0)
+	// best match of 1: About Fjordline / Fjordline rents sea kayaks on the west coast. / Pricing / A day tour costs 95 euros per person, equipment included.
 	// From the context: A day tour costs 95 euros per person, equipment included.
 }
 

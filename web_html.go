@@ -69,6 +69,13 @@ const (
 // error is returned only when r fails; a page without text gives no
 // paragraphs.
 func HTMLToStructuredText(r io.Reader) ([]Paragraph, error) {
+	return htmlParse(r, true)
+}
+
+// htmlParse is HTMLToStructuredText; pageTitle false leaves the page title
+// out of the breadcrumbs (for EPUB chapters, which get the book's own
+// chapter titles).
+func htmlParse(r io.Reader, pageTitle bool) ([]Paragraph, error) {
 	var buf bytes.Buffer
 	if l, ok := r.(interface{ Len() int }); ok {
 		buf.Grow(l.Len() + bytes.MinRead)
@@ -82,7 +89,7 @@ func HTMLToStructuredText(r io.Reader) ([]Paragraph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read HTML: %w", err)
 	}
-	b := &htmlBuilder{counts: make(map[string]int32)}
+	b := &htmlBuilder{counts: make(map[string]int32), pageTitle: pageTitle}
 	z := html.NewTokenizer(bytes.NewReader(src))
 	for {
 		tt := z.Next()
@@ -93,6 +100,9 @@ func HTMLToStructuredText(r io.Reader) ([]Paragraph, error) {
 			}
 			return b.finish(), nil
 		case html.TextToken:
+			if b.wantTitle {
+				b.titleText = append(b.titleText, z.Text()...)
+			}
 			if !b.dropping() {
 				b.appendText(z.Text())
 			}
@@ -118,6 +128,7 @@ const (
 	htmlInSectioning
 	htmlInLink
 	htmlInForeign // inside <svg> or <math>
+	htmlInAdmon   // inside an admonition box (note, tip, warning, ...)
 )
 
 // Indexes into htmlOpen.scope: the stack index of the nearest open element
@@ -138,10 +149,11 @@ type htmlOpen struct {
 	a       atom.Atom
 	name    string
 	flags   htmlFlags
-	level   int8 // heading level of this element or its nearest heading ancestor
-	table   bool // this element opened a htmlTable (or cell, for td/th)
-	ordered bool // ol: items are numbered
-	next    int  // ol: number of the next item
+	level   int8  // heading level of this element or its nearest heading ancestor
+	table   bool  // this element opened a htmlTable (or cell, for td/th)
+	ordered bool  // ol: items are numbered
+	next    int   // ol: number of the next item
+	boil    int32 // index+1 in htmlBuilder.boilers of the innermost possible boilerplate element, 0 for none
 	scope   [htmlScopeN]int32
 }
 
@@ -150,6 +162,7 @@ type htmlRawPara struct {
 	text  string
 	level int8
 	zone  htmlFlags
+	boil  int32 // htmlOpen.boil of the element the paragraph ended in
 }
 
 // htmlBuilder turns a token stream into paragraphs.
@@ -171,6 +184,11 @@ type htmlBuilder struct {
 	prefix  string // list marker for the paragraph's first character
 	brRun   int    // consecutive <br> without text between
 	scratch []byte
+
+	boilers   []htmlBoiler // elements that may be boilerplate, in document order
+	pageTitle bool         // start every breadcrumb with the page title
+	wantTitle bool         // inside the first <title>
+	titleText []byte       // its text
 }
 
 func (b *htmlBuilder) top() *htmlOpen {
@@ -285,11 +303,12 @@ func (b *htmlBuilder) flush() {
 	}
 	var level int8
 	var zone htmlFlags
+	var boil int32
 	if t := b.top(); t != nil {
-		level, zone = t.level, t.flags
+		level, zone, boil = t.level, t.flags, t.boil
 	}
 	s := b.sink()
-	*s = append(*s, htmlRawPara{text: string(b.text), level: level, zone: zone})
+	*s = append(*s, htmlRawPara{text: string(b.text), level: level, zone: zone, boil: boil})
 	if level > 0 {
 		if n := len(b.tables); n > 0 {
 			if c := b.tables[n-1].openCell(); c != nil {
@@ -318,6 +337,13 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 		}
 		return
 	}
+	b.wantTitle = false
+	if a == atom.Title && b.topFlags()&htmlInForeign == 0 && len(b.titleText) == 0 {
+		b.wantTitle = true
+	}
+	if a == atom.Input && at.secret && !b.dropping() {
+		b.markForm()
+	}
 	if kind&htmlVoid != 0 {
 		if kind&htmlBlock != 0 && !b.dropping() {
 			b.flush()
@@ -333,7 +359,12 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	} else {
 		name = string(rawName)
 	}
-	drop := kind&htmlSkip != 0 || at.hidden
+	drop := kind&htmlSkip != 0 || at.hidden || at.permalink
+	if at.boiler && kind&htmlBlock == 0 && (b.top() == nil || b.top().level == 0) {
+		// An inline element (a skip link, a "nav-link") has no paragraph
+		// of its own to judge later; inside a heading it is the heading.
+		drop = true
+	}
 	if b.dropping() {
 		e := htmlOpen{a: a, name: name}
 		b.inherit(&e)
@@ -371,6 +402,9 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	case a == atom.A && at.href:
 		e.flags |= htmlInLink
 	}
+	if at.admon {
+		e.flags |= htmlInAdmon
+	}
 	if kind&htmlPScope != 0 {
 		e.scope[htmlScopeP] = -1
 	}
@@ -385,7 +419,9 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	idx := int32(len(b.stack))
 	switch a {
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-		e.level = int8(rawName[1] - '0')
+		if e.flags&htmlInAdmon == 0 { // an admonition's title labels its box
+			e.level = int8(rawName[1] - '0')
+		}
 	case atom.P:
 		e.scope[htmlScopeP] = idx
 	case atom.Li:
@@ -405,6 +441,13 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	if !b.push(e, drop) || drop {
 		return
 	}
+	switch {
+	case a == atom.Html || a == atom.Body || a == atom.Main || a == atom.Article:
+	case at.boiler || at.idBoiler && !at.section && e.level == 0 && a != atom.Section:
+		b.openBoiler(b.top(), htmlBoilerClass, false)
+	case a == atom.Form:
+		b.openBoiler(b.top(), htmlBoilerForm, at.formHint)
+	}
 	b.openStructure(a, at)
 }
 
@@ -412,7 +455,7 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 // into e.
 func (b *htmlBuilder) inherit(e *htmlOpen) {
 	if t := b.top(); t != nil {
-		e.flags, e.level, e.scope = t.flags, t.level, t.scope
+		e.flags, e.level, e.scope, e.boil = t.flags, t.level, t.scope, t.boil
 		return
 	}
 	for i := range e.scope {
@@ -487,6 +530,7 @@ func (b *htmlBuilder) push(e htmlOpen, drop bool) bool {
 }
 
 func (b *htmlBuilder) endTag(rawName []byte) {
+	b.wantTitle = false
 	a := atom.Lookup(rawName)
 	if a == atom.Br { // </br> is read as <br>
 		if !b.dropping() {
@@ -600,13 +644,24 @@ func (b *htmlBuilder) finish() []Paragraph {
 		}
 		return z&htmlInBoiler == 0
 	}
-	var out []Paragraph
-	var trail [7]string
-	crumb := ""
+	drop := b.droppedBoilers(keep)
+	kept := b.paras[:0]
 	for _, p := range b.paras {
-		if !keep(p.zone) {
+		if !keep(p.zone) || p.boil > 0 && drop[p.boil-1] {
 			continue
 		}
+		if p.text = htmlStripMarks(p.text, p.level > 0); p.text != "" {
+			kept = append(kept, p)
+		}
+	}
+	title := ""
+	if b.pageTitle {
+		title = b.title(kept)
+	}
+	var out []Paragraph
+	var trail [7]string
+	crumb := title
+	for _, p := range kept {
 		if p.level > 0 {
 			trail[p.level] = p.text
 			for l := p.level + 1; l < 7; l++ {
@@ -619,8 +674,37 @@ func (b *htmlBuilder) finish() []Paragraph {
 				}
 			}
 			crumb = strings.Join(parts, " > ")
+			if title != "" && !strings.EqualFold(parts[0], title) {
+				crumb = title + " > " + crumb
+			}
 		}
 		out = append(out, Paragraph{Text: p.text, Heading: p.level > 0, Breadcrumb: crumb})
 	}
 	return out
+}
+
+// title returns the page title that must start the breadcrumbs of the kept
+// paragraphs paras, or "" when they start with it already: when the page's
+// first paragraph is its only heading of the highest level, that heading
+// tops every breadcrumb; else the title is the text of <title>, trimmed of
+// a site name (see htmlPageTitle).
+func (b *htmlBuilder) title(paras []htmlRawPara) string {
+	top, count := int8(7), 0
+	var headings []string
+	for _, p := range paras {
+		if p.level == 0 {
+			continue
+		}
+		headings = append(headings, p.text)
+		switch {
+		case p.level < top:
+			top, count = p.level, 1
+		case p.level == top:
+			count++
+		}
+	}
+	if len(paras) == 0 || count == 1 && paras[0].level == top {
+		return ""
+	}
+	return htmlPageTitle(string(b.titleText), headings)
 }

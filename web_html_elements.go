@@ -64,12 +64,22 @@ type htmlTagAttrs struct {
 	start   int
 	colspan int
 	rowspan int
+	// From class and id tokens (see htmlClassify).
+	boiler    bool // class names page furniture
+	idBoiler  bool // id names page furniture
+	admon     bool // class names an admonition box
+	permalink bool // class names a heading permalink anchor
+	section   bool // class names a content section
+	formHint  bool // class, id, role or action names a search or login form
+	secret    bool // input of type password or search
 }
 
 // htmlAttrHints are lower-case substrings of a tag without which none of
 // its attributes can change the result (hidden, aria-hidden, display:none,
-// visibility:hidden, role, the screen-reader-only classes).
-var htmlAttrHints = [][]byte{[]byte("hidden"), []byte("display"), []byte("role"), []byte("sr-only"), []byte("screen-reader")}
+// visibility:hidden, role, the screen-reader-only classes, class and id
+// for the boilerplate rules, search and password inputs).
+var htmlAttrHints = [][]byte{[]byte("hidden"), []byte("display"), []byte("role"), []byte("sr-only"), []byte("screen-reader"),
+	[]byte("class"), []byte("id="), []byte("password"), []byte("search")}
 
 // attrsMatter reports whether the attributes of a tag with raw source raw
 // need reading (the tokenizer copies every attribute it returns), and
@@ -120,11 +130,35 @@ func (b *htmlBuilder) readAttrs(z *html.Tokenizer) htmlTagAttrs {
 				case "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text":
 					at.hidden = true
 				}
+				switch htmlClassify(strings.ToLower(string(c))) {
+				case htmlClassBoiler:
+					at.boiler = true
+				case htmlClassAdmon:
+					at.admon = true
+				case htmlClassPermalink:
+					at.permalink = true
+				case htmlClassSection:
+					at.section = true
+				}
 			}
+			at.formHint = at.formHint || htmlFormHint(v)
+		case "id":
+			for rest := v; len(rest) > 0; {
+				var c []byte
+				c, rest = htmlNextToken(rest)
+				at.idBoiler = at.idBoiler || htmlClassify(strings.ToLower(string(c))) == htmlClassBoiler
+			}
+			at.formHint = at.formHint || htmlFormHint(v)
+		case "action":
+			at.formHint = at.formHint || htmlFormHint(v)
+		case "type":
+			t := strings.ToLower(string(bytes.TrimSpace(v)))
+			at.secret = t == "password" || t == "search"
 		case "role":
 			if c, _ := htmlNextToken(v); len(c) > 0 {
 				at.role = strings.ToLower(string(c))
 			}
+			at.formHint = at.formHint || htmlFormHint(v)
 		case "href":
 			at.href = true
 		case "start":

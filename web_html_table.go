@@ -28,6 +28,7 @@ type htmlRow struct {
 type htmlTable struct {
 	out       *[]htmlRawPara // where the table's paragraphs go
 	zone      htmlFlags
+	boil      int32
 	layout    bool
 	rows      []htmlRow
 	rowOpen   bool
@@ -79,7 +80,7 @@ func (b *htmlBuilder) emitTable(t *htmlTable) {
 		// A table of links only: a navigation bar laid out as a table.
 	default:
 		for _, row := range htmlDataRows(t) {
-			*out = append(*out, htmlRawPara{text: row, zone: t.zone})
+			*out = append(*out, htmlRawPara{text: row, zone: t.zone, boil: t.boil})
 		}
 	}
 }
@@ -243,7 +244,7 @@ func (b *htmlBuilder) openStructure(a atom.Atom, at htmlTagAttrs) {
 				c.nested = true
 			}
 		}
-		nt := &htmlTable{out: b.sink(), zone: e.flags, layout: at.role == "presentation" || at.role == "none"}
+		nt := &htmlTable{out: b.sink(), zone: e.flags, boil: e.boil, layout: at.role == "presentation" || at.role == "none"}
 		b.tables = append(b.tables, nt)
 		e.table = true
 	case atom.Caption:

@@ -209,7 +209,7 @@ func TestHTMLToStructuredTextCases(t *testing.T) {
 			"ab\nc\nd\n"},
 		{"skipped elements",
 			`<script>X</script><style>X</style><noscript>X</noscript><template>X</template><svg><text>X</text></svg><iframe>X</iframe><title>X</title><button>X</button><select><option>X</select><textarea>X</textarea><math><mi>X</mi></math><p>kept</p>`,
-			"kept\n"},
+			"kept [X]\n"}, // the <title> is no text, but it is the page title in the breadcrumb
 		{"self-closing foreign and void elements",
 			`<p>a<img src=x alt="X">b<input value="X"><wbr>c</p><x-icon/><p>d</p>`,
 			"abc\nd\n"},

@@ -158,7 +158,7 @@ func TestDoctor(t *testing.T) {
 		t.Fatalf("doctor --json: %v\n%s", err, r)
 	}
 	text := fmt.Sprint(rep.Checks)
-	for _, want := range []string{"3 documents, 13 chunks", "askyourdocs/local-hash-1024, dimension 1024", "Ollama at " + model.URL + " answers; models: fake-llm:latest"} {
+	for _, want := range []string{"3 documents, 8 chunks", "askyourdocs/local-hash-1024, dimension 1024", "Ollama at " + model.URL + " answers; models: fake-llm:latest"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("doctor lacks %q: %s", want, text)
 		}

@@ -252,7 +252,7 @@ func TestMCPServer(t *testing.T) {
 	}
 	res, text = call("list_sources", map[string]any{})
 	var srcs mcpSources
-	if err := structured(res, &srcs); err != nil || res.IsError || len(srcs.Sources) != 2 || !strings.Contains(text, "- docs/faq.docx (5 passages)") {
+	if err := structured(res, &srcs); err != nil || res.IsError || len(srcs.Sources) != 2 || !strings.Contains(text, "- docs/faq.docx (2 passages)") {
 		t.Errorf("list_sources: %v %q", err, text)
 	}
 	// Full field descriptions (a comma in a description used to cut it).
