@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,21 +18,73 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 )
 
-// cliTestDSN returns the DSN of the pgvector test database
-// (ASKYOURDOCS_TEST_DSN, which scripts/test sets, see docs/testing.md). The
-// test skips without one, or fails when ASKYOURDOCS_REQUIRE_DB=1.
+// cliTestDSN returns the DSN of the pgvector test database, in the order of
+// scripts/test (see docs/testing.md): ASKYOURDOCS_TEST_DSN if set; else a
+// pgvector/pgvector:pg17 container when a local Docker engine answers (one
+// per test binary, as the root package's tests do); else the test skips, or
+// fails when ASKYOURDOCS_REQUIRE_DB=1.
 func cliTestDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("ASKYOURDOCS_TEST_DSN")
-	if dsn == "" {
-		if os.Getenv("ASKYOURDOCS_REQUIRE_DB") == "1" {
-			t.Fatal("ASKYOURDOCS_REQUIRE_DB=1 but ASKYOURDOCS_TEST_DSN is unset")
-		}
-		t.Skip("no test database: set ASKYOURDOCS_TEST_DSN or run scripts/test")
+	if dsn := os.Getenv("ASKYOURDOCS_TEST_DSN"); dsn != "" {
+		return dsn
 	}
-	return dsn
+	if cliTestDockerAnswers() {
+		cliTestContainer.once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			ctr, err := tcpostgres.Run(ctx, "pgvector/pgvector:pg17", tcpostgres.BasicWaitStrategies())
+			if err != nil {
+				cliTestContainer.err = fmt.Errorf("start pgvector container: %w", err)
+				return
+			}
+			cliTestContainer.dsn, cliTestContainer.err = ctr.ConnectionString(ctx, "sslmode=disable")
+		})
+		if cliTestContainer.err != nil {
+			t.Fatal(cliTestContainer.err)
+		}
+		return cliTestContainer.dsn
+	}
+	if os.Getenv("ASKYOURDOCS_REQUIRE_DB") == "1" {
+		t.Fatal("ASKYOURDOCS_REQUIRE_DB=1 but there is no test database: ASKYOURDOCS_TEST_DSN is unset and no Docker engine answers")
+	}
+	t.Skip("no test database: set ASKYOURDOCS_TEST_DSN or run scripts/test")
+	return ""
+}
+
+// cliTestContainer is the pgvector container of this test binary, started
+// on first use when there is no ASKYOURDOCS_TEST_DSN but Docker.
+var cliTestContainer struct {
+	once sync.Once
+	dsn  string
+	err  error
+}
+
+// cliTestDockerAnswers reports whether a Docker engine answers /_ping on a
+// local unix socket within a second (remote engines are not used).
+func cliTestDockerAnswers() bool {
+	sock := "/var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); h != "" {
+		p, ok := strings.CutPrefix(h, "unix://")
+		if !ok {
+			return false
+		}
+		sock = p
+	}
+	conn, err := net.DialTimeout("unix", sock, time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 512)
+	n, _ := conn.Read(buf)
+	return bytes.HasPrefix(buf[:n], []byte("HTTP/1.")) && bytes.Contains(buf[:n], []byte(" 200 "))
 }
 
 // TestPgvecStoreEndToEnd runs the CLI against a PgvecStore: index, unchanged
