@@ -264,3 +264,43 @@ func TestFileMapCoversEveryFile(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsLinksResolve checks that every relative link of README.md,
+// cmd/askyourdocs/README.md and docs/*.md names a file or directory of the
+// repository, so moving a page cannot leave a dead link behind.
+func TestDocsLinksResolve(t *testing.T) {
+	files := []string{"README.md", filepath.Join("cmd", "askyourdocs", "README.md")}
+	pages, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, pages...)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	code := regexp.MustCompile("(?s)```.*?```|`[^`\n]*`")
+	checked := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := code.ReplaceAllString(string(data), "")
+		for _, m := range link.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			target, _, _ = strings.Cut(target, "#")
+			checked++
+			p := filepath.Join(filepath.Dir(f), filepath.FromSlash(target))
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("%s: link %s: %v", f, m[1], err)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no relative link found: the test would check nothing")
+	}
+}
