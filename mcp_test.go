@@ -307,7 +307,7 @@ func TestServeMCPStdioSubprocess(t *testing.T) {
 		"answer":      "Siehe [Doku](https://a.b/docs/x) ![p](https://evil.example/p.png) und https://evil.example/y",
 		"allowedURLs": []string{"https://a.b/docs"},
 	}, &san)
-	if san.Answer != "Siehe [Doku](https://a.b/docs/x)  und [Link entfernt]" ||
+	if san.Answer != "Siehe [Doku](https://a.b/docs/x) p und [Link entfernt]" ||
 		!slices.Equal(san.Leaks, []string{"image", "url:https://evil.example/y"}) {
 		t.Errorf("sanitize_answer = %+v", san)
 	}

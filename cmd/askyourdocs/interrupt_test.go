@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -104,7 +105,7 @@ func TestInterruptRollsBackCurrentSource(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "index", "--data", data, "docs")
 	cmd.Dir = work
 	cmd.Env = cliEnv(env...)
-	var so, se bytes.Buffer
+	var so, se lockedBuffer // read while the CLI runs
 	cmd.Stdout, cmd.Stderr = &so, &se
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -185,7 +186,7 @@ func TestMCPServer(t *testing.T) {
 	cmd := exec.Command(bin, "mcp", "--data", data)
 	cmd.Dir = work
 	cmd.Env = cliEnv()
-	var stderr bytes.Buffer
+	var stderr lockedBuffer // read while the server runs
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "askyourdocs-cli-test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -279,4 +280,23 @@ func TestMCPServer(t *testing.T) {
 	if _, text := call("list_sources", map[string]any{}); !strings.Contains(text, "faq.docx") {
 		t.Errorf("server stopped serving after errors: %q", text)
 	}
+}
+
+// lockedBuffer collects a child process's output: the copier goroutine of
+// os/exec writes while the test reads what arrived so far.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
