@@ -108,6 +108,15 @@ var legacyFormats = map[string]string{
 	".rtf": "Rich Text Format (.rtf): convert it to .docx or .odt, e.g. with LibreOffice: soffice --headless --convert-to docx",
 }
 
+// LegacyFormatAdvice returns, for an extension (with the dot, in any case)
+// of a legacy format ExtractParagraphs refuses (.doc, .xls, .ppt, .rtf),
+// what the format is and how to convert it, the text its
+// ErrUnsupportedFormat error carries; "" for any other extension. An app
+// can show it before trying to read the file.
+func LegacyFormatAdvice(ext string) string {
+	return legacyFormats[strings.ToLower(ext)]
+}
+
 // SupportedDocumentExt reports whether ExtractParagraphs reads files with
 // the extension ext (with the dot, in any case): .pdf, .docx, .pptx, .xlsx,
 // .odt, .ods, .odp, .epub, .md, .markdown, .txt and .text. Files without an

@@ -187,5 +187,14 @@ func TestLegacyFormatsRefused(t *testing.T) {
 				t.Errorf("%s: error %q does not mention %q", name, err, w)
 			}
 		}
+		// LegacyFormatAdvice gives the same advice without reading.
+		if advice := LegacyFormatAdvice(filepath.Ext(name)); advice == "" || !strings.Contains(err.Error(), advice) {
+			t.Errorf("%s: LegacyFormatAdvice = %q, not in the error %q", name, advice, err)
+		}
+	}
+	for _, ext := range []string{".docx", ".pdf", "", ".exe"} {
+		if advice := LegacyFormatAdvice(ext); advice != "" {
+			t.Errorf("LegacyFormatAdvice(%q) = %q, want \"\"", ext, advice)
+		}
 	}
 }

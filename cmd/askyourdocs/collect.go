@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
 	ignore "github.com/sabhiram/go-gitignore"
 )
 
@@ -73,7 +74,7 @@ func collectFiles(arg string, excludes []string, skipped map[string]int) (*colle
 			kind = "txt" // a file without extension, given explicitly: plain text
 		}
 		if kind == "" {
-			return nil, fmt.Errorf("unsupported file type %q (supported: %s)", filepath.Ext(abs), supportedExtList)
+			return nil, unsupportedFileError(abs)
 		}
 		out.found[abs] = true
 		out.jobs = []indexJob{{display: arg, src: newFileSource(abs, abs, kind)}}
@@ -210,3 +211,15 @@ func looksLikeHost(arg string) bool {
 
 // root returns the folder a walk started at ("" for a single file).
 func (c *collected) root() string { return c.dir }
+
+// unsupportedFileError is the error for a file the CLI does not index.
+// For the legacy formats the engine names (.doc, .xls, .ppt, .rtf) it
+// says how to convert the file (the engine's advice) instead of listing
+// the supported types.
+func unsupportedFileError(abs string) error {
+	ext := filepath.Ext(abs)
+	if advice := askyourdocs.LegacyFormatAdvice(ext); advice != "" {
+		return fmt.Errorf("unsupported file type %q: %s", ext, advice)
+	}
+	return fmt.Errorf("unsupported file type %q (supported: %s)", ext, supportedExtList)
+}
