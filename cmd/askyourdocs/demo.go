@@ -49,6 +49,6 @@ func (a *cliApp) cmdDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "\n(The index lived in %s and is removed again. Without LLM_MODEL the answer is extractive;\n"+
-		"with EMBEDDING_MODEL unset the built-in lexical embedder is used: see README, Reference CLI.)\n", filepath.Clean(dir))
+		"with EMBEDDING_MODEL unset the built-in lexical embedder is used: see cmd/askyourdocs/README.md.)\n", filepath.Clean(dir))
 	return nil
 }
