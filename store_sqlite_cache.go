@@ -125,16 +125,8 @@ func (s *SQLiteStore) saveVectorCacheLocked(ctx context.Context, conn *sql.Conn)
 	}
 	if c, err := loadSQLiteVectorCache(s.cachePath()); err == nil {
 		current := c.gen == s.mat.gen && c.dim == s.mat.dim
-		close := false
-		if !current && c.dim == s.mat.dim {
-			close, err = sqliteCacheClose(ctx, conn, &c)
-			if err != nil {
-				c.release()
-				return err
-			}
-		}
 		c.release()
-		if current || close {
+		if current {
 			return nil
 		}
 	}
@@ -143,26 +135,6 @@ func (s *SQLiteStore) saveVectorCacheLocked(ctx context.Context, conn *sql.Conn)
 		os.Remove(p)
 	}
 	return writeSQLiteVectorCache(s.cachePath(), &s.mat)
-}
-
-// sqliteCacheClose reports whether the cache c differs from the database
-// by fewer than sqliteCacheMinRows added plus deleted rows. Such a cache is
-// not rewritten: a process that loads it reads the few rows since from the
-// database (as every reader does after other processes' writes), which costs
-// far less than rewriting the whole file after re-indexing one document of
-// a large index. Row IDs only grow, so the rows added are those above the
-// cache's last one and the rows deleted are the cache's rows now missing.
-func sqliteCacheClose(ctx context.Context, conn *sql.Conn, c *sqliteMatrix) (bool, error) {
-	var maxRid int64
-	if n := len(c.rids); n > 0 {
-		maxRid = c.rids[n-1]
-	}
-	var kept, added int
-	err := conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM chunks INDEXED BY chunks_source WHERE rid <= ?1), (SELECT count(*) FROM chunks INDEXED BY chunks_source WHERE rid > ?1)`, maxRid).Scan(&kept, &added)
-	if err != nil {
-		return false, fmt.Errorf("compare vector cache: %w", err)
-	}
-	return added+(len(c.rids)-kept) < sqliteCacheMinRows, nil
 }
 
 // trySaveVectorCache saves the cache file if the database's write lock is

@@ -36,12 +36,16 @@ func (m *sqliteMatrix) release() {
 	*m = sqliteMatrix{}
 }
 
-// own copies a mapped matrix to the heap so it can be changed.
-func (m *sqliteMatrix) own() {
+// own copies a mapped matrix to the heap so it can be changed, with room
+// for extra more rows, so that appending them does not copy it again.
+func (m *sqliteMatrix) own(extra int) {
 	if m.unmap == nil {
 		return
 	}
-	rids, scales, q := append([]int64(nil), m.rids...), append([]float32(nil), m.scales...), append([]int8(nil), m.q...)
+	n := len(m.rids)
+	rids := append(make([]int64, 0, n+extra), m.rids...)
+	scales := append(make([]float32, 0, n+extra), m.scales...)
+	q := append(make([]int8, 0, (n+extra)*m.dim), m.q...)
 	m.unmap()
 	m.unmap, m.rids, m.scales, m.q = nil, rids, scales, q
 }
@@ -179,10 +183,18 @@ func (s *SQLiteStore) refresh(ctx context.Context, q sqliteQuerier) (int, error)
 		m.loaded = true
 	}
 	m.dim = dim
-	m.own()
 	var maxRid int64
 	if n := len(m.rids); n > 0 {
 		maxRid = m.rids[n-1]
+	}
+	if m.unmap != nil {
+		// A mapped cache is copied before it changes; count the rows to
+		// add first, so the copy has room for them (row IDs only grow).
+		var newer int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks INDEXED BY chunks_source WHERE rid > ?`, maxRid).Scan(&newer); err != nil {
+			return 0, fmt.Errorf("count new vectors: %w", err)
+		}
+		m.own(newer)
 	}
 	// Rows deleted since: the count of rows up to maxRid differs. chunks
 	// and qvecs hold the same row IDs (written and deleted together in
