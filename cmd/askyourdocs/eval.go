@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -115,6 +116,12 @@ func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	fset.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "rrf-k", "vector-weight", "keyword-weight":
+			o.embedderFusion = false // the user's fusion settings, as given
+		}
+	})
 	if *dataset == "" && len(pos) == 1 {
 		*dataset = pos[0]
 	} else if len(pos) > 0 {
@@ -148,6 +155,7 @@ func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
 	}
 	// Rank enough chunks to fill 10 distinct documents in most cases.
 	o.top = max(o.depth, 10)
+	o = o.forEmbedder(b.manifest.Embedder) // as retrieve does; reported below
 	var results []evalModeResult
 	for _, m := range modes {
 		o.mode = m

@@ -34,6 +34,25 @@ type retrieveOptions struct {
 	hyde bool
 	// rerank reorders the fused candidates with RERANK_MODEL when configured.
 	rerank bool
+	// embedderFusion: the fusion settings are the defaults, to be chosen
+	// by the index's embedder (forEmbedder); false once the user set them.
+	embedderFusion bool
+}
+
+// forEmbedder returns o with the fusion settings for the index's embedder
+// when o holds the defaults: the lexical-first settings below were tuned
+// for the built-in embedder, whose vector list is much weaker than BM25F;
+// an embedding model's semantic list gets the textbook fusion instead
+// (k 60, every list weighted alike), which lets it find what shares no
+// word with the question. The second setting is not tuned on a dev set
+// (no embedding model runs offline); eval --vector-weight/--rrf-k measure
+// either on an index of one's own.
+func (o retrieveOptions) forEmbedder(embedder string) retrieveOptions {
+	if !o.embedderFusion || strings.HasPrefix(embedder, "askyourdocs/local-hash") {
+		return o
+	}
+	o.rrfK, o.vectorWeight, o.keywordWeight, o.hydeWeight = 60, 1, 1, 1
+	return o
 }
 
 // defaultRetrieveOptions are the settings chosen on the dev evaluation
@@ -43,13 +62,12 @@ type retrieveOptions struct {
 // near-ties below the top ranks and fills a short keyword list), the only
 // setting of the grid scripts/dev-eval/fusion.py tries that is at least as
 // good as both inputs on hit@1, hit@5 and MRR@10 on every dev set. With an
-// embedding model, a higher vector weight (eval --vector-weight) is
-// likely better: 1 weighs both lists alike.
+// embedding model the fusion is the textbook one instead (forEmbedder).
 func defaultRetrieveOptions() retrieveOptions {
 	return retrieveOptions{
 		mode: modeFusion, depth: 40, top: 10, rrfK: 10,
 		vectorWeight: 0.02, keywordWeight: 1, hydeWeight: 0.016,
-		hyde: true, rerank: true,
+		hyde: true, rerank: true, embedderFusion: true,
 	}
 }
 
@@ -81,6 +99,7 @@ type retrieval struct {
 // question (QueryDocument) and, with an LLM, on a HyDE passage; keyword
 // search; ReciprocalRankFusion; RerankScores with a rerank model.
 func (b *backend) retrieve(ctx context.Context, question string, o retrieveOptions) (*retrieval, error) {
+	o = o.forEmbedder(b.manifest.Embedder)
 	depth := max(o.depth, o.top)
 	var lists []askyourdocs.RankedList
 	var byVector, byKeyword []*ai.Document
