@@ -155,20 +155,17 @@ func (h *localvecHeap) offer(x localvecHit, k int) {
 	}
 }
 
-// topK returns the k rows most similar to q (cosine), best first. Rows are
-// scored as dot(q/|q|, row) * inv[row]: one dot product and one multiply per
-// row. Large matrices are scanned in parallel. Called with mu held shared.
-func (r *localvecRows) topK(q []float32, k int) []localvecHit {
-	qn := slices.Clone(q)
-	if inv := localvecInvNorm(qn); inv != 0 {
-		for i := range qn {
-			qn[i] *= inv
-		}
-	}
-	n := len(r.ids)
+// localvecScanTopK scores rows 0..n-1 of a matrix of dim columns with
+// score and returns the k best (all when k >= n) as an unordered heap.
+// Large matrices are scanned in parallel, one part per CPU, and the parts'
+// heaps merged. It is the vector scan of LocalvecStore and SQLiteStore.
+func localvecScanTopK(n, dim, k int, score func(i int) float32) localvecHeap {
 	k = min(k, n)
+	if k <= 0 {
+		return nil
+	}
 	parts := 1
-	if n*r.dim >= localvecParallelMin {
+	if n*dim >= localvecParallelMin {
 		parts = min(runtime.GOMAXPROCS(0), n/1024+1)
 	}
 	heaps := make([]localvecHeap, parts)
@@ -178,7 +175,7 @@ func (r *localvecRows) topK(q []float32, k int) []localvecHit {
 		scan := func() {
 			h := make(localvecHeap, 0, k)
 			for i := lo; i < hi; i++ {
-				h.offer(localvecHit{localvecDot(qn, r.vec(i)) * r.inv[i], i}, k)
+				h.offer(localvecHit{score(i), i}, k)
 			}
 			heaps[p] = h
 		}
@@ -196,6 +193,22 @@ func (r *localvecRows) topK(q []float32, k int) []localvecHit {
 			all.offer(x, k)
 		}
 	}
+	return all
+}
+
+// topK returns the k rows most similar to q (cosine), best first. Rows are
+// scored as dot(q/|q|, row) * inv[row]: one dot product and one multiply per
+// row. Large matrices are scanned in parallel. Called with mu held shared.
+func (r *localvecRows) topK(q []float32, k int) []localvecHit {
+	qn := slices.Clone(q)
+	if inv := localvecInvNorm(qn); inv != 0 {
+		for i := range qn {
+			qn[i] *= inv
+		}
+	}
+	all := localvecScanTopK(len(r.ids), r.dim, k, func(i int) float32 {
+		return localvecDot(qn, r.vec(i)) * r.inv[i]
+	})
 	slices.SortFunc(all, func(a, b localvecHit) int {
 		if localvecWorse(b, a) {
 			return -1

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/firebase/genkit/go/ai"
 )
@@ -91,45 +89,10 @@ func dotInt8(a, b []int8) int32 {
 // similarities to the unit query qq (quantised), best first. Large
 // matrices are scanned in parallel. Called with the store's mu held.
 func (m *sqliteMatrix) candidates(qq []int8, c int) []localvecHit {
-	n := len(m.rids)
-	c = min(c, n)
-	if c == 0 {
-		return nil
-	}
-	parts := 1
-	if n*m.dim >= localvecParallelMin {
-		parts = min(runtime.GOMAXPROCS(0), n/1024+1)
-	}
-	heaps := make([]localvecHeap, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := p*n/parts, (p+1)*n/parts
-		scan := func() {
-			h := make(localvecHeap, 0, c)
-			dim := m.dim
-			for i := lo; i < hi; i++ {
-				s := float32(dotInt8(qq, m.q[i*dim:(i+1)*dim])) * m.scales[i]
-				if len(h) < c || localvecWorse(h[0], localvecHit{s, i}) {
-					h.offer(localvecHit{s, i}, c)
-				}
-			}
-			heaps[p] = h
-		}
-		if parts == 1 {
-			scan()
-			continue
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); scan() }()
-	}
-	wg.Wait()
-	all := heaps[0]
-	for _, h := range heaps[1:] {
-		for _, x := range h {
-			all.offer(x, c)
-		}
-	}
-	return all
+	dim := m.dim
+	return localvecScanTopK(len(m.rids), dim, c, func(i int) float32 {
+		return float32(dotInt8(qq, m.q[i*dim:(i+1)*dim])) * m.scales[i]
+	})
 }
 
 // sqliteGeneration reads the generation counter and the dimension.
