@@ -89,21 +89,9 @@ func fileKind(path string) string {
 // newFileSource returns the source for a file.
 func newFileSource(abs, source, kind string) *docSource {
 	s := &docSource{url: abs, source: source, kind: kind}
-	s.fetch = func(context.Context) ([]askyourdocs.Paragraph, error) {
-		if kind != "html" {
-			return askyourdocs.ExtractParagraphs(abs)
-		}
-		f, err := os.Open(abs)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		paras, err := askyourdocs.HTMLToStructuredText(f)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", abs, err)
-		}
-		return paras, nil
-	}
+	// The engine's FileSource reads every format by its extension (HTML
+	// through HTMLToStructuredText); the CLI adds its own metadata.
+	s.fetch = (&askyourdocs.FileSource{Path: abs}).Fetch
 	return s
 }
 
