@@ -15,6 +15,8 @@ import (
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // sqliteProvider is the provider part of SQLiteStore retriever names.
@@ -171,7 +173,7 @@ func NewSQLiteStore(ctx context.Context, g *genkit.Genkit, emb ai.Embedder, path
 	}
 	db.SetMaxOpenConns(4)
 	s := &SQLiteStore{path: path, emb: emb, db: db, rescore: o.Rescore}
-	if err := s.initSchema(ctx, o.KeywordLanguage); err != nil {
+	if err := sqliteRetryBusy(ctx, o.BusyTimeout, func() error { return s.initSchema(ctx, o.KeywordLanguage) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("new sqlite store %s: %w", path, err)
 	}
@@ -182,6 +184,32 @@ func NewSQLiteStore(ctx context.Context, g *genkit.Genkit, emb ai.Embedder, path
 	}
 	s.Retriever = r
 	return s, nil
+}
+
+// sqliteRetryBusy runs fn until it does not fail with SQLITE_BUSY, for at
+// most timeout. Opening a connection to a database that another process is
+// creating at that moment can fail at once with SQLITE_BUSY: switching a new
+// database to WAL (the journal_mode pragma of every connection) takes a lock
+// for which SQLite does not call its busy handler, so the busy timeout does
+// not cover it. Once the file is in WAL mode the pragma needs no such lock.
+func sqliteRetryBusy(ctx context.Context, timeout time.Duration, fn func() error) error {
+	deadline := time.Now().Add(timeout)
+	wait := 5 * time.Millisecond
+	for {
+		err := fn()
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
 }
 
 // errNotDir returns an error for a FileInfo that is not a directory.
