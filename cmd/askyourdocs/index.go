@@ -15,11 +15,12 @@ import (
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
-// Chunk metadata keys besides askyourdocs.MetaURL and MetaSource.
+// Chunk metadata keys besides askyourdocs.MetaURL and MetaSource: the
+// engine's (FileSource writes them) and the CLI's own metaKind.
 const (
-	metaParentText = "parentText"
-	metaPages      = "pages"
-	metaBreadcrumb = "breadcrumb"
+	metaParentText = askyourdocs.MetaParentText
+	metaPages      = askyourdocs.MetaPages
+	metaBreadcrumb = askyourdocs.MetaBreadcrumb
 	metaKind       = "kind"
 )
 
@@ -46,21 +47,11 @@ func (s *docSource) Fetch(ctx context.Context) ([]askyourdocs.Paragraph, error) 
 }
 
 func (s *docSource) Documents(chunks []askyourdocs.Chunk) []*ai.Document {
-	docs := make([]*ai.Document, 0, len(chunks))
-	for _, c := range chunks {
-		meta := map[string]any{
-			askyourdocs.MetaURL:    s.url,
-			askyourdocs.MetaSource: s.source,
-			metaParentText:         c.ParentText,
-			metaKind:               s.kind,
-		}
-		if c.Pages != "" {
-			meta[metaPages] = c.Pages
-		}
-		if c.Breadcrumb != "" {
-			meta[metaBreadcrumb] = c.Breadcrumb
-		}
-		docs = append(docs, ai.DocumentFromText(c.Text, meta))
+	// The engine's FileSource metadata (url, source, parent text, pages,
+	// breadcrumb), for a web page too, plus the kind.
+	docs := (&askyourdocs.FileSource{Path: s.url, Source: s.source}).Documents(chunks)
+	for _, d := range docs {
+		d.Metadata[metaKind] = s.kind
 	}
 	return docs
 }
