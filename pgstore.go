@@ -52,6 +52,7 @@ type PgvecStore struct {
 	names     pgvecNames
 	dim       int
 	language  string
+	an        *TextAnalyzer // of language; nil for a custom configuration
 	vec       pgvecVectorSQL
 	embName   string
 	migration PgvecMigration
@@ -173,6 +174,7 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		names:    pgvecTableNames(name),
 		dim:      embeddingDim,
 		language: o.TextSearchConfig,
+		an:       pgvecAnalyzer(o.TextSearchConfig),
 		vec:      pgvecVectorFor(embeddingDim),
 		embName:  emb.Name(),
 
@@ -356,6 +358,7 @@ type pgvecRow struct {
 	doc                               *ai.Document
 	id, content, meta, hash, textHash string
 	vec                               []float32
+	terms                             *pgvecTerms // keyword postings, see analyzeTerms
 }
 
 // pgvecPrepare validates docs and computes their rows. A nil document or
@@ -521,5 +524,6 @@ func (s *PgvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err != nil {
 		return fmt.Errorf("pgvector index: %w", err)
 	}
+	s.compactTerms(ctx, todo)
 	return nil
 }

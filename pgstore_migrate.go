@@ -53,6 +53,9 @@ type PgvecMigration struct {
 // pgvecNames holds a store's table and index names (unquoted).
 type pgvecNames struct {
 	table, hnsw, fts, urlSource, source, textHash, trgm, tsv string
+	// kw and kwDF are the posting and frequency tables of keyword ranking,
+	// kwSync the function of their triggers (schema version 4).
+	kw, kwDF, kwSync string
 }
 
 // pgvecPlainName matches store names used as they are in table names.
@@ -90,6 +93,9 @@ func pgvecTableNames(name string) pgvecNames {
 		textHash:  t + "_text_hash",
 		trgm:      t + "_content_trgm",
 		tsv:       t + "_tsv",
+		kw:        t + "_kw",
+		kwDF:      t + "_kwdf",
+		kwSync:    t + "_kw_sync",
 	}
 }
 
@@ -150,7 +156,7 @@ func pgvecVectorFor(dim int) pgvecVectorSQL {
 type pgvecMigrationStep struct {
 	version int
 	what    string
-	apply   func(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, regconfig string) error
+	apply   func(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, regconfig, language string) error
 }
 
 // pgvecMigrations is the ordered list of schema versions.
@@ -158,6 +164,7 @@ var pgvecMigrations = []pgvecMigrationStep{
 	{version: 1, what: "create chunk table and indexes", apply: pgvecCreateV1},
 	{version: 2, what: "trigram index on content", apply: pgvecCreateV2},
 	{version: 3, what: "stored tsvector column with its GIN index", apply: pgvecCreateV3},
+	{version: 4, what: "keyword posting and frequency tables (BM25F ranking)", apply: pgvecCreateV4},
 }
 
 // pgvecSchemaVersion is the schema version this code writes.
@@ -168,7 +175,7 @@ func pgvecSchemaVersion() int { return pgvecMigrations[len(pgvecMigrations)-1].v
 // keeps them right), the hashes that make re-indexing incremental, the name
 // of the embedder that made the vector, and the vector itself; plus the
 // HNSW, full-text and B-tree indexes.
-func pgvecCreateV1(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, regconfig string) error {
+func pgvecCreateV1(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, regconfig string, _ string) error {
 	vs := pgvecVectorFor(dim)
 	t := pgvecIdent(n.table)
 	stmts := []string{
@@ -207,7 +214,7 @@ func pgvecCreateV1(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, regcon
 // index: keyword search gives the same results, only slower. Both attempts
 // run in a savepoint so that a failure does not abort the start-up
 // transaction.
-func pgvecCreateV2(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string) error {
+func pgvecCreateV2(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string, _ string) error {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("savepoint for pg_trgm: %w", err)
@@ -242,7 +249,7 @@ func pgvecFTSIndexSQL(n pgvecNames, regconfig string) string {
 // of version 1 needed for ranking) with a GIN index, and drops the
 // expression index. An existing table is upgraded in place: adding the
 // column computes it for every row, inside the start-up transaction.
-func pgvecCreateV3(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, regconfig string) error {
+func pgvecCreateV3(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, regconfig string, _ string) error {
 	for _, s := range []string{
 		`DROP INDEX IF EXISTS ` + pgvecIdent(n.fts),
 		pgvecTSVColumnSQL(n, regconfig),
@@ -325,7 +332,7 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 			if step.version <= m.FromVersion {
 				continue
 			}
-			if err := step.apply(ctx, tx, n, dim, regconfig); err != nil {
+			if err := step.apply(ctx, tx, n, dim, regconfig, language); err != nil {
 				return fmt.Errorf("migrate to schema version %d (%s): %w", step.version, step.what, err)
 			}
 		}
@@ -347,6 +354,9 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 				if _, err := tx.Exec(ctx, s); err != nil {
 					return fmt.Errorf("rebuild full-text column for %s: %w", language, err)
 				}
+			}
+			if err := pgvecRebuildTerms(ctx, tx, n, language); err != nil {
+				return fmt.Errorf("rebuild keyword postings for %s: %w", language, err)
 			}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+pgvecIdent(pgvecMetaTable)+` (store, chunk_table, schema_version, embedding_dim, ts_config)

@@ -130,6 +130,7 @@ func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs
 			return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
 		}
 		if len(missing) == 0 {
+			s.compactTerms(ctx, todo)
 			return len(todo), deleted, nil
 		}
 		if attempt == pgvecReplaceAttempts {

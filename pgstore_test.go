@@ -113,7 +113,12 @@ func pgTestDropStore(t testing.TB, dsn, name string) {
 			return
 		}
 		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP TABLE IF EXISTS `+pgvecIdent(pgvecTableNames(name).table)); err != nil {
+		n := pgvecTableNames(name)
+		if _, err := conn.Exec(ctx, `DROP TABLE IF EXISTS `+pgvecIdent(n.table)+`, `+pgvecIdent(n.kw)+`, `+pgvecIdent(n.kwDF)); err != nil {
+			t.Errorf("drop test store: %v", err)
+			return
+		}
+		if _, err := conn.Exec(ctx, `DROP FUNCTION IF EXISTS `+pgvecIdent(n.kwSync)); err != nil {
 			t.Errorf("drop test store: %v", err)
 		}
 		if _, err := conn.Exec(ctx, `DELETE FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name); err != nil {

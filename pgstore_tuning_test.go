@@ -273,10 +273,10 @@ func pgTestContents(t testing.TB, s *PgvecStore) map[string]string {
 }
 
 // TestPgvecStoreUpgradeToStoredTSVector turns a new store back into schema
-// version 2 (full-text expression index, no tsv column) with chunks in it,
-// and opens it again: the store is upgraded in place under the lock, says
-// so in the log, and keyword search finds the old chunks through the new
-// column.
+// version 2 (full-text expression index, no tsv column, no postings) with
+// chunks in it, and opens it again: the store is upgraded in place under
+// the lock, says so in the log, and keyword search finds the old chunks
+// through the new column and the new postings.
 func TestPgvecStoreUpgradeToStoredTSVector(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgTestDSN(t)
@@ -286,12 +286,12 @@ func TestPgvecStoreUpgradeToStoredTSVector(t *testing.T) {
 	if err := s.Index(ctx, pgTestDocs("src", "upgraded", 30)); err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range []string{
+	for _, stmt := range append(pgTestDropV4(s), []string{
 		`DROP INDEX ` + pgvecIdent(s.names.tsv),
 		`ALTER TABLE ` + pgvecIdent(s.Table()) + ` DROP COLUMN tsv`,
 		pgvecFTSIndexSQL(s.names, "'simple'::regconfig"),
 		`UPDATE ` + pgvecIdent(pgvecMetaTable) + ` SET schema_version = 2 WHERE store = '` + strings.ReplaceAll(name, "'", "''") + `'`,
-	} {
+	}...) {
 		if _, err := s.Pool.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
@@ -307,10 +307,11 @@ func TestPgvecStoreUpgradeToStoredTSVector(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer up.Close()
-	if m := up.Migration(); m.FromVersion != 2 || m.ToVersion != 3 || m.Created {
-		t.Errorf("Migration() = %+v, want 2 -> 3", m)
+	if m := up.Migration(); m.FromVersion != 2 || m.ToVersion != 4 || m.Created {
+		t.Errorf("Migration() = %+v, want 2 -> 4", m)
 	}
-	if !strings.Contains(buf.String(), "schema upgraded in place") || !strings.Contains(buf.String(), "v3 stored tsvector column") {
+	if !strings.Contains(buf.String(), "schema upgraded in place") || !strings.Contains(buf.String(), "v3 stored tsvector column") ||
+		!strings.Contains(buf.String(), "v4 keyword posting") {
 		t.Errorf("no upgrade log line:\n%s", buf.String())
 	}
 	var n int
@@ -324,6 +325,46 @@ func TestPgvecStoreUpgradeToStoredTSVector(t *testing.T) {
 	got, err := up.KeywordSearch(ctx, "upgraded topic3", 5, nil, "", nil)
 	if err != nil || len(got) != 5 {
 		t.Errorf("keyword search after the upgrade: %d docs, %v", len(got), err)
+	}
+	pgTestCheckPostings(t, up, 30)
+}
+
+// pgTestDropV4 returns the statements that take a store's schema version 4
+// objects away (posting and statistics tables, triggers, function).
+func pgTestDropV4(s *PgvecStore) []string {
+	return []string{
+		`DROP TRIGGER askyourdocs_chunk_delete ON ` + pgvecIdent(s.Table()),
+		`DROP TRIGGER askyourdocs_chunk_truncate ON ` + pgvecIdent(s.Table()),
+		`DROP TABLE ` + pgvecIdent(s.names.kw),
+		`DROP TABLE ` + pgvecIdent(s.names.kwDF),
+		`DROP FUNCTION ` + pgvecIdent(s.names.kwSync),
+	}
+}
+
+// pgTestCheckPostings checks that the store's frequency table counts
+// chunks chunks and their summed length, that each chunk has its
+// empty-term posting, that every posting belongs to a chunk, and that the
+// frequency of every term is its number of postings.
+func pgTestCheckPostings(t *testing.T, s *PgvecStore, chunks int) {
+	t.Helper()
+	ctx := context.Background()
+	kw, df := pgvecIdent(s.names.kw), pgvecIdent(s.names.kwDF)
+	var n, total, rows, sum, orphans, wrongDF int64
+	err := s.Pool.QueryRow(ctx, `SELECT
+		(SELECT coalesce(sum(df), 0) FROM `+df+` WHERE term = ''),
+		(SELECT coalesce(sum(len), 0) FROM `+df+` WHERE term = ''),
+		(SELECT count(*) FROM `+kw+` WHERE term = ''),
+		(SELECT coalesce(sum(len), 0) FROM `+kw+` WHERE term = ''),
+		(SELECT count(*) FROM `+kw+` k WHERE NOT EXISTS (SELECT 1 FROM `+pgvecIdent(s.Table())+` c WHERE c.id = replace(k.cid::text, '-', ''))),
+		(SELECT count(*) FROM (SELECT term, count(*) AS n FROM `+kw+` GROUP BY term) a
+			FULL JOIN (SELECT term, sum(df) AS n FROM `+df+` GROUP BY term HAVING sum(df) <> 0) b USING (term)
+			WHERE a.n IS DISTINCT FROM b.n)`).Scan(&n, &total, &rows, &sum, &orphans, &wrongDF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(chunks) || rows != int64(chunks) || total != sum || orphans != 0 || wrongDF != 0 || (chunks > 0 && total == 0) {
+		t.Errorf("frequencies: n=%d total=%d, %d terms wrong; %d empty-term postings summing %d; %d orphan postings; want %d chunks",
+			n, total, wrongDF, rows, sum, orphans, chunks)
 	}
 }
 

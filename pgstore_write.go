@@ -55,6 +55,7 @@ func (s *PgvecStore) write(ctx context.Context, tx pgx.Tx, rows []*pgvecRow) err
 	if len(rows) == 0 {
 		return nil
 	}
+	s.analyzeTerms(rows)
 	useCopy := false
 	switch s.writeMethod {
 	case PgvecWriteCopy:
@@ -92,19 +93,19 @@ func (s *PgvecStore) write(ctx context.Context, tx pgx.Tx, rows []*pgvecRow) err
 }
 
 // insertBatches writes rows with one multi-row INSERT per pgvecWriteBatch
-// rows.
+// rows, then their postings.
 func (s *PgvecStore) insertBatches(ctx context.Context, tx pgx.Tx, rows []*pgvecRow) error {
 	for start := 0; start < len(rows); start += pgvecWriteBatch {
 		if err := s.insert(ctx, tx, rows[start:min(start+pgvecWriteBatch, len(rows))]); err != nil {
 			return err
 		}
 	}
-	return nil
+	return s.writeTerms(ctx, tx, rows, false)
 }
 
 // copyRows copies rows into a temporary staging table (dropped at commit)
 // and moves them into the chunk table with one INSERT ... SELECT ... ON
-// CONFLICT, in tx.
+// CONFLICT, then copies their postings, in tx.
 func (s *PgvecStore) copyRows(ctx context.Context, tx pgx.Tx, rows []*pgvecRow) error {
 	stage := pgvecIdent(pgvecStageTable)
 	if _, err := tx.Exec(ctx, `CREATE TEMPORARY TABLE IF NOT EXISTS `+stage+` (
@@ -133,7 +134,7 @@ func (s *PgvecStore) copyRows(ctx context.Context, tx pgx.Tx, rows []*pgvecRow) 
 	if err != nil {
 		return fmt.Errorf("move %d copied chunks into the table: %w", len(rows), err)
 	}
-	return nil
+	return s.writeTerms(ctx, tx, rows, true)
 }
 
 // insert writes rows with one multi-row INSERT ... SELECT FROM unnest(...)

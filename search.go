@@ -273,3 +273,12 @@ func LocalvecKeywordSearch(dbPath string, query string, maxResults int, stopWord
 	}
 	return newLocalvecBM25(localvecDefaultAnalyzer, docs).search(context.Background(), plan, docs, maxResults, filter)
 }
+
+// keywordPatterns returns the ILIKE patterns (keywordLikePattern) of terms.
+func keywordPatterns(terms []string) []string {
+	out := make([]string, len(terms))
+	for i, s := range terms {
+		out[i] = keywordLikePattern(s)
+	}
+	return out
+}

@@ -63,22 +63,34 @@ func newBM25Index(an *TextAnalyzer) *bm25Index {
 	return &bm25Index{an: an, terms: make(map[string]int32)}
 }
 
+// bm25DocTerms returns the term frequencies of a chunk for BM25F ranking
+// and its length in terms: the analyzer terms of text, plus those of the
+// breadcrumb in meta (MetaBreadcrumb) counted bm25HeadingWeight times. The
+// map's keys may share memory with a lower-cased copy of the text: clone
+// them to keep them.
+func bm25DocTerms(an *TextAnalyzer, text string, meta map[string]any) (map[string]int32, int32) {
+	tf := make(map[string]int32)
+	n := int32(0)
+	an.tokens(text, func(_, term string) {
+		tf[term]++
+		n++
+	})
+	if crumb, _ := meta[MetaBreadcrumb].(string); crumb != "" && bm25HeadingWeight > 0 {
+		an.tokens(crumb, func(_, term string) {
+			tf[term] += bm25HeadingWeight
+			n += bm25HeadingWeight
+		})
+	}
+	return tf, n
+}
+
 // add appends doc as the next row.
 func (x *bm25Index) add(doc *ai.Document) {
 	slot := int32(len(x.slotLen))
-	tf := make(map[string]int32)
-	n := int32(0)
+	var tf map[string]int32
+	var n int32
 	if doc != nil {
-		x.an.tokens(DocText(doc), func(_, term string) {
-			tf[term]++
-			n++
-		})
-		if crumb, _ := doc.Metadata[MetaBreadcrumb].(string); crumb != "" && bm25HeadingWeight > 0 {
-			x.an.tokens(crumb, func(_, term string) {
-				tf[term] += bm25HeadingWeight
-				n += bm25HeadingWeight
-			})
-		}
+		tf, n = bm25DocTerms(x.an, DocText(doc), doc.Metadata)
 	}
 	for term, f := range tf {
 		id, ok := x.terms[term]

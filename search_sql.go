@@ -19,7 +19,7 @@ import (
 var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 
 // KeywordSearchSQL searches the chunk table of the PgvecStore whose Pool is
-// pool for query, with the three-stage keyword strategy, and returns the
+// pool for query, with the staged keyword strategy, and returns the
 // matching chunks as documents (text and metadata).
 //
 // The table is the store's (see PgvecStore.Table): the pool created by
@@ -27,19 +27,31 @@ var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 // embeds *PgvecStore passes s.Pool. A pool from elsewhere gives an error
 // wrapping ErrNotPgvecPool.
 //
-// The stages, each one query, merged in this order, deduplicated by text and
-// capped at maxResults (no cap when maxResults <= 0):
+// The stages, merged in this order, deduplicated by text and capped at
+// maxResults (no cap when maxResults <= 0):
 //
 //  1. quoted phrases of the query, as case-insensitive substrings of the
 //     text with white space collapsed (ILIKE '%phrase%'); documents
-//     matching more phrases first,
-//     then (here and in every stage) those containing more keywords;
+//     matching more phrases first;
 //  2. the 7-rune prefixes of keywords of 8 runes or more, as substrings
-//     (bridging inflections a stemmer misses);
-//  3. full-text search on the keywords (any of them) with the text search
-//     configuration language, ranked by ts_rank;
-//  4. the keywords as substrings, for words the full-text parser or
-//     stemmer treats differently; documents containing more keywords first.
+//     (bridging inflections a stemmer misses); documents matching more
+//     prefixes first;
+//  3. the keywords' terms (stemmed in language): documents having every
+//     keyword first, then those having any;
+//  4. the keywords as substrings, for words the analyzer splits or stems
+//     differently; documents containing more keywords first.
+//
+// Within a stage documents rank by score: for the store's own language (a
+// configuration with a TextAnalyzer, see TextSearchLanguages) the BM25F
+// score LocalvecStore and SQLiteStore give, over the query's terms
+// (keywords and phrase words), read from the store's posting table; an
+// unfiltered search with a cap finds the best documents without scoring
+// every match (a threshold algorithm over postings sorted by impact). For
+// another language or a custom configuration, stage 3 is full-text search
+// on the tsvector (computed per row for a language not the store's), and
+// the score is each keyword lexeme's IDF times ts_rank_cd. Documents the
+// store did not write (IDs not of 32 hex digits) have no postings: only
+// the phrase and substring stages find them.
 //
 // Keywords are ExtractKeywords(query, stopWords) outside the quotes. A query
 // of stop words or punctuation only returns no documents and no error; the
@@ -49,15 +61,15 @@ var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 // "german", ...; "" means the store's, see PgvecStore.TextSearchConfig). It
 // must be a plain identifier (it is interpolated, as bind parameters cannot
 // carry it) or KeywordSearchSQL returns an error; it should be the store's,
-// or the full-text index cannot be used.
+// or neither the postings nor the full-text index can be used.
 //
 // Every query binds the search term (a pattern array or the keywords) as $1
 // and the row limit as $2. extraWhere, when not "", is a SQL condition
 // ANDed to every stage (for example "metadata->>'tag' = $3"), with
-// placeholders from $3 bound to extraArgs (one more parameter, the keyword
-// patterns, follows them); it can use the table's columns
-// id, content, metadata, url and source. It must be the app's own fixed SQL,
-// never user input.
+// placeholders from $3 bound to extraArgs (the stages' own parameters
+// follow them); it can use the table's columns id, content, metadata, url
+// and source. It must be the app's own fixed SQL, never user input. A
+// filtered search scores every document the filter lets through.
 func KeywordSearchSQL(ctx context.Context, pool *pgxpool.Pool, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	// No usable keyword or phrase: nothing to search, the pool is not
 	// touched (not even checked), as in the original engine.
@@ -93,11 +105,11 @@ func (s *PgvecStore) KeywordSearch(ctx context.Context, query string, maxResults
 	return s.keywordSearch(ctx, query, maxResults, s.language, stopWords, extraWhere, extraArgs)
 }
 
-// keywordSearch runs the stages of KeywordSearchSQL on the store's table.
+// keywordSearch runs KeywordSearchSQL on the store's table: ranked from the
+// posting table when language is the store's and has a TextAnalyzer, else
+// from the tsvector column (keywordSearchTSV).
 func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
-	pool, table := s.Pool, s.names.table
-	regconfig, err := pgvecRegconfig(language)
-	if err != nil {
+	if _, err := pgvecRegconfig(language); err != nil {
 		return nil, fmt.Errorf("keyword search sql: %w", err)
 	}
 	if strings.TrimSpace(extraWhere) == "" && len(extraArgs) > 0 {
@@ -107,126 +119,94 @@ func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults
 	if plan.empty() {
 		return nil, nil
 	}
-	var limit any // NULL: no LIMIT
-	if maxResults > 0 {
-		limit = maxResults
+	if s.an != nil && pgvecSameConfig(language, s.language) {
+		return s.keywordSearchTerms(ctx, query, plan, maxResults, stopWords, extraWhere, extraArgs)
 	}
-	filter := ""
-	if strings.TrimSpace(extraWhere) != "" {
-		filter = " AND (" + extraWhere + ")"
-	}
-	t := pgvecIdent(table)
-	// The stored tsvector column serves the store's own configuration; any
-	// other is computed per row (no index).
-	tsv := "tsv"
-	if language != s.language {
-		tsv = `to_tsvector(` + regconfig + `, content)`
-	}
-	// Parameters after extraArgs: the keyword LIKE patterns, the keywords
-	// as text (for the score), the table's name (for its row count) and,
-	// in the phrase stage, the phrases' longest words.
-	nArg := 3 + len(extraArgs)
-	kw := fmt.Sprintf("$%d::text[]", nArg)
-	kwText := fmt.Sprintf("$%d::text", nArg+1)
-	tableName := fmt.Sprintf("$%d::text", nArg+2)
-	// The BM25-style score: for each distinct lexeme of the keywords, its
-	// BM25 inverse document frequency ln(1 + (N - df + 0.5) / (df + 0.5))
-	// (df counted through the GIN index, N from the planner's statistics
-	// or counted when there are none yet) times ts_rank_cd of the chunk for
-	// that lexeme, whose normalisation 1 divides by 1 + log(chunk length).
-	// Rare words weigh more, long chunks are not favoured for their length.
-	idf := `ayd_idf AS MATERIALIZED (
-			SELECT ayd_t.q, ln(1 + (ayd_n.n - ayd_t.df + 0.5) / (ayd_t.df + 0.5)) AS w
-			FROM (SELECT ayd_l.q, (SELECT count(*) FROM ` + t + ` WHERE ` + tsv + ` @@ ayd_l.q) AS df
-				FROM (SELECT DISTINCT quote_literal(ayd_x.lex)::tsquery AS q
-					FROM unnest(tsvector_to_array(to_tsvector(` + regconfig + `, ` + kwText + `))) AS ayd_x(lex)) AS ayd_l OFFSET 0) AS ayd_t,
-			(SELECT greatest(coalesce((SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples END FROM pg_class c WHERE c.oid = to_regclass(` + tableName + `)),
-				(SELECT count(*) FROM ` + t + `)), 1)::float8 AS n,
-				cardinality(` + kw + `) AS ayd_keywords) AS ayd_n)`
-	score := `(SELECT coalesce(sum(ayd_idf.w * ts_rank_cd(` + tsv + `, ayd_idf.q, 1)), 0) FROM ayd_idf)`
-	likeOn := func(text string, byKeywords bool) string {
-		order := ``
-		if byKeywords {
-			order = `(SELECT count(*) FROM unnest(` + kw + `) AS ayd_k(pat) WHERE content ILIKE ayd_k.pat) DESC, `
-		}
-		return `WITH ` + idf + ` SELECT content, metadata FROM ` + t +
-			` WHERE ` + text + ` ILIKE ANY($1::text[])` + filter +
-			` ORDER BY (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE ` + text + ` ILIKE ayd_p.pat) DESC, ` +
-			order + score + ` DESC, id LIMIT $2`
-	}
-	likeQuery := likeOn("content", false)
-	substringQuery := likeOn("content", true)
-	// Phrases are matched with runs of white space in the text collapsed to
-	// one space, as ExtractQuotedPhrases collapses them in the phrase.
-	// The collapsed text cannot use the trigram index on content, so the
-	// phrase stage first narrows the rows to those containing the longest
-	// word of some phrase (as every match does), which the index can find.
-	phraseQuery := likeOn(`regexp_replace(content, '\s+', ' ', 'g')`, false)
-	phraseQuery = strings.Replace(phraseQuery, ` WHERE regexp_replace`,
-		fmt.Sprintf(` WHERE content ILIKE ANY($%d::text[]) AND regexp_replace`, nArg+3), 1)
-	ftsOn := func(tsquery string) string {
-		return `WITH ` + idf + `, ayd_tsq AS (SELECT ` + tsquery + ` AS ayd_q)
-		SELECT content, metadata FROM ` + t + `, ayd_tsq
-		WHERE ` + tsv + ` @@ ayd_tsq.ayd_q` + filter + `
-		ORDER BY ` + score + ` DESC, id LIMIT $2`
-	}
-	allQuery := ftsOn(`plainto_tsquery(` + regconfig + `, $1::text)`)
-	anyQuery := ftsOn(`replace(plainto_tsquery(` + regconfig + `, $1::text)::text, '&', '|')::tsquery`)
+	return s.keywordSearchTSV(ctx, plan, maxResults, language, extraWhere, extraArgs)
+}
 
-	patterns := func(terms []string) []string {
-		out := make([]string, len(terms))
-		for i, s := range terms {
-			out[i] = keywordLikePattern(s)
-		}
-		return out
-	}
-	type stage struct {
-		name string
-		sql  string
-		term any
-		skip bool
-		// extra, when not nil, is bound after the keyword patterns.
-		extra []string
-	}
-	keywordPatterns := patterns(plan.keywords)
-	stages := []stage{
-		{"phrase", phraseQuery, patterns(plan.phrases), len(plan.phrases) == 0, patterns(keywordLongestWords(plan.phrases))},
-		{"prefix", likeQuery, patterns(plan.prefixes), len(plan.prefixes) == 0, nil},
-		{"all-words", allQuery, strings.Join(plan.keywords, " "), len(plan.keywords) < 2, nil},
-		{"any-word", anyQuery, strings.Join(plan.keywords, " "), len(plan.keywords) == 0, nil},
-		{"substring", substringQuery, keywordPatterns, len(plan.keywords) == 0, nil},
-	}
+// pgvecSameConfig reports whether two text search configuration names name
+// the same configuration (Postgres folds unquoted names to lower case and
+// finds the built-in ones in pg_catalog).
+func pgvecSameConfig(a, b string) bool {
+	norm := func(s string) string { return strings.TrimPrefix(strings.ToLower(s), "pg_catalog.") }
+	return norm(a) == norm(b)
+}
+
+// pgvecStage is one query of a keyword search: its name (for errors), SQL
+// and arguments; skip leaves it out. top, when not nil, finds the stage's
+// best n documents in place of the SQL, which then serves unlimited
+// calls only.
+type pgvecStage struct {
+	name string
+	sql  string
+	args []any
+	skip bool
+	top  func(ctx context.Context, n int) ([]*ai.Document, error)
+}
+
+// runStages runs stages in order and merges their documents, each text
+// once, up to maxResults (all when <= 0). Each stage's SQL binds its row
+// limit as $2 (args[1] is overwritten): room for the documents still
+// wanted plus those earlier stages returned (a stage may return them
+// again), and no limit when a stage fills that room without filling the
+// result with new texts.
+func (s *PgvecStore) runStages(ctx context.Context, stages []pgvecStage, maxResults int) ([]*ai.Document, error) {
 	var out []*ai.Document
 	seen := make(map[string]bool)
 	for _, st := range stages {
 		if st.skip {
 			continue
 		}
-		args := append(append([]any{st.term, limit}, extraArgs...), keywordPatterns, strings.Join(plan.keywords, " "), table)
-		if st.extra != nil {
-			args = append(args, st.extra)
+		limit := any(nil) // NULL: no LIMIT
+		if maxResults > 0 {
+			limit = 2*(maxResults-len(out)) + len(seen)
 		}
-		rows, err := pool.Query(ctx, st.sql, args...)
-		if err != nil {
-			return nil, fmt.Errorf("keyword search sql: %s stage: %w", st.name, err)
-		}
-		docs, err := pgvecScanDocs(rows)
-		if err != nil {
-			return nil, fmt.Errorf("keyword search sql: %s stage: %w", st.name, err)
-		}
-		for _, d := range docs {
-			text := DocText(d)
-			if seen[text] {
-				continue
+		for {
+			var docs []*ai.Document
+			var err error
+			if n, ok := limit.(int); ok && st.top != nil {
+				docs, err = st.top(ctx, n)
+			} else {
+				st.args[1] = limit
+				var rows pgx.Rows
+				rows, err = s.Pool.Query(ctx, st.sql, st.args...)
+				if err == nil {
+					docs, err = pgvecScanDocs(rows)
+				}
 			}
-			seen[text] = true
-			out = append(out, d)
-			if maxResults > 0 && len(out) == maxResults {
-				return out, nil
+			if err != nil {
+				return nil, fmt.Errorf("keyword search sql: %s stage: %w", st.name, err)
 			}
+			before := len(out)
+			for _, d := range docs {
+				text := DocText(d)
+				if seen[text] {
+					continue
+				}
+				seen[text] = true
+				out = append(out, d)
+				if maxResults > 0 && len(out) == maxResults {
+					return out, nil
+				}
+			}
+			if n, ok := limit.(int); !ok || len(docs) < n {
+				break
+			}
+			// Duplicates filled the room: this stage again, unlimited.
+			out, seen = out[:before], pgvecForget(seen, out[before:])
+			limit = nil
 		}
 	}
 	return out, nil
+}
+
+// pgvecForget removes the texts of docs from seen and returns it.
+func pgvecForget(seen map[string]bool, docs []*ai.Document) map[string]bool {
+	for _, d := range docs {
+		delete(seen, DocText(d))
+	}
+	return seen
 }
 
 // keywordLongestWords returns the longest white-space-separated word of each

@@ -35,29 +35,7 @@ func BenchmarkPgvecKeywordSearch(b *testing.B) {
 	}
 	n := sizes[len(sizes)-1]
 	ctx := context.Background()
-	r := rand.New(rand.NewPCG(3, 4))
-	vocab := make([]string, 5000)
-	for i := range vocab {
-		vocab[i] = pgBenchWord(r, 3+r.IntN(8))
-	}
-	zipf := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
-	docs := make([]*ai.Document, n)
-	for i := range docs {
-		words := make([]string, 100+r.IntN(40))
-		for j := range words {
-			words[j] = vocab[zipf.Uint64()]
-		}
-		docs[i] = ai.DocumentFromText(strings.Join(words, " "), map[string]any{MetaURL: fmt.Sprintf("doc%d.pdf", i/20)})
-	}
-	queries := []string{
-		vocab[3] + " " + vocab[250],
-		vocab[40] + " " + vocab[900] + " " + vocab[2000],
-		vocab[1200],
-		vocab[7] + " " + vocab[15],
-		`"` + strings.Join(strings.Fields(DocText(docs[17]))[10:13], " ") + `" ` + vocab[60],
-		"information retrieval " + vocab[400],
-		pgBenchWord(r, 11) + " " + vocab[30],
-	}
+	docs, queries := pgKeywordBenchCorpus(n)
 	s := pgBenchStore(b, newTestEmbedder(8), 8, &PgvecOptions{TextSearchConfig: "english"})
 	loaded := 0
 	for _, size := range sizes {
@@ -86,6 +64,35 @@ func BenchmarkPgvecKeywordSearch(b *testing.B) {
 			b.ReportMetric(float64(size), "rows")
 		})
 	}
+}
+
+// pgKeywordBenchCorpus returns BenchmarkPgvecKeywordSearch's n chunks and
+// its 7 queries.
+func pgKeywordBenchCorpus(n int) ([]*ai.Document, []string) {
+	r := rand.New(rand.NewPCG(3, 4))
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		vocab[i] = pgBenchWord(r, 3+r.IntN(8))
+	}
+	zipf := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
+	docs := make([]*ai.Document, n)
+	for i := range docs {
+		words := make([]string, 100+r.IntN(40))
+		for j := range words {
+			words[j] = vocab[zipf.Uint64()]
+		}
+		docs[i] = ai.DocumentFromText(strings.Join(words, " "), map[string]any{MetaURL: fmt.Sprintf("doc%d.pdf", i/20)})
+	}
+	queries := []string{
+		vocab[3] + " " + vocab[250],
+		vocab[40] + " " + vocab[900] + " " + vocab[2000],
+		vocab[1200],
+		vocab[7] + " " + vocab[15],
+		`"` + strings.Join(strings.Fields(DocText(docs[min(17, n-1)]))[10:13], " ") + `" ` + vocab[60],
+		"information retrieval " + vocab[400],
+		pgBenchWord(r, 11) + " " + vocab[30],
+	}
+	return docs, queries
 }
 
 // pgBenchWord returns a random lower-case word of n letters.

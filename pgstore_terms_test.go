@@ -1,0 +1,281 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// TestPgvecKeywordParityWithLocalvec indexes one corpus (breadcrumbs,
+// repeated texts) into a PgvecStore ("english") and a LocalvecStore and
+// checks that the PgvecStore's keyword search returns LocalvecStore's
+// results first, in the same order up to exact ties, for the parity
+// queries without quoted phrases or long keywords (whose phrase and
+// prefix stages only the PgvecStore runs): the same BM25F score from the
+// posting table. Its substring stage may add more after them.
+func TestPgvecKeywordParityWithLocalvec(t *testing.T) {
+	ctx := t.Context()
+	docs := keywordParityDocs(400)
+	local := keywordBenchStore(docs)
+	dsn := pgTestDSN(t)
+	name := pgTestStoreName(t)
+	pgTestDropStore(t, dsn, name)
+	s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(8), dsn, 8, &PgvecOptions{TextSearchConfig: "english"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Index(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	pgTestCheckPostings(t, s, pgTestDistinctIDs(docs))
+	stop := map[string]bool{"the": true}
+	an := localvecDefaultAnalyzer
+	checked := 0
+	for _, q := range append(keywordParityQueries(docs), keywordBenchQueries(docs[200:], 60)...) {
+		if p := newKeywordPlan(q, stop); len(p.phrases) > 0 || len(p.prefixes) > 0 {
+			continue
+		}
+		rank := map[string]bm25Hit{}
+		hits, err := newLocalvecBM25(an, docs).rank(ctx, newBM25Plan(an, q, stop), docs, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			rank[fmt.Sprint(docs[h.row].Metadata["n"])] = h
+		}
+		for _, maxN := range []int{10, 0} {
+			want, err := local.KeywordSearch(ctx, q, maxN, stop, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.KeywordSearch(ctx, q, maxN, stop, "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) < len(want) {
+				t.Fatalf("query %q, max %d: %d results, want at least %d", q, maxN, len(got), len(want))
+			}
+			keywordSameOrder(t, fmt.Sprintf("query %q, max %d", q, maxN), pgTestMetaN(got[:len(want)]), want, rank)
+		}
+		if len(hits) > 0 {
+			checked++
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d queries with results were compared: the parity check checks too little", checked)
+	}
+}
+
+// pgTestMetaN returns docs with their metadata "n" as keywordSameOrder
+// compares it (JSON gives numbers back as float64).
+func pgTestMetaN(docs []*ai.Document) []*ai.Document {
+	out := make([]*ai.Document, len(docs))
+	for i, d := range docs {
+		meta := map[string]any{}
+		for k, v := range d.Metadata {
+			meta[k] = v
+		}
+		if f, ok := meta["n"].(float64); ok {
+			meta["n"] = int(f)
+		}
+		out[i] = ai.DocumentFromText(DocText(d), meta)
+	}
+	return out
+}
+
+// pgTestDistinctIDs returns the number of chunks a PgvecStore holds after
+// indexing docs: one per distinct chunk identity.
+func pgTestDistinctIDs(docs []*ai.Document) int {
+	ids, err := documentIdentities(docs)
+	if err != nil {
+		panic(err)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id.id] = true
+	}
+	return len(seen)
+}
+
+// TestPgvecKeywordPostingsFollowWrites checks that the posting table and
+// statistics follow every way chunks change: indexing, a source
+// replacement, an overwrite by another embedder, deleting by source, an
+// app's own DELETE, TRUNCATE, and a change of the text search
+// configuration (postings rebuilt with the new stemmer).
+func TestPgvecKeywordPostingsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgTestDSN(t)
+	name := pgTestStoreName(t)
+	pgTestDropStore(t, dsn, name)
+	open := func(emb ai.Embedder, config string) *PgvecStore {
+		s, err := NewPgvecStoreWithOptions(ctx, nil, name, emb, dsn, 16, &PgvecOptions{TextSearchConfig: config})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := open(newTestEmbedder(16), "simple")
+	if err := s.Index(ctx, append(pgTestDocs("a", "alpha", 20), pgTestDocs("b", "beta", 10)...)); err != nil {
+		t.Fatal(err)
+	}
+	pgTestCheckPostings(t, s, 30)
+	if _, _, err := s.replaceSource(ctx, replaceScope{sources: []string{"a"}}, pgTestDocs("a", "gamma", 5), nil); err != nil {
+		t.Fatal(err)
+	}
+	pgTestCheckPostings(t, s, 15)
+	if got, err := s.KeywordSearch(ctx, "alpha", 0, nil, "", nil); err != nil || len(got) != 0 {
+		t.Errorf("replaced chunks still found: %d, %v", len(got), err)
+	}
+	if got, err := s.KeywordSearch(ctx, "gamma", 0, nil, "", nil); err != nil || len(got) != 5 {
+		t.Errorf("new chunks: %d, %v", len(got), err)
+	}
+	s.Close()
+
+	// Another embedder overwrites the same chunk IDs.
+	s = open(pgRenamedEmbedder{newTestEmbedder(16)}, "simple")
+	if err := s.Index(ctx, pgTestDocs("b", "beta", 10)); err != nil {
+		t.Fatal(err)
+	}
+	pgTestCheckPostings(t, s, 15)
+	if n, err := s.DeleteBySource(ctx, "b"); err != nil || n != 10 {
+		t.Fatalf("DeleteBySource = %d, %v", n, err)
+	}
+	pgTestCheckPostings(t, s, 5)
+	if _, err := s.Pool.Exec(ctx, `DELETE FROM `+pgvecIdent(s.Table())+` WHERE content LIKE 'gamma chunk 1%'`); err != nil {
+		t.Fatal(err)
+	}
+	pgTestCheckPostings(t, s, 4)
+	if _, err := s.Pool.Exec(ctx, `TRUNCATE `+pgvecIdent(s.Table())); err != nil {
+		t.Fatal(err)
+	}
+	pgTestCheckPostings(t, s, 0)
+
+	// "english" stems what "simple" keeps: "topics" finds "topic3" only
+	// through the rebuilt postings... and "chunks" finds "chunk".
+	if err := s.Index(ctx, pgTestDocs("c", "delta", 6)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.KeywordSearch(ctx, "chunks", 0, nil, "metadata->>'source' = $3", []any{"c"}); err != nil || len(got) != 0 {
+		t.Errorf("simple: %q found %d, %v; want none (no stemming, no substring)", "chunks", len(got), err)
+	}
+	s.Close()
+	s = open(pgRenamedEmbedder{newTestEmbedder(16)}, "english")
+	if !s.Migration().TextSearchChanged {
+		t.Fatalf("Migration() = %+v, want TextSearchChanged", s.Migration())
+	}
+	pgTestCheckPostings(t, s, 6)
+	got, err := s.KeywordSearch(ctx, "chunks", 0, nil, "", nil)
+	if err != nil || len(got) != 6 {
+		t.Errorf("english after the rebuild: %d results, %v; want 6", len(got), err)
+	}
+}
+
+// TestPgvecKeywordCustomConfig checks a store whose text search
+// configuration has no TextAnalyzer (a copy of "english" under another
+// name): it writes no postings and ranks from the tsvector column.
+func TestPgvecKeywordCustomConfig(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgTestDSN(t)
+	name := pgTestStoreName(t)
+	pgTestDropStore(t, dsn, name)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, `DO $$ BEGIN
+		IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = 'ayd_test_english') THEN
+			CREATE TEXT SEARCH CONFIGURATION ayd_test_english (COPY = english);
+		END IF; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(16), dsn, 16, &PgvecOptions{TextSearchConfig: "ayd_test_english"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Index(ctx, pgTestDocs("c", "invoices", 4)); err != nil {
+		t.Fatal(err)
+	}
+	var postings int
+	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(s.names.kw)).Scan(&postings); err != nil || postings != 0 {
+		t.Errorf("%d postings, %v; want none", postings, err)
+	}
+	got, err := s.KeywordSearch(ctx, "invoice", 0, nil, "", nil)
+	if err != nil || len(got) != 4 {
+		t.Errorf("search through the tsvector column: %d, %v; want 4", len(got), err)
+	}
+}
+
+// pgRenamedEmbedder is the test embedder under another name: its vectors
+// count as another embedder's.
+type pgRenamedEmbedder struct{ *testEmbedder }
+
+func (pgRenamedEmbedder) Name() string { return "test/renamed" }
+
+// TestPgvecKeywordTopKMatchesFullRanking checks the threshold search
+// (pgvecTopK, used for a limited search without a filter) against the
+// stages' SQL, which scores every matching chunk (used for an unlimited
+// search): the first n results must be the same chunks in the same order,
+// for queries of frequent and rare words, long words (the prefix stage,
+// also with a word no chunk has), and a quoted phrase.
+func TestPgvecKeywordTopKMatchesFullRanking(t *testing.T) {
+	ctx := t.Context()
+	docs, queries := pgKeywordBenchCorpus(3000)
+	dsn := pgTestDSN(t)
+	name := pgTestStoreName(t)
+	pgTestDropStore(t, dsn, name)
+	s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(8), dsn, 8, &PgvecOptions{TextSearchConfig: "english"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Index(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 40 {
+		words := strings.Fields(DocText(docs[r.IntN(len(docs))]))
+		q := words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
+		switch i % 4 {
+		case 1:
+			q += " " + words[r.IntN(len(words))]
+		case 2:
+			q += " " + pgBenchWord(r, 9)
+		case 3:
+			q = words[r.IntN(len(words))]
+		}
+		queries = append(queries, q)
+	}
+	prefixStage := 0
+	for _, q := range queries {
+		if len(newKeywordPlan(q, nil).prefixes) > 0 {
+			prefixStage++
+		}
+		all, err := s.KeywordSearch(ctx, q, 0, nil, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 3, 10} {
+			got, err := s.KeywordSearch(ctx, q, n, nil, "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := pgTestTexts(all[:min(n, len(all))])
+			if g := pgTestTexts(got); !slices.Equal(g, want) {
+				t.Errorf("query %q, max %d:\ngot  %.60q\nwant %.60q", q, n, g, want)
+			}
+		}
+	}
+	if prefixStage < 10 {
+		t.Fatalf("only %d queries have long keywords: the prefix stage is hardly checked", prefixStage)
+	}
+}

@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/jackc/pgx/v5"
+)
+
+// keywordSearchTerms is KeywordSearchSQL ranked from the store's posting
+// table (schema version 4, see pgstore_terms.go). The query is analysed
+// twice: plan (ExtractKeywords) gives the ILIKE patterns of the phrase,
+// prefix and substring stages, and the store's TextAnalyzer gives the
+// terms (keywords, then phrase words) that every stage scores with BM25F
+// as LocalvecStore does: the IDF of a term from its number of postings,
+// the average length from the statistics row. The all-words and any-word
+// stages are one query over the postings of the keyword terms: chunks
+// having every keyword first, then the others, each by score.
+func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan keywordPlan, maxResults int, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
+	bp := newBM25Plan(s.an, query, stopWords)
+	sc, err := s.termScoring(ctx, bp)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search sql: %w", err)
+	}
+	filter := ""
+	if strings.TrimSpace(extraWhere) != "" {
+		filter = " AND (" + extraWhere + ")"
+	}
+	t, kw := pgvecIdent(s.names.table), pgvecIdent(s.names.kw)
+	// Parameters after extraArgs: the scored terms, their IDFs, whether
+	// each is a keyword, the average chunk length, then per stage the
+	// keyword count (term stage) or the phrases' longest words (phrase
+	// stage).
+	nArg := 3 + len(extraArgs)
+	terms := fmt.Sprintf("$%d::text[]", nArg)
+	idfs := fmt.Sprintf("$%d::float8[]", nArg+1)
+	avg := fmt.Sprintf("$%d::float8", nArg+2)
+	extra := fmt.Sprintf("$%d", nArg+3)
+	k1 := strconv.FormatFloat(bm25K1, 'g', -1, 64)
+	// The BM25 share of posting p for query term q.
+	share := `q.w * p.tf * (` + k1 + ` + 1) / (p.tf + ` + k1 + ` * (1 - ` + strconv.FormatFloat(bm25B, 'g', -1, 64) +
+		` + ` + strconv.FormatFloat(bm25B, 'g', -1, 64) + ` * p.len / ` + avg + `))`
+	// The score of chunk c for the ILIKE stages: its postings of the
+	// query's terms, looked up by key.
+	score := `LEFT JOIN LATERAL (SELECT sum(` + share + `) AS score
+		FROM unnest(` + terms + `, ` + idfs + `) AS q(term, w)
+		JOIN ` + kw + ` p ON p.term = q.term AND p.cid = (CASE WHEN c.id ~ '^[0-9a-fA-F]{32}$' THEN c.id::uuid END)) ayd_s ON true`
+	likeOn := func(text string) string {
+		return `SELECT c.content, c.metadata FROM ` + t + ` c ` + score +
+			` WHERE ` + text + ` ILIKE ANY($1::text[])` + filter +
+			` ORDER BY (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE ` + text + ` ILIKE ayd_p.pat) DESC, ` +
+			`coalesce(ayd_s.score, 0) DESC, c.id LIMIT $2`
+	}
+	likeQuery := likeOn("c.content")
+	// Phrases are matched with white space collapsed (as in the phrase);
+	// the longest word of some phrase, which every match contains as it
+	// is, lets the trigram index narrow the rows first.
+	phraseQuery := strings.Replace(likeOn(`regexp_replace(c.content, '\s+', ' ', 'g')`), ` WHERE regexp_replace`,
+		` WHERE c.content ILIKE ANY(`+extra+`::text[]) AND regexp_replace`, 1)
+
+	// The term stage: chunks with a posting of some keyword, those with all
+	// nKW keywords first. Without a filter the best are picked from the
+	// postings alone before the chunk table is read.
+	nKW := extra + "::bigint"
+	isKW := `q.term = ANY($1::text[])`
+	agg := `SELECT p.cid, sum(` + share + `) AS score, count(*) FILTER (WHERE ` + isKW + `) AS nkw
+		FROM unnest(` + terms + `, ` + idfs + `) AS q(term, w)
+		JOIN ` + kw + ` p ON p.term = q.term
+		GROUP BY p.cid HAVING count(*) FILTER (WHERE ` + isKW + `) > 0`
+	order := `(ayd_t.nkw = ` + nKW + `) DESC, ayd_t.score DESC, ayd_t.cid`
+	var termQuery string
+	if filter == "" {
+		termQuery = `SELECT c.content, c.metadata FROM (` + agg + `
+			ORDER BY (count(*) FILTER (WHERE ` + isKW + `) = ` + nKW + `) DESC, sum(` + share + `) DESC, p.cid LIMIT $2) ayd_t
+			JOIN ` + t + ` c ON c.id = replace(ayd_t.cid::text, '-', '')
+			ORDER BY ` + order
+	} else {
+		termQuery = `SELECT c.content, c.metadata FROM (` + agg + `) ayd_t
+			JOIN ` + t + ` c ON c.id = replace(ayd_t.cid::text, '-', '')
+			WHERE true` + filter + `
+			ORDER BY ` + order + ` LIMIT $2`
+	}
+
+	// Without a filter the prefix and keyword stages find their best
+	// chunks with the threshold algorithm (pgvecTopK) instead of scoring
+	// every chunk they match.
+	var prefixTop, keywordTop func(context.Context, int) ([]*ai.Document, error)
+	prefixes := keywordPatterns(plan.prefixes)
+	if filter == "" && len(sc.terms) > 0 {
+		tier, unseen := pgvecKeywordTiers(sc, len(bp.keywords))
+		keywordTop = (&pgvecTopK{s: s, sc: sc, maskTier: tier, unseenTier: unseen}).run
+		if len(prefixes) > 0 {
+			live, most, err := s.livePatterns(ctx, prefixes)
+			if err != nil {
+				return nil, fmt.Errorf("keyword search sql: %w", err)
+			}
+			// Patterns no chunk matches count for none: without them the
+			// stage ranks alike, and a chunk not seen yet matches at most
+			// most of them.
+			prefixes = live
+			prefixTop = s.prefixTopK(sc, live, most).run
+		}
+	}
+	scoreArgs := []any{sc.terms, sc.idfs, sc.avg}
+	args := func(term any, more ...any) []any {
+		return append(append(append([]any{term, nil}, extraArgs...), scoreArgs...), more...)
+	}
+	return s.runStages(ctx, []pgvecStage{
+		{"phrase", phraseQuery, args(keywordPatterns(plan.phrases), keywordPatterns(keywordLongestWords(plan.phrases))), len(plan.phrases) == 0, nil},
+		{"prefix", likeQuery, args(prefixes), len(prefixes) == 0, prefixTop},
+		{"keyword", termQuery, args(sc.keywords, len(bp.keywords)), len(sc.keywords) == 0, keywordTop},
+		{"substring", likeQuery, args(keywordPatterns(plan.keywords)), len(plan.keywords) == 0, nil},
+	}, maxResults)
+}
+
+// pgvecScoring is what the stages of keywordSearchTerms score with: the
+// query's terms that have postings (keywords first, at most bm25MaxTerms),
+// their IDFs and the average chunk length; and the keyword terms among
+// them.
+type pgvecScoring struct {
+	terms    []string
+	idfs     []float64
+	avg      float64
+	keywords []string
+}
+
+// termScoring reads the chunk count, their summed length and the
+// document frequencies of the plan's terms (one query, summing the
+// frequency deltas).
+func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring, error) {
+	var sc pgvecScoring
+	cand := []string{""} // the empty term: chunk count and summed length
+	kwSet := make(map[string]bool)
+	for _, t := range bp.keywords {
+		kwSet[t] = true
+		cand = append(cand, t)
+	}
+	for _, ts := range bp.phraseTerms {
+		for _, t := range ts {
+			if !slices.Contains(cand, t) {
+				cand = append(cand, t)
+			}
+		}
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0), coalesce(sum(d.len), 0)
+		FROM unnest($1::text[]) AS u(t) LEFT JOIN `+pgvecIdent(s.names.kwDF)+` d ON d.term = u.t GROUP BY u.t`, cand)
+	if err != nil {
+		return sc, fmt.Errorf("read term frequencies: %w", err)
+	}
+	df := make(map[string]int64, len(cand))
+	var n, total int64
+	for rows.Next() {
+		var t string
+		var f, l int64
+		if err := rows.Scan(&t, &f, &l); err != nil {
+			rows.Close()
+			return sc, fmt.Errorf("read term frequencies: %w", err)
+		}
+		if t == "" {
+			n, total = f, l
+		}
+		df[t] = f
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return sc, fmt.Errorf("read term frequencies: %w", err)
+	}
+	sc.avg = 1
+	if n > 0 && total > 0 {
+		sc.avg = float64(total) / float64(n)
+	}
+	sc.terms, sc.idfs = []string{}, []float64{}
+	for _, t := range cand[1:] {
+		if df[t] <= 0 || len(sc.terms) == bm25MaxTerms {
+			continue
+		}
+		sc.terms = append(sc.terms, t)
+		sc.idfs = append(sc.idfs, bm25IDF(int(n), int(df[t])))
+		if kwSet[t] {
+			sc.keywords = append(sc.keywords, t)
+		}
+	}
+	return sc, nil
+}
+
+// livePatterns returns the ILIKE patterns some chunk matches, and how
+// many of them one chunk can match at most: all of them when some chunk
+// matches all, else one fewer (a bound, not counted further). The trigram
+// index answers both.
+func (s *PgvecStore) livePatterns(ctx context.Context, patterns []string) ([]string, int, error) {
+	t := pgvecIdent(s.names.table)
+	var live []string
+	if err := s.Pool.QueryRow(ctx, `SELECT coalesce(array_agg(ayd_p.pat ORDER BY ayd_p.o), '{}') FROM unnest($1::text[]) WITH ORDINALITY AS ayd_p(pat, o)
+		WHERE EXISTS (SELECT 1 FROM `+t+` c WHERE c.content ILIKE ayd_p.pat)`, patterns).Scan(&live); err != nil {
+		return nil, 0, fmt.Errorf("match prefixes: %w", err)
+	}
+	most := len(live)
+	if most > 1 {
+		var all bool
+		if err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t+` c WHERE c.content ILIKE ALL($1::text[]))`, live).Scan(&all); err != nil {
+			return nil, 0, fmt.Errorf("match prefixes: %w", err)
+		}
+		if !all {
+			most--
+		}
+	}
+	return live, most, nil
+}
+
+// prefixTopK returns the threshold search of the prefix stage: a chunk's
+// tier is the number of patterns its content matches (ILIKE), read with
+// the chunk; a chunk not seen yet may match most of them; chunks matching
+// without any scored term come from an ILIKE query at the end.
+func (s *PgvecStore) prefixTopK(sc pgvecScoring, patterns []string, most int) *pgvecTopK {
+	t := pgvecIdent(s.names.table)
+	sweep := func(ctx context.Context, k int) ([]pgvecCand, error) {
+		rows, err := s.Pool.Query(ctx, `SELECT c.id, (SELECT count(*) FROM unnest($2::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat) AS tier
+			FROM `+t+` c
+			WHERE c.content ILIKE ANY($2::text[]) AND c.id ~ '^[0-9a-f]{32}$'
+			AND NOT EXISTS (SELECT 1 FROM `+pgvecIdent(s.names.kw)+` p WHERE p.cid = c.id::uuid AND p.term = ANY($3::text[]))
+			ORDER BY tier DESC, c.id LIMIT $1`, k, patterns, sc.terms)
+		if err != nil {
+			return nil, fmt.Errorf("match prefixes: %w", err)
+		}
+		m, err := pgvecScanTiers(rows)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]pgvecCand, 0, len(m))
+		for cid, tier := range m {
+			out = append(out, pgvecCand{cid: cid, tier: tier})
+		}
+		return out, nil
+	}
+	return &pgvecTopK{
+		s: s, sc: sc,
+		tierSQL:    `SELECT count(*) FROM unnest($7::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat`,
+		tierArgs:   []any{patterns},
+		unseenTier: func([]bool) int { return most },
+		sweep:      sweep,
+	}
+}
+
+// pgvecScanTiers reads (id, tier) rows into a map by posting key; IDs the
+// store did not make are skipped.
+func pgvecScanTiers(rows pgx.Rows) (map[[16]byte]int, error) {
+	defer rows.Close()
+	out := make(map[[16]byte]int)
+	for rows.Next() {
+		var id string
+		var tier int64
+		if err := rows.Scan(&id, &tier); err != nil {
+			return nil, err
+		}
+		if u, ok := pgvecChunkUUID(id); ok && tier > 0 {
+			out[u] = int(tier)
+		}
+	}
+	return out, rows.Err()
+}

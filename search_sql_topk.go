@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// pgvecCand is a chunk of a keyword search stage: its posting key, its
+// tier within the stage (higher first; 0: not in the stage) and its BM25F
+// score over the query's terms.
+type pgvecCand struct {
+	cid   [16]byte
+	tier  int
+	score float64
+}
+
+// comparePgvecCands orders candidates best first: higher tier, higher
+// score, then lower ID (as the stages' SQL orders them).
+func comparePgvecCands(a, b pgvecCand) int {
+	return cmp.Or(cmp.Compare(b.tier, a.tier), cmp.Compare(b.score, a.score), slices.Compare(a.cid[:], b.cid[:]))
+}
+
+// pgvecTopK finds the best k chunks of one keyword search stage without
+// scoring every chunk that has a query term, with Fagin's threshold
+// algorithm over the posting table:
+//
+//   - sorted access: each scored term's postings are read best impact
+//     first (the index on (term, w DESC, cid DESC)), a batch per round,
+//     the batches doubling;
+//   - random access: every chunk seen for the first time gets its exact
+//     score from its postings of all the query's terms (the index on
+//     (cid, term)) and its tier from the stage;
+//   - the threshold: a chunk not seen yet has, for each term, an impact no
+//     higher than the last one read, so its score is at most the sum over
+//     the terms of idf times the BM25 share that impact allows (see
+//     pgvecShareBound), and its tier at most unseenTier.
+//
+// It stops when k candidates beat every chunk not seen yet, or when every
+// list is read to its end; then the stage's chunks without any scored
+// term (score 0), which no list holds, come from sweep. The result is
+// exactly the first k of the stage's order (tier, score, ID).
+type pgvecTopK struct {
+	s  *PgvecStore
+	sc pgvecScoring
+	// tierSQL, when not "", is the SQL expression giving the tier of
+	// chunk c (a row of the chunk table), its parameters numbered from $7
+	// and bound to tierArgs; else maskTier gives it from the mask of the
+	// scored terms the chunk has (bit i for sc.terms[i]).
+	tierSQL  string
+	tierArgs []any
+	maskTier func(mask uint64) int
+	// unseenTier returns the highest tier a chunk not seen yet can have,
+	// given which lists are read to their end (0: none can be in the
+	// stage).
+	unseenTier func(exhausted []bool) int
+	// sweep, when not nil, returns the best k chunks of the stage that
+	// have no posting of any scored term, ordered by tier and ID.
+	sweep func(ctx context.Context, k int) ([]pgvecCand, error)
+}
+
+// pgvecTopKFirstBatch and pgvecTopKMaxBatch bound the postings read per
+// term and round.
+const (
+	pgvecTopKFirstBatch = 64
+	pgvecTopKMaxBatch   = 16384
+)
+
+// pgvecShareBound returns the highest BM25 share (without the IDF) of a
+// posting whose stored impact is at most w, for chunks of average length
+// avg. The impact is tf/(tf + A + B0 len) with A = k1(1-b) and
+// B0 = k1 b/pgvecImpactLen, the share (k1+1)/(1 + R) with
+// R = (A + B len)/tf and B = k1 b/avg. From w' <= w follows
+// (A + B0 len)/tf >= R0 := 1/w - 1. With q = B/B0: for q >= 1, R >= R0 and,
+// as len >= (R0 tf - A)/B0 and tf >= 1, R >= q R0 - A(q - 1); for q < 1,
+// R >= q R0 (A >= qA). The share is at most (k1+1)/(1 + R) for the
+// largest of these lower bounds. The stored impact is a float4: the bound
+// is raised by a relative 1e-5 to cover its rounding.
+func pgvecShareBound(w float32, avg float64) float64 {
+	if w <= 0 {
+		return 0
+	}
+	r0 := max(1/float64(w)-1, 0)
+	q := pgvecImpactLen / avg
+	r := q * r0
+	if q >= 1 {
+		r = max(r0, q*r0-bm25K1*(1-bm25B)*(q-1))
+	}
+	return (bm25K1 + 1) / (1 + r) * (1 + 1e-5)
+}
+
+// run returns the stage's best k chunks as documents, in order.
+func (x *pgvecTopK) run(ctx context.Context, k int) ([]*ai.Document, error) {
+	cands, err := x.best(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	return x.s.pgvecDocsByCID(ctx, cands)
+}
+
+// best returns the stage's best k candidates, in order.
+func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
+	terms := x.sc.terms
+	nt := len(terms)
+	lastW := make([]float32, nt)
+	lastCID := make([][16]byte, nt)
+	exhausted := make([]bool, nt)
+	for i := range lastW {
+		lastW[i] = float32(math.Inf(1))
+		for j := range lastCID[i] {
+			lastCID[i][j] = 0xff
+		}
+	}
+	termIdx := make(map[string]int, nt)
+	for i, t := range terms {
+		termIdx[t] = i
+	}
+	seen := [][16]byte{} // not nil: NULL would match no chunk
+	seenSet := make(map[[16]byte]bool)
+	var cands []pgvecCand
+	sql := x.roundSQL()
+	batch := max(pgvecTopKFirstBatch, 2*k)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var listTerms []string
+		var listW []float32
+		var listCID [][16]byte
+		var listIdx []int
+		for i := range terms {
+			if !exhausted[i] {
+				listTerms = append(listTerms, terms[i])
+				listW = append(listW, lastW[i])
+				listCID = append(listCID, lastCID[i])
+				listIdx = append(listIdx, i)
+			}
+		}
+		if len(listTerms) > 0 {
+			args := append([]any{terms, listTerms, listW, listCID, batch, seen}, x.tierArgs...)
+			rows, err := x.s.Pool.Query(ctx, sql, args...)
+			if err != nil {
+				return nil, fmt.Errorf("read postings: %w", err)
+			}
+			got := make([]int, len(listTerms))
+			scores := make(map[[16]byte]float64)
+			masks := make(map[[16]byte]uint64)
+			tiers := make(map[[16]byte]int)
+			var fresh [][16]byte
+			for rows.Next() {
+				var list *int64
+				var cid [16]byte
+				var w *float32
+				var term *string
+				var tf, n *int32
+				if err := rows.Scan(&list, &cid, &w, &term, &tf, &n); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("read postings: %w", err)
+				}
+				switch {
+				case list != nil: // sorted access
+					li := int(*list) - 1
+					got[li]++
+					t := listIdx[li]
+					lastW[t], lastCID[t] = *w, cid
+					if !seenSet[cid] {
+						seenSet[cid] = true
+						fresh = append(fresh, cid)
+					}
+				case term != nil: // random access: a posting of a new chunk
+					i, ok := termIdx[*term]
+					if !ok {
+						continue
+					}
+					f := float64(*tf)
+					norm := bm25K1 * (1 - bm25B + bm25B*float64(*n)/x.sc.avg)
+					scores[cid] += x.sc.idfs[i] * f * (bm25K1 + 1) / (f + norm)
+					masks[cid] |= 1 << i
+				case tf != nil: // the tier of a new chunk
+					tiers[cid] = int(*tf)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, fmt.Errorf("read postings: %w", err)
+			}
+			for li, n := range got {
+				if n < batch {
+					exhausted[listIdx[li]] = true
+				}
+			}
+			for _, cid := range fresh {
+				tier := tiers[cid]
+				if x.tierSQL == "" {
+					tier = x.maskTier(masks[cid])
+				}
+				if tier > 0 {
+					cands = append(cands, pgvecCand{cid: cid, tier: tier, score: scores[cid]})
+				}
+			}
+			seen = append(seen, fresh...)
+			slices.SortFunc(cands, comparePgvecCands)
+		}
+		if !slices.Contains(exhausted, false) {
+			if x.sweep != nil {
+				more, err := x.sweep(ctx, k)
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range more {
+					if !seenSet[c.cid] {
+						cands = append(cands, c)
+					}
+				}
+				slices.SortFunc(cands, comparePgvecCands)
+			}
+			return cands[:min(k, len(cands))], nil
+		}
+		ut := x.unseenTier(exhausted)
+		if ut <= 0 {
+			return cands[:min(k, len(cands))], nil
+		}
+		if len(cands) >= k {
+			threshold := 0.0
+			for i := range terms {
+				if !exhausted[i] {
+					threshold += x.sc.idfs[i] * pgvecShareBound(lastW[i], x.sc.avg)
+				}
+			}
+			kth := cands[k-1]
+			if kth.tier > ut || (kth.tier == ut && kth.score > threshold) {
+				return cands[:k], nil
+			}
+		}
+		batch = min(2*batch, pgvecTopKMaxBatch)
+	}
+}
+
+// roundSQL returns the query of one round: the next $5 postings of each
+// list ($2 terms, after the impacts and IDs $3, $4), then the postings of
+// the scored terms $1 of each chunk read that is not in $6, then, with a
+// tier expression, the tier of each such chunk. Rows are (list, cid, w,
+// NULL, NULL, NULL) for sorted access, (NULL, cid, NULL, term, tf, len)
+// for random access and (NULL, cid, NULL, NULL, tier, NULL) for tiers.
+func (x *pgvecTopK) roundSQL() string {
+	kw := pgvecIdent(x.s.names.kw)
+	q := `WITH ayd_s AS MATERIALIZED (
+			SELECT u.i, p.cid, p.w
+			FROM unnest($2::text[], $3::real[], $4::uuid[]) WITH ORDINALITY AS u(term, lw, lc, i)
+			CROSS JOIN LATERAL (SELECT k.cid, k.w FROM ` + kw + ` k
+				WHERE k.term = u.term AND (k.w, k.cid) < (u.lw, u.lc)
+				ORDER BY k.w DESC, k.cid DESC LIMIT $5) AS p),
+		ayd_c AS MATERIALIZED (SELECT DISTINCT cid FROM ayd_s WHERE cid <> ALL($6::uuid[]))
+		SELECT ayd_s.i, ayd_s.cid, ayd_s.w, NULL::text, NULL::int4, NULL::int4 FROM ayd_s
+		UNION ALL
+		SELECT NULL, p.cid, NULL, p.term, p.tf, p.len FROM ayd_c JOIN ` + kw + ` p ON p.cid = ayd_c.cid AND p.term = ANY($1::text[])`
+	if x.tierSQL != "" {
+		q += `
+		UNION ALL
+		SELECT NULL, ayd_c.cid, NULL, NULL, (` + x.tierSQL + `)::int4, NULL FROM ayd_c
+		JOIN ` + pgvecIdent(x.s.names.table) + ` c ON c.id = replace(ayd_c.cid::text, '-', '')`
+	}
+	return q
+}
+
+// pgvecDocsByCID returns the documents of cands, in their order.
+func (s *PgvecStore) pgvecDocsByCID(ctx context.Context, cands []pgvecCand) ([]*ai.Document, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = hex.EncodeToString(c.cid[:])
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT id, content, metadata FROM `+pgvecIdent(s.names.table)+` WHERE id = ANY($1::text[])`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	defer rows.Close()
+	byID := make(map[string]*ai.Document, len(ids))
+	for rows.Next() {
+		var id, content string
+		var meta map[string]any
+		if err := rows.Scan(&id, &content, &meta); err != nil {
+			return nil, fmt.Errorf("read chunks: %w", err)
+		}
+		byID[id] = ai.DocumentFromText(content, meta)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	out := make([]*ai.Document, 0, len(ids))
+	for _, id := range ids {
+		if d, ok := byID[id]; ok { // a chunk deleted meanwhile is left out
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// pgvecKeywordTiers returns the tier functions of the keyword stage: 2 for
+// a chunk with every keyword (when every keyword has postings), 1 for one
+// with some.
+func pgvecKeywordTiers(sc pgvecScoring, nKeywords int) (func(mask uint64) int, func([]bool) int) {
+	var kwMask uint64
+	var kwIdx []int
+	for i, t := range sc.terms {
+		if slices.Contains(sc.keywords, t) {
+			kwMask |= 1 << i
+			kwIdx = append(kwIdx, i)
+		}
+	}
+	allPossible := len(sc.keywords) == nKeywords
+	tier := func(mask uint64) int {
+		m := mask & kwMask
+		switch {
+		case m == 0:
+			return 0
+		case allPossible && bits.OnesCount64(m) == len(kwIdx):
+			return 2
+		}
+		return 1
+	}
+	unseen := func(exhausted []bool) int {
+		// A chunk not seen yet is in no list read to its end.
+		all, some := allPossible, false
+		for _, i := range kwIdx {
+			if exhausted[i] {
+				all = false
+			} else {
+				some = true
+			}
+		}
+		switch {
+		case all:
+			return 2
+		case some:
+			return 1
+		}
+		return 0
+	}
+	return tier, unseen
+}
