@@ -127,6 +127,32 @@ func TestPgvecStoreEndToEnd(t *testing.T) {
 		t.Errorf("keyword search on pg: %v\n%s", err, r)
 	}
 
+	// Keyword search ranks as on the embedded default store (the same
+	// analyzer language and BM25F score): the embedded store's results
+	// come first, in its order (the PostgreSQL store's substring stage may
+	// add more after them).
+	r = runCLI(t, work, nil, "index", "docs")
+	if r.code != 0 {
+		t.Fatalf("index into the embedded store:\n%s", r)
+	}
+	for _, q := range []string{"wetsuits", "refunds for cancelled tours", "price of the sunset cruise"} {
+		var local, remote searchOutput
+		r = runCLI(t, work, nil, "search", "--mode", "keyword", "--json", "-k", "20", q)
+		if err := json.Unmarshal([]byte(r.stdout), &local); err != nil || len(local.Results) == 0 {
+			t.Fatalf("keyword search %q on the embedded store: %v\n%s", q, err, r)
+		}
+		r = runCLI(t, work, nil, cmd("search", "--mode", "keyword", "--json", "-k", "20", q)...)
+		if err := json.Unmarshal([]byte(r.stdout), &remote); err != nil || len(remote.Results) < len(local.Results) {
+			t.Fatalf("keyword search %q on pg: %v\n%s", q, err, r)
+		}
+		for i, hit := range local.Results {
+			if got := remote.Results[i]; got.URL != hit.URL || got.Breadcrumb != hit.Breadcrumb || got.Pages != hit.Pages {
+				t.Errorf("keyword search %q: result %d on pg is %s %q p. %s, on the embedded store %s %q p. %s",
+					q, i+1, got.URL, got.Breadcrumb, got.Pages, hit.URL, hit.Breadcrumb, hit.Pages)
+			}
+		}
+	}
+
 	// Another embedder dimension: refused, and the table keeps its chunks.
 	r = runCLI(t, work, []string{"EMBEDDING_DIM=256"}, cmd("sources")...)
 	if r.code != exitError || !strings.Contains(r.stderr, "index was built with another embedder") {

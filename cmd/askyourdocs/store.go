@@ -479,7 +479,10 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 				return nil, err
 			}
 		}
-		ps, err := askyourdocs.NewPgvecStore(ctx, b.g, cf.name, b.emb, dsn, dim)
+		// The language of the embedded stores' keyword ranking, so that a
+		// search ranks alike whichever store holds the chunks.
+		ps, err := askyourdocs.NewPgvecStoreWithOptions(ctx, b.g, cf.name, b.emb, dsn, dim,
+			&askyourdocs.PgvecOptions{TextSearchConfig: askyourdocs.DefaultTextSearchLanguage})
 		if err != nil {
 			return nil, err
 		}
