@@ -406,13 +406,16 @@ func TestPgvecStoreConcurrentWriterProcesses(t *testing.T) {
 	if n != distinct {
 		t.Errorf("%d rows but %d distinct chunk IDs", n, distinct)
 	}
+	// The keyword postings and frequencies the writers appended agree
+	// with the chunks.
+	pgTestCheckPostings(t, s, n)
 }
 
 // TestPgvecStoreKilledWriter kills a process that keeps replacing a source
 // with its two versions, 24 times: half the kills hit it inside the
 // replacement's transaction (the child stops there), half at a random line
 // of its progress output. After every kill the source holds one version
-// wholly.
+// wholly; at the end the keyword postings agree with the chunks.
 func TestPgvecStoreKilledWriter(t *testing.T) {
 	dsn := pgTestDSN(t)
 	name := pgTestStoreName(t)
@@ -460,4 +463,9 @@ func TestPgvecStoreKilledWriter(t *testing.T) {
 		seen[v]++
 	}
 	t.Logf("source version after the kills: %v", seen)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(s.Table())).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	pgTestCheckPostings(t, s, n)
 }
