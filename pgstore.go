@@ -71,9 +71,12 @@ type PgvecStore struct {
 // zero value (or nil) gives the defaults.
 type PgvecOptions struct {
 	// TextSearchConfig is the Postgres text search configuration of the
-	// full-text index ("simple", "english", "german", ...); default
-	// "simple". Pass the same name to KeywordSearchSQL, or the index is not
-	// used. Changing it rebuilds the index at start-up.
+	// full-text column ("simple", "english", "german", ...); default
+	// "simple". For a configuration TextSearchLanguages names, keyword
+	// search ranks with that language's TextAnalyzer from the posting
+	// table (the BM25F of the other stores); for a custom one, from the
+	// tsvector column. Pass the same name to KeywordSearchSQL. Changing it
+	// rebuilds the column, index and postings at start-up.
 	TextSearchConfig string
 	// WriteMethod is how Index and source replacement write rows: COPY
 	// through a staging table or multi-row INSERT; default PgvecWriteAuto.

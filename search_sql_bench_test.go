@@ -22,8 +22,11 @@ import (
 // long-keyword (prefix stage) and quoted-phrase queries, one operation
 // being the 7 queries in turn. ASKYOURDOCS_BENCH_KW_ROWS is a
 // comma-separated list of store sizes (default 10000; docs/postgres.md uses
-// 50000,100000): one store grows to each size in turn, with a
-// sub-benchmark per size (rows=N).
+// 50000,100000): one store grows to each size in turn, with sub-benchmarks
+// per size: rows=N/postings (the posting table and threshold search),
+// rows=N/postings-filtered (a filter that keeps every chunk: the scoring
+// SQL) and rows=N/tsvector (the ranking from the tsvector column, as
+// before schema version 4 and for custom configurations).
 func BenchmarkPgvecKeywordSearch(b *testing.B) {
 	var sizes []int
 	for _, f := range strings.Split(cmp.Or(os.Getenv("ASKYOURDOCS_BENCH_KW_ROWS"), "10000"), ",") {
@@ -44,25 +47,42 @@ func BenchmarkPgvecKeywordSearch(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := s.Pool.Exec(ctx, `VACUUM ANALYZE `+pgvecIdent(s.Table())); err != nil {
-			b.Fatal(err)
-		}
-		b.Run(fmt.Sprintf("rows=%d", size), func(b *testing.B) {
-			var lat []time.Duration
-			for b.Loop() {
-				for _, q := range queries {
-					start := time.Now()
-					if _, err := s.KeywordSearch(ctx, q, 10, nil, "", nil); err != nil {
-						b.Fatal(err)
-					}
-					lat = append(lat, time.Since(start))
-				}
+		for _, t := range []string{s.Table(), s.names.kw, s.names.kwDF} {
+			if _, err := s.Pool.Exec(ctx, `VACUUM ANALYZE `+pgvecIdent(t)); err != nil {
+				b.Fatal(err)
 			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
-			b.ReportMetric(float64(size), "rows")
-		})
+		}
+		an := s.an
+		for _, mode := range []string{"postings", "postings-filtered", "tsvector"} {
+			b.Run(fmt.Sprintf("rows=%d/%s", size, mode), func(b *testing.B) {
+				where, args := "", []any(nil)
+				switch mode {
+				case "postings-filtered":
+					// A filter every chunk passes: the scoring SQL instead
+					// of the threshold search.
+					where, args = "url <> $3", []any{"none"}
+				case "tsvector":
+					// The ranking before the posting table (as a custom
+					// configuration still gets it).
+					s.an = nil
+					defer func() { s.an = an }()
+				}
+				var lat []time.Duration
+				for b.Loop() {
+					for _, q := range queries {
+						start := time.Now()
+						if _, err := s.KeywordSearch(ctx, q, 10, nil, where, args); err != nil {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(start))
+					}
+				}
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+				b.ReportMetric(float64(size), "rows")
+			})
+		}
 	}
 }
 
