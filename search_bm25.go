@@ -24,9 +24,38 @@ const (
 // the section.
 const MetaBreadcrumb = "breadcrumb"
 
-// bm25HeadingWeight is how many times a breadcrumb term counts, in the
-// term frequency and the document length alike.
+// MetaHeadings is the metadata key of a chunk's Headings: the headings in
+// its text that its breadcrumb does not name (small sections merged into
+// the chunk), one per line. Keyword ranking counts their terms as it
+// counts the breadcrumb's (bm25HeadingWeight times): the heading field of
+// BM25F is the breadcrumb plus these headings.
+const MetaHeadings = "headings"
+
+// bm25HeadingWeight is how many times a term of the heading field (the
+// breadcrumb and the merged headings) counts, in the term frequency and
+// the document length alike.
 const bm25HeadingWeight = 3
+
+// bm25HeadingText returns the text of a chunk's heading field: its
+// breadcrumb and its merged headings (string metadata values only), one
+// per line.
+func bm25HeadingText(meta map[string]any) string {
+	crumb, _ := meta[MetaBreadcrumb].(string)
+	heads, _ := meta[MetaHeadings].(string)
+	return bm25JoinHeading(crumb, heads)
+}
+
+// bm25JoinHeading returns the heading field of a chunk with breadcrumb
+// crumb and merged headings heads.
+func bm25JoinHeading(crumb, heads string) string {
+	switch {
+	case heads == "":
+		return crumb
+	case crumb == "":
+		return heads
+	}
+	return crumb + "\n" + heads
+}
 
 // bm25MaxTerms bounds the distinct terms of a query that are scored; the
 // rest are ignored (a query is not a document).
@@ -73,8 +102,8 @@ func (x *bm25Index) add(doc *ai.Document) {
 			tf[term]++
 			n++
 		})
-		if crumb, _ := doc.Metadata[MetaBreadcrumb].(string); crumb != "" && bm25HeadingWeight > 0 {
-			x.an.tokens(crumb, func(_, term string) {
+		if head := bm25HeadingText(doc.Metadata); head != "" && bm25HeadingWeight > 0 {
+			x.an.tokens(head, func(_, term string) {
 				tf[term] += bm25HeadingWeight
 				n += bm25HeadingWeight
 			})

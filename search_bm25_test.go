@@ -104,3 +104,27 @@ func TestBM25BreadcrumbBoost(t *testing.T) {
 		t.Errorf("breadcrumb %v, text %v", hits[0], hits[1])
 	}
 }
+
+// TestBM25MergedHeadings checks the merged headings (MetaHeadings) belong
+// to the heading field: a chunk with breadcrumb "fruit" and merged heading
+// "apple" scores exactly like one whose breadcrumb holds both words, and ranks
+// above a chunk of the same length that says "apple" once in its text.
+func TestBM25MergedHeadings(t *testing.T) {
+	an, _ := NewTextAnalyzer("simple")
+	docs := []*ai.Document{
+		ai.DocumentFromText("x y", map[string]any{MetaBreadcrumb: "fruit", MetaHeadings: "apple"}),
+		ai.DocumentFromText("x y", map[string]any{MetaBreadcrumb: "fruit apple"}),
+		ai.DocumentFromText("apple y", map[string]any{MetaBreadcrumb: "fruit pear"}),
+		ai.DocumentFromText("y z", map[string]any{MetaHeadings: 7}), // not a string: ignored
+	}
+	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, "apple", nil), docs, nil, 0)
+	if err != nil || len(hits) != 3 {
+		t.Fatalf("hits %v, %v", hits, err)
+	}
+	if hits[0].row != 0 || hits[1].row != 1 || hits[0].score != hits[1].score || hits[2].row != 2 || hits[2].score >= hits[1].score {
+		t.Errorf("hits %v: want rows 0 and 1 tied, then row 2", hits)
+	}
+	if got := bm25HeadingText(docs[0].Metadata); got != "fruit\napple" {
+		t.Errorf("heading field %q", got)
+	}
+}
