@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -269,6 +270,28 @@ func (cb *chunkBuilder) sectionWithTail(sec []chunkPara) {
 	}
 	c.Text = pt[k:]
 	c.Pages = chunkPagesUnion(prev.Pages, c.Pages)
+	c.Headings = chunkTailHeadings(prev.Headings, c.Headings, c.Text)
+}
+
+// chunkTailHeadings returns the Headings of a lengthened tail chunk: those
+// of the previous chunk whose line the tail's text now holds, then its
+// own (prev and own are Headings values, one heading per line).
+func chunkTailHeadings(prev, own, text string) string {
+	if prev == "" {
+		return own
+	}
+	var hs []string
+	for h := range strings.SplitSeq(prev, "\n") {
+		if strings.HasPrefix(text, h+"\n") || strings.Contains(text, "\n"+h+"\n") || strings.HasSuffix(text, "\n"+h) {
+			hs = append(hs, h)
+		}
+	}
+	for h := range strings.SplitSeq(own, "\n") {
+		if h != "" && !slices.Contains(hs, h) {
+			hs = append(hs, h)
+		}
+	}
+	return strings.Join(hs, "\n")
 }
 
 // chunkPagesUnion returns the page range covering the Pages strings a and

@@ -186,3 +186,24 @@ func TestChunkCommonCrumb(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildChunksTailKeepsMergedHeadings(t *testing.T) {
+	// A long section and two small ones merged into it, too long for one
+	// chunk: the short last chunk (no overlap) is lengthened back over the
+	// first small section, and lists both merged headings it now holds.
+	var paras []Paragraph
+	paras = append(paras, mergeTestSection("Long", "Page > Long", 1150)...)
+	paras = append(paras, mergeTestSection("Alpha", "Page > Long > Alpha", 40)...)
+	paras = append(paras, mergeTestSection("Beta", "Page > Long > Beta", 40)...)
+	chunks := BuildChunks(paras, 1200, 0)
+	if len(chunks) != 2 {
+		t.Fatalf("%d chunks: %+v", len(chunks), chunks)
+	}
+	last := chunks[1]
+	if !strings.Contains(last.Text, "\nAlpha\n") || !strings.Contains(last.Text, "\nBeta\n") {
+		t.Fatalf("tail %q does not reach back over Alpha", last.Text)
+	}
+	if last.Headings != "Alpha\nBeta" || last.Breadcrumb != "Page > Long" {
+		t.Errorf("tail breadcrumb %q, headings %q", last.Breadcrumb, last.Headings)
+	}
+}
