@@ -26,7 +26,7 @@ const sqliteProvider = "askyourdocs-sqlite"
 // Version 1 indexed the texts as FTS5 trigrams; version 2 indexes their
 // analyzer terms (chunk_terms, sqliteTermsSchema); version 3 adds the
 // breadcrumb's terms to them; version 4 the merged headings' terms
-// (MetaHeadings). sqliteSchema's meta row says the same number.
+// (MetaHeadings) and the heading pairs (bm25HeadingTerms). sqliteSchema's meta row says the same number.
 const sqliteSchemaVersion = 4
 
 // sqliteSchema creates the tables of an SQLiteStore database. chunks holds

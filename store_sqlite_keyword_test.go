@@ -16,7 +16,10 @@ import (
 
 // keywordParityDocs returns n chunks of keywordBenchDocs' kind with
 // metadata "n" and, for most, a breadcrumb drawn from the same vocabulary
-// (so the BM25F boost changes the order), a few repeating another's text.
+// (so the BM25F boost changes the order), a few repeating another's text,
+// some with merged headings (MetaHeadings); and every 20th chunk with a
+// breadcrumb is followed by a chunk with its text and the breadcrumb's
+// last two words swapped, which only the heading pairs tell apart.
 func keywordParityDocs(n int) []*ai.Document {
 	base := keywordBenchDocs(n)
 	vocab := keywordBenchVocabulary(300)
@@ -37,12 +40,19 @@ func keywordParityDocs(n int) []*ai.Document {
 		}
 		docs[i] = ai.DocumentFromText(text, meta)
 	}
+	for i := 0; i+1 < n; i += 20 {
+		crumb, _ := docs[i].Metadata[MetaBreadcrumb].(string)
+		if w := strings.Fields(strings.TrimPrefix(crumb, "Manual > ")); len(w) == 2 && w[0] != w[1] {
+			docs[i+1] = ai.DocumentFromText(DocText(docs[i]), map[string]any{"n": i + 1, MetaSource: "parity", MetaURL: docs[i+1].Metadata[MetaURL], MetaBreadcrumb: "Manual > " + w[1] + " " + w[0]})
+		}
+	}
 	return docs
 }
 
 // keywordParityQueries returns queries of words from docs: plain, with a
 // double- and a single-quoted phrase, with a breadcrumb word, with a word
-// no chunk has, and words of merged headings (MetaHeadings).
+// no chunk has, words of merged headings (MetaHeadings), and breadcrumbs
+// with a swapped twin (keywordParityDocs).
 func keywordParityQueries(docs []*ai.Document) []string {
 	qs := keywordBenchQueries(docs, 40)
 	r := rand.New(rand.NewPCG(23, 24))
@@ -65,6 +75,12 @@ func keywordParityQueries(docs []*ai.Document) []string {
 	for _, d := range docs {
 		if h, _ := d.Metadata[MetaHeadings].(string); h != "" && len(qs) < 70 {
 			qs = append(qs, strings.ReplaceAll(h, "\n", " "))
+		}
+	}
+	// Breadcrumbs whose swapped twin follows: the heading pair decides.
+	for i := 0; i+1 < len(docs); i += 20 {
+		if crumb, _ := docs[i].Metadata[MetaBreadcrumb].(string); DocText(docs[i]) == DocText(docs[i+1]) && crumb != "" {
+			qs = append(qs, strings.TrimPrefix(crumb, "Manual > "))
 		}
 	}
 	return qs

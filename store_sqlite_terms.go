@@ -15,10 +15,10 @@ import (
 
 // sqliteTermsFunc is the SQL function the chunk_terms triggers call:
 // askyourdocs_terms(text, language, breadcrumb[, headings]) returns the
-// TextAnalyzer terms of text, in order, then those of the heading field
-// (breadcrumb and headings, each a string, else ignored: bm25JoinHeading)
-// bm25HeadingWeight times each, every term encoded by sqliteEncodeTerm
-// and separated by spaces: the document FTS5 indexes for keyword ranking,
+// TextAnalyzer terms of text, in order, then the terms and heading pairs
+// of the heading field (breadcrumb and headings, each a string, else
+// ignored: bm25JoinHeading) as many times as bm25HeadingTerms weighs
+// them, every term encoded by sqliteEncodeTerm and separated by spaces: the document FTS5 indexes for keyword ranking,
 // the same term counts and length LocalvecStore's BM25F index gives the
 // chunk.
 const sqliteTermsFunc = "askyourdocs_terms"
@@ -112,21 +112,23 @@ func sqliteAnalyzer(language string) (*TextAnalyzer, error) {
 }
 
 // sqliteEncodeTerms returns the encoded terms of text, then those of
-// heading (the heading field) bm25HeadingWeight times each, separated by
-// spaces.
+// heading (the heading field) as bm25HeadingTerms counts them, each as
+// many times as its weight, separated by spaces.
 func sqliteEncodeTerms(an *TextAnalyzer, text, heading string) string {
 	var b strings.Builder
-	b.Grow(len(text) + bm25HeadingWeight*len(heading))
-	write := func(_, term string) {
+	b.Grow(len(text) + (bm25HeadingWeight+2)*len(heading))
+	write := func(term string) {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
 		sqliteWriteTerm(&b, term)
 	}
-	an.tokens(text, write)
-	for range bm25HeadingWeight {
-		an.tokens(heading, write)
-	}
+	an.tokens(text, func(_, term string) { write(term) })
+	bm25HeadingTerms(an, heading, func(term string, w int) {
+		for range w {
+			write(term)
+		}
+	})
 	return b.String()
 }
 
@@ -161,9 +163,9 @@ func sqliteWriteTerm(b *strings.Builder, term string) {
 // database at once): a version 1 database (FTS5 trigram index) gets the
 // chunk_terms index, built from its chunks, and loses the trigram index; a
 // version 2 one (terms of the text alone) gets the breadcrumb terms too; a
-// version 3 one (breadcrumb terms) gets the merged headings' terms too
-// (MetaHeadings; chunks indexed before version 4 have none, re-indexing
-// their sources adds them); and when language is set and differs from the one recorded, chunk_terms
+// version 3 one (breadcrumb terms) gets the merged headings' terms and the
+// heading pairs too (MetaHeadings; chunks indexed before version 4 have no
+// merged headings, re-indexing their sources adds them); and when language is set and differs from the one recorded, chunk_terms
 // is rebuilt in it. It returns the language in force.
 func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, version int, language string) (string, error) {
 	var recorded string
@@ -188,8 +190,8 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 	}
 	if version < 4 {
 		// Version 2 indexed the text alone; version 3 adds the breadcrumb
-		// terms (BM25F), version 4 the merged headings' terms (the heading
-		// field), so the insert trigger and the index are redone.
+		// terms (BM25F), version 4 the merged headings' terms and the
+		// heading pairs, so the insert trigger and the index are redone.
 		for _, stmt := range []string{
 			`DROP TRIGGER IF EXISTS chunks_terms_ai`,
 			sqliteTermsSchema,
