@@ -24,6 +24,7 @@ type chunkBuilder struct {
 	forceWords                   bool        // tests: never take the ASCII path
 	pagesLo, pagesHi             int         // the page range of the last chunk
 	pages                        string      // and its Pages string
+	merged                       []bool      // headings merged under another breadcrumb (mergeSmallSections), by paragraph; nil if none
 }
 
 // chunkPara is a non-empty paragraph of the section being built.
@@ -32,6 +33,7 @@ type chunkPara struct {
 	text   string // normalised text
 	runes  int    // length of text in runes
 	simple bool   // ASCII, no word longer than maxSize
+	merged bool   // a heading merged under another breadcrumb: one of the chunk's Headings
 }
 
 // chunkWord is one word (or piece of an over-long word) of a section's
@@ -100,6 +102,7 @@ func (cb *chunkBuilder) run(paras []Paragraph) {
 			if cp.text == "" {
 				continue
 			}
+			cp.merged = cb.merged != nil && cb.merged[i]
 			if len(sec) > 0 && (sawBody && (p.Heading || p.Breadcrumb != bodyPath) || secBytes+len(cp.text) >= chunkMaxSection) {
 				cb.sectionWithTail(sec)
 				sec, sawBody, secBytes = sec[:0], false, 0
@@ -253,6 +256,9 @@ func (cb *chunkBuilder) emit(base Chunk, sec []chunkPara, text string, a, b, pLo
 	c.Text = text[a:b]
 	c.ParentText = text
 	c.Pages = cb.pagesOf(sec, pLo, pHi)
+	if cb.merged != nil {
+		c.Headings = chunkHeadings(sec, pLo, pHi)
+	}
 	cb.chunks = append(cb.chunks, c)
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -89,13 +90,18 @@ func chunkSpans(paras []Paragraph) []chunkSpan {
 // than two thirds of the run, that section's breadcrumb (keyword ranking
 // weighs breadcrumb terms, and the chunk is about that section). paras itself is not modified; it
 // is returned as is when nothing merges or maxSize <= 0.
-func mergeSmallSections(paras []Paragraph, maxSize int) []Paragraph {
+//
+// merged marks, by paragraph, the headings of a merged run whose own
+// breadcrumb is not the run's (the headings the chunk's breadcrumb no
+// longer names; they become the chunk's Headings); it is nil when nothing
+// merges.
+func mergeSmallSections(paras []Paragraph, maxSize int) (out []Paragraph, merged []bool) {
 	if maxSize <= 0 {
-		return paras
+		return paras, nil
 	}
 	spans := chunkSpans(paras)
 	if len(spans) < 2 {
-		return paras
+		return paras, nil
 	}
 	small := maxSize / chunkMinFraction
 	// Runs of sections, as index ranges into spans.
@@ -134,10 +140,11 @@ func mergeSmallSections(paras []Paragraph, maxSize int) []Paragraph {
 		i = lo
 	}
 	if len(runs) == len(spans) {
-		return paras
+		return paras, nil
 	}
-	out := make([]Paragraph, len(paras))
+	out = make([]Paragraph, len(paras))
 	copy(out, paras)
+	merged = make([]bool, len(paras))
 	for _, r := range runs {
 		if r.first == r.last {
 			continue
@@ -156,11 +163,31 @@ func mergeSmallSections(paras []Paragraph, maxSize int) []Paragraph {
 		}
 		start, end := spans[r.first].start, spans[r.last].end
 		for k := start; k < end; k++ {
+			if out[k].Heading {
+				own := out[k].Breadcrumb
+				if own == "" {
+					own = NormalizeSpaces(out[k].Text)
+				}
+				merged[k] = own != crumb
+			}
 			out[k].Heading = k == start && out[k].Heading
 			out[k].Breadcrumb = crumb
 		}
 	}
-	return out
+	return out, merged
+}
+
+// chunkHeadings returns the Headings of a chunk lying on paragraphs
+// pLo..pHi of sec: the text of each merged heading among them, one per
+// line.
+func chunkHeadings(sec []chunkPara, pLo, pHi int) string {
+	var hs []string
+	for p := pLo; p <= pHi; p++ {
+		if sec[p].merged {
+			hs = append(hs, sec[p].text)
+		}
+	}
+	return strings.Join(hs, "\n")
 }
 
 // chunkCommonCrumb returns the longest common prefix of two breadcrumbs in
@@ -243,6 +270,28 @@ func (cb *chunkBuilder) sectionWithTail(sec []chunkPara) {
 	}
 	c.Text = pt[k:]
 	c.Pages = chunkPagesUnion(prev.Pages, c.Pages)
+	c.Headings = chunkTailHeadings(prev.Headings, c.Headings, c.Text)
+}
+
+// chunkTailHeadings returns the Headings of a lengthened tail chunk: those
+// of the previous chunk whose line the tail's text now holds, then its
+// own (prev and own are Headings values, one heading per line).
+func chunkTailHeadings(prev, own, text string) string {
+	if prev == "" {
+		return own
+	}
+	var hs []string
+	for h := range strings.SplitSeq(prev, "\n") {
+		if strings.HasPrefix(text, h+"\n") || strings.Contains(text, "\n"+h+"\n") || strings.HasSuffix(text, "\n"+h) {
+			hs = append(hs, h)
+		}
+	}
+	for h := range strings.SplitSeq(own, "\n") {
+		if h != "" && !slices.Contains(hs, h) {
+			hs = append(hs, h)
+		}
+	}
+	return strings.Join(hs, "\n")
 }
 
 // chunkPagesUnion returns the page range covering the Pages strings a and

@@ -46,6 +46,16 @@ func TestBuildChunksMergesSmallSiblings(t *testing.T) {
 	if chunks[1].Section != "Parameters" || chunks[1].Top != TopLabel("EXECUTE") {
 		t.Errorf("merged chunk section %q top %q", chunks[1].Section, chunks[1].Top)
 	}
+	// The headings the breadcrumb no longer names are the chunk's
+	// Headings (keyword ranking weighs them like the breadcrumb); the
+	// run's own heading is named by the breadcrumb, and unmerged chunks
+	// have none.
+	if got := chunks[1].Headings; got != "name\nparameter\noptions" {
+		t.Errorf("merged chunk headings %q", got)
+	}
+	if chunks[0].Headings != "" || chunks[2].Headings != "" {
+		t.Errorf("unmerged chunks with headings: %q, %q", chunks[0].Headings, chunks[2].Headings)
+	}
 	// The caller's paragraphs are unchanged.
 	if !paras[4].Heading || paras[4].Breadcrumb != "EXECUTE > Parameters > name" {
 		t.Errorf("input modified: %+v", paras[4])
@@ -78,6 +88,10 @@ func TestBuildChunksMergeSiblingsWithoutParent(t *testing.T) {
 	if c := chunks[1]; c.Breadcrumb != "Guide > Tips" || !strings.HasPrefix(c.Text, "Tip one\n") || !strings.Contains(c.Text, "\nTip three\n") {
 		t.Errorf("merged chunk: %+v", c)
 	}
+	// Its first heading too is one the breadcrumb does not name.
+	if got := chunks[1].Headings; got != "Tip one\nTip two\nTip three" {
+		t.Errorf("merged chunk headings %q", got)
+	}
 }
 
 func TestBuildChunksShortDocument(t *testing.T) {
@@ -89,7 +103,7 @@ func TestBuildChunksShortDocument(t *testing.T) {
 		{Text: "Main street 1.", Breadcrumb: "Contact > Address"},
 	}
 	chunks := BuildChunks(paras, 1200, 150)
-	if len(chunks) != 1 || chunks[0].Text != "Contact\nCall us.\nAddress\nMain street 1." || chunks[0].Breadcrumb != "Contact" {
+	if len(chunks) != 1 || chunks[0].Text != "Contact\nCall us.\nAddress\nMain street 1." || chunks[0].Breadcrumb != "Contact" || chunks[0].Headings != "Address" {
 		t.Errorf("got %+v", chunks)
 	}
 	// A short last section that fits nowhere joins the one before.
@@ -102,8 +116,14 @@ func TestBuildChunksShortDocument(t *testing.T) {
 	}
 	// Their common breadcrumb is empty: the chunk is named after its
 	// first heading.
-	if last := chunks[len(chunks)-1]; !strings.HasSuffix(last.Text, "End\nword word word word") || last.Breadcrumb != "Long" {
+	if last := chunks[len(chunks)-1]; !strings.HasSuffix(last.Text, "End\nword word word word") || last.Breadcrumb != "Long" || last.Headings != "End" {
 		t.Errorf("last chunk %+v", last)
+	}
+	// Only the chunks holding the merged heading list it.
+	for _, c := range chunks {
+		if want := map[bool]string{true: "End"}[strings.Contains(c.Text, "\nEnd")]; c.Headings != want {
+			t.Errorf("chunk %q has headings %q, want %q", c.Text, c.Headings, want)
+		}
 	}
 }
 
@@ -164,5 +184,26 @@ func TestChunkCommonCrumb(t *testing.T) {
 		if got := chunkCommonCrumb(c[0], c[1]); got != c[2] {
 			t.Errorf("chunkCommonCrumb(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+func TestBuildChunksTailKeepsMergedHeadings(t *testing.T) {
+	// A long section and two small ones merged into it, too long for one
+	// chunk: the short last chunk (no overlap) is lengthened back over the
+	// first small section, and lists both merged headings it now holds.
+	var paras []Paragraph
+	paras = append(paras, mergeTestSection("Long", "Page > Long", 1150)...)
+	paras = append(paras, mergeTestSection("Alpha", "Page > Long > Alpha", 40)...)
+	paras = append(paras, mergeTestSection("Beta", "Page > Long > Beta", 40)...)
+	chunks := BuildChunks(paras, 1200, 0)
+	if len(chunks) != 2 {
+		t.Fatalf("%d chunks: %+v", len(chunks), chunks)
+	}
+	last := chunks[1]
+	if !strings.Contains(last.Text, "\nAlpha\n") || !strings.Contains(last.Text, "\nBeta\n") {
+		t.Fatalf("tail %q does not reach back over Alpha", last.Text)
+	}
+	if last.Headings != "Alpha\nBeta" || last.Breadcrumb != "Page > Long" {
+		t.Errorf("tail breadcrumb %q, headings %q", last.Breadcrumb, last.Headings)
 	}
 }

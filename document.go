@@ -71,6 +71,14 @@ type Chunk struct {
 	// heading itself; for a section without a heading, that of its first
 	// paragraph).
 	Breadcrumb string
+	// Headings holds, one per line, the headings inside the chunk's text
+	// that Breadcrumb does not name: those of small sections BuildChunks
+	// merged into a neighbour (whose breadcrumb then names their common
+	// parent, or the large section they joined); "" when there are none.
+	// FileSource stores it as MetaHeadings, and keyword ranking weighs
+	// these words as it weighs the breadcrumb's, so a merged section is
+	// still found by its heading.
+	Headings string
 	// URL is left empty by BuildChunks; callers set it to the page URL or
 	// file path the chunk came from.
 	URL string
@@ -352,8 +360,9 @@ func normalizeSpacesFrom(s string, i int) (string, bool) {
 // runs in time linear in the size of the input plus the size of the output.
 // The chunks' strings share memory with each other.
 func BuildChunks(paras []Paragraph, maxSize, overlapSize int) []Chunk {
-	paras = mergeSmallSections(paras, maxSize)
+	paras, merged := mergeSmallSections(paras, maxSize)
 	cb := newChunkBuilder(paras, maxSize, overlapSize)
+	cb.merged = merged
 	cb.run(paras)
 	if len(cb.chunks) == 0 {
 		return nil

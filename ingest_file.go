@@ -11,10 +11,9 @@ import (
 	"github.com/firebase/genkit/go/ai"
 )
 
-// Metadata keys FileSource writes besides MetaURL, MetaSource and
-// MetaBreadcrumb. The
-// keyword ranking of the stores reads MetaBreadcrumb (breadcrumb terms
-// weigh more), and an app shows MetaPages in citations and gives the
+// Metadata keys FileSource writes besides MetaURL, MetaSource,
+// MetaBreadcrumb and MetaHeadings. The keyword ranking of the stores reads
+// MetaBreadcrumb and MetaHeadings (their terms weigh more), and an app shows MetaPages in citations and gives the
 // model MetaParentText, the wider window around the chunk.
 const (
 	// MetaParentText is the metadata key of a chunk's ParentText.
@@ -27,8 +26,8 @@ const (
 // format ExtractParagraphs reads, and HTML files (.html, .htm, .xhtml)
 // through HTMLToStructuredText. Its chunks carry the metadata MetaURL (the
 // absolute path), MetaSource (Source, or the absolute path when Source is
-// empty), MetaParentText, and MetaPages and MetaBreadcrumb when the chunk
-// has them. Re-indexing a file replaces its previous chunks (DeleteStale
+// empty), MetaParentText, and MetaPages, MetaBreadcrumb and MetaHeadings
+// when the chunk has them. Re-indexing a file replaces its previous chunks (DeleteStale
 // deletes by URL, which the stores turn into a diff that embeds only the
 // changed chunks).
 type FileSource struct {
@@ -113,6 +112,9 @@ func (s *FileSource) Documents(chunks []Chunk) []*ai.Document {
 		}
 		if c.Breadcrumb != "" {
 			meta[MetaBreadcrumb] = c.Breadcrumb
+		}
+		if c.Headings != "" {
+			meta[MetaHeadings] = c.Headings
 		}
 		docs = append(docs, ai.DocumentFromText(c.Text, meta))
 	}

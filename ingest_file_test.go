@@ -81,6 +81,48 @@ func TestFileSourceIndexesAndReplaces(t *testing.T) {
 	}
 }
 
+// TestFileSourceMergedHeadings indexes a reference page whose options are
+// a heading and a sentence each: they merge into one chunk under the
+// page's breadcrumb, and the chunk's metadata names their headings
+// (MetaHeadings), which keyword ranking weighs like the breadcrumb. A
+// chunk without merged headings has no such key.
+func TestFileSourceMergedHeadings(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "ref.html")
+	body := "<html><body><h1>tool(1)</h1><h2>Description</h2><p>" + strings.Repeat("The tool reads its input and writes a report. ", 30) + "</p><h2>Options</h2>"
+	for _, o := range []string{"Verbose Output", "Dry Run", "Config File"} {
+		body += "<h3>" + o + "</h3><p>Sets the " + strings.ToLower(o) + " of a run, for this run only, whatever the defaults say.</p>"
+	}
+	if err := os.WriteFile(page, []byte(body+"</body></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewFileSource(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &ingestMemStore{}
+	if _, _, err := IndexSource(context.Background(), store, src, 1200, 150, nil); err != nil {
+		t.Fatal(err)
+	}
+	var merged, plain int
+	for _, d := range store.docs {
+		heads, ok := d.Metadata[MetaHeadings].(string)
+		switch {
+		case strings.Contains(DocText(d), "Dry Run"):
+			merged++
+			if heads != "Verbose Output\nDry Run\nConfig File" || metaString(d.Metadata, MetaBreadcrumb) != "tool(1) > Options" {
+				t.Errorf("merged options chunk: breadcrumb %q, headings %q", metaString(d.Metadata, MetaBreadcrumb), heads)
+			}
+		case ok:
+			t.Errorf("chunk %q has headings %q", DocText(d), heads)
+		default:
+			plain++
+		}
+	}
+	if merged != 1 || plain == 0 {
+		t.Fatalf("%d merged and %d other chunks", merged, plain)
+	}
+}
+
 func mustGetwd(t *testing.T) string {
 	t.Helper()
 	wd, err := os.Getwd()

@@ -230,8 +230,11 @@ func keywordNormalize(text string) string {
 // containing more of the query's quoted phrases ("..." or '...'; exact,
 // case-insensitive, white space collapsed) first, then documents containing
 // every other keyword of the query, then documents containing any; within
-// a stage by their Okapi BM25 score (k1 1.2, b 0.75) over the query's
-// terms, phrase words included. Terms come from a TextAnalyzer in
+// a stage by their Okapi BM25F score (k1 1.2, b 0.75) over the query's
+// terms, phrase words included, and the heading pairs of its consecutive
+// keywords, with the heading field (metadata MetaBreadcrumb and
+// MetaHeadings) weighted as docs/retrieval.md describes. Terms come from a
+// TextAnalyzer in
 // DefaultTextSearchLanguage: lower-cased words with Snowball stemming,
 // single letters ("C"), numbers and operator tokens ("//", "->") kept;
 // words in stopWords (lower-case, before stemming) are left out of the

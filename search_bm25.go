@@ -20,13 +20,87 @@ const (
 // MetaBreadcrumb is the metadata key of a chunk's breadcrumb (the
 // headings above it, "Page > Section > Subsection"), as the reference CLI
 // stores it. Keyword ranking counts the breadcrumb's terms bm25HeadingWeight
-// times (BM25F with one boosted field): a question naming a section finds
-// the section.
+// times and scores its heading pairs (BM25F with one boosted field,
+// bm25HeadingTerms): a question naming a section finds the section.
 const MetaBreadcrumb = "breadcrumb"
 
-// bm25HeadingWeight is how many times a breadcrumb term counts, in the
-// term frequency and the document length alike.
+// MetaHeadings is the metadata key of a chunk's Headings: the headings in
+// its text that its breadcrumb does not name (small sections merged into
+// the chunk), one per line. Keyword ranking counts their terms as it
+// counts the breadcrumb's (bm25HeadingWeight times): the heading field of
+// BM25F is the breadcrumb plus these headings.
+const MetaHeadings = "headings"
+
+// bm25HeadingWeight is how many times a term of the heading field (the
+// breadcrumb and the merged headings) counts, in the term frequency and
+// the document length alike.
 const bm25HeadingWeight = 3
+
+// Heading pairs: term dependence in the heading field. Besides its terms,
+// each heading of the field (an element of the breadcrumb or a merged
+// heading) is indexed with pair terms "a b" for every two of its terms at
+// most bm25PairWindow apart, in order ("Properties on Targets" gives
+// "properti on", "properti target", "on target"), each counted
+// bm25PairWeight times (in the length too). A query scores the pairs of
+// its consecutive keywords (stop words left out) as further terms: a
+// chunk whose heading holds the query's words together outranks one that
+// has them scattered. A window of 2 lets one word (mostly a stop word)
+// stand between; the dev sets score alike with 1, 2 or 3 and with
+// weights 1 or 3 (docs/retrieval.md).
+const (
+	bm25PairWindow = 2
+	bm25PairWeight = 1
+)
+
+// bm25HeadingTerms calls fn with each term of the heading field heading
+// as the index counts it: every analyzer term with weight
+// bm25HeadingWeight, then every heading pair with weight bm25PairWeight.
+// Both stores index a chunk's heading field through it.
+func bm25HeadingTerms(an *TextAnalyzer, heading string, fn func(term string, weight int)) {
+	if heading == "" {
+		return
+	}
+	var ts []string
+	for line := range strings.SplitSeq(heading, "\n") {
+		for elem := range strings.SplitSeq(line, " > ") {
+			ts = ts[:0]
+			an.tokens(elem, func(_, term string) {
+				fn(term, bm25HeadingWeight)
+				ts = append(ts, term)
+			})
+			for i := range ts {
+				for d := 1; d <= bm25PairWindow && i+d < len(ts); d++ {
+					fn(bm25Pair(ts[i], ts[i+d]), bm25PairWeight)
+				}
+			}
+		}
+	}
+}
+
+// bm25Pair returns the pair term of terms a and b (terms never contain a
+// space).
+func bm25Pair(a, b string) string { return a + " " + b }
+
+// bm25HeadingText returns the text of a chunk's heading field: its
+// breadcrumb and its merged headings (string metadata values only), one
+// per line.
+func bm25HeadingText(meta map[string]any) string {
+	crumb, _ := meta[MetaBreadcrumb].(string)
+	heads, _ := meta[MetaHeadings].(string)
+	return bm25JoinHeading(crumb, heads)
+}
+
+// bm25JoinHeading returns the heading field of a chunk with breadcrumb
+// crumb and merged headings heads.
+func bm25JoinHeading(crumb, heads string) string {
+	switch {
+	case heads == "":
+		return crumb
+	case crumb == "":
+		return heads
+	}
+	return crumb + "\n" + heads
+}
 
 // bm25MaxTerms bounds the distinct terms of a query that are scored; the
 // rest are ignored (a query is not a document).
@@ -64,10 +138,10 @@ func newBM25Index(an *TextAnalyzer) *bm25Index {
 }
 
 // bm25DocTerms returns the term frequencies of a chunk for BM25F ranking
-// and its length in terms: the analyzer terms of text, plus those of the
-// breadcrumb in meta (MetaBreadcrumb) counted bm25HeadingWeight times. The
-// map's keys may share memory with a lower-cased copy of the text: clone
-// them to keep them.
+// and its length in terms: the analyzer terms of text, plus the weighted
+// terms and pairs of its heading field (bm25HeadingTerms of the breadcrumb
+// and merged headings in meta). The map's keys may share memory with a
+// lower-cased copy of the text: clone them to keep them.
 func bm25DocTerms(an *TextAnalyzer, text string, meta map[string]any) (map[string]int32, int32) {
 	tf := make(map[string]int32)
 	n := int32(0)
@@ -75,12 +149,10 @@ func bm25DocTerms(an *TextAnalyzer, text string, meta map[string]any) (map[strin
 		tf[term]++
 		n++
 	})
-	if crumb, _ := meta[MetaBreadcrumb].(string); crumb != "" && bm25HeadingWeight > 0 {
-		an.tokens(crumb, func(_, term string) {
-			tf[term] += bm25HeadingWeight
-			n += bm25HeadingWeight
-		})
-	}
+	bm25HeadingTerms(an, bm25HeadingText(meta), func(term string, w int) {
+		tf[term] += int32(w)
+		n += int32(w)
+	})
 	return tf, n
 }
 
@@ -171,16 +243,19 @@ func bm25IDF(n, df int) float64 {
 
 // bm25Plan is a keyword query analysed for the index: the quoted phrases
 // (lower-case, white space collapsed; matched as substrings of the
-// normalised text) with their terms, and the terms of the other words.
+// normalised text) with their terms, the terms of the other words, and the
+// heading pairs of those words.
 type bm25Plan struct {
 	phrases     []string
 	phraseTerms [][]string
 	keywords    []string // distinct terms outside the quotes
+	pairs       []string // distinct pair terms of consecutive keywords (they only add to the score)
 }
 
 // newBM25Plan analyses query: phrases as ExtractQuotedPhrases finds them,
 // the words outside them without the stop words (compared lower-case,
-// before stemming).
+// before stemming), and the pairs of those words that follow each other
+// once the stop words are left out.
 func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25Plan {
 	phrases, rest := splitQuoted(query)
 	var p bm25Plan
@@ -192,10 +267,20 @@ func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25
 		p.phrases = append(p.phrases, lp)
 		p.phraseTerms = append(p.phraseTerms, an.Terms(lp))
 	}
+	prev := ""
 	an.tokens(rest, func(word, term string) {
-		if !stopWords[word] && !slices.Contains(p.keywords, term) {
+		if stopWords[word] {
+			return
+		}
+		if !slices.Contains(p.keywords, term) {
 			p.keywords = append(p.keywords, term)
 		}
+		if prev != "" && prev != term {
+			if pt := bm25Pair(prev, term); !slices.Contains(p.pairs, pt) {
+				p.pairs = append(p.pairs, pt)
+			}
+		}
+		prev = term
 	})
 	return p
 }
@@ -311,6 +396,9 @@ func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, f
 		if len(ts) == 0 {
 			scanPhrase = true
 		}
+	}
+	for _, t := range p.pairs {
+		termBit(t) // scored, in no stage
 	}
 
 	nSlots := len(x.slotLen)

@@ -104,3 +104,66 @@ func TestBM25BreadcrumbBoost(t *testing.T) {
 		t.Errorf("breadcrumb %v, text %v", hits[0], hits[1])
 	}
 }
+
+// TestBM25MergedHeadings checks the merged headings (MetaHeadings) belong
+// to the heading field: a chunk with breadcrumb "fruit" and merged heading
+// "apple" scores exactly like one whose breadcrumb is "fruit > apple"
+// (the separator is no term), and ranks above a chunk of the same length
+// that says "apple" once in its text.
+func TestBM25MergedHeadings(t *testing.T) {
+	an, _ := NewTextAnalyzer("simple")
+	docs := []*ai.Document{
+		ai.DocumentFromText("x y", map[string]any{MetaBreadcrumb: "fruit", MetaHeadings: "apple"}),
+		ai.DocumentFromText("x y", map[string]any{MetaBreadcrumb: "fruit > apple"}),
+		ai.DocumentFromText("apple y", map[string]any{MetaBreadcrumb: "fruit > pear"}),
+		ai.DocumentFromText("y z", map[string]any{MetaHeadings: 7}), // not a string: ignored
+	}
+	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, "apple", nil), docs, nil, 0)
+	if err != nil || len(hits) != 3 {
+		t.Fatalf("hits %v, %v", hits, err)
+	}
+	if hits[0].row != 0 || hits[1].row != 1 || hits[0].score != hits[1].score || hits[2].row != 2 || hits[2].score >= hits[1].score {
+		t.Errorf("hits %v: want rows 0 and 1 tied, then row 2", hits)
+	}
+	if got := bm25HeadingText(docs[0].Metadata); got != "fruit\napple" {
+		t.Errorf("heading field %q", got)
+	}
+}
+
+// TestBM25HeadingPairs checks the heading pairs against a value computed
+// by hand: two chunks with the same text and the same heading words, one
+// heading saying "Properties on Targets", the other "Targets on
+// Properties". The query "properties on targets" (stop word "on") scores
+// the pair "properties targets" as a further term, which only the first
+// heading holds (two apart, within bm25PairWindow): it ranks first, by
+// exactly that pair's BM25 share. Both chunks have the same length: 3
+// terms of text, 3 heading terms counted 3 times and 3 pairs once (15),
+// as has the third, so the length factor is 1.
+func TestBM25HeadingPairs(t *testing.T) {
+	an, _ := NewTextAnalyzer("simple")
+	docs := []*ai.Document{
+		ai.DocumentFromText("a b c", map[string]any{MetaBreadcrumb: "Targets on Properties"}),
+		ai.DocumentFromText("a b c", map[string]any{MetaBreadcrumb: "Properties on Targets"}),
+		ai.DocumentFromText("d e f", map[string]any{MetaBreadcrumb: "Other Words Here"}),
+	}
+	stop := map[string]bool{"on": true}
+	plan := newBM25Plan(an, "properties on targets", stop)
+	if !slices.Equal(plan.pairs, []string{"properties targets"}) {
+		t.Fatalf("query pairs %q", plan.pairs)
+	}
+	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), plan, docs, nil, 0)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("hits %v, %v", hits, err)
+	}
+	// N = 3, df = 1, tf = 1, len = avg: idf * (k1+1) / (1 + k1).
+	pair := math.Log(1+(3-1+0.5)/(1+0.5)) * (bm25K1 + 1) / (1 + bm25K1)
+	if hits[0].row != 1 || math.Abs(hits[0].score-hits[1].score-pair) > 1e-12 {
+		t.Errorf("hits %v: want row 1 first by %.12f", hits, pair)
+	}
+	// Pairs never join words of two breadcrumb elements.
+	var terms []string
+	bm25HeadingTerms(an, "Targets > Properties", func(term string, w int) { terms = append(terms, term) })
+	if !slices.Equal(terms, []string{"targets", "properties"}) {
+		t.Errorf("heading terms %q", terms)
+	}
+}

@@ -118,7 +118,8 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 }
 
 // pgvecScoring is what the stages of keywordSearchTerms score with: the
-// query's terms that have postings (keywords first, at most bm25MaxTerms),
+// query's terms that have postings (keywords, phrase words, heading pairs,
+// at most bm25MaxTerms),
 // their IDFs and the average chunk length; and the keyword terms among
 // them.
 type pgvecScoring struct {
@@ -144,6 +145,11 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 			if !slices.Contains(cand, t) {
 				cand = append(cand, t)
 			}
+		}
+	}
+	for _, t := range bp.pairs { // heading pairs: scored, in no stage
+		if !slices.Contains(cand, t) {
+			cand = append(cand, t)
 		}
 	}
 	rows, err := s.Pool.Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0), coalesce(sum(d.len), 0)

@@ -36,9 +36,10 @@ func sqliteMatchJoin(terms []string, op string) string {
 // lower-case). Chunks rank in stages: 2 points per quoted phrase found in
 // the chunk (a case-insensitive substring of its text with white space
 // collapsed), 1 more when it has every keyword; within a stage by BM25 over
-// all the query's terms (k1 1.2, b 0.75, the breadcrumb's terms counted
-// bm25HeadingWeight times: the same score as LocalvecStore's), then in
-// insertion order. A chunk with none of the keywords and none of the phrases is not
+// all the query's terms and the heading pairs of its consecutive keywords
+// (k1 1.2, b 0.75, the heading field, breadcrumb and merged headings,
+// counted as bm25HeadingTerms counts it: the same score as
+// LocalvecStore's), then in insertion order. A chunk with none of the keywords and none of the phrases is not
 // returned. Results are deduplicated by text and capped at maxResults (no
 // cap when maxResults <= 0); filter, when non-nil, keeps only chunks whose
 // metadata it accepts. A query without keywords returns no documents and
@@ -103,8 +104,9 @@ func sqliteFTSIDF(n, df int) float64 {
 // that IDF out and multiplying bm25IDF in gives the term's share of the
 // score over the same lengths (the breadcrumb counted as in the index).
 func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqliteHit, error) {
-	// The scored terms: keywords, then phrase words, each once, at most
-	// bm25MaxTerms of those the index has (as the in-memory index).
+	// The scored terms: keywords, then phrase words, then heading pairs,
+	// each once, at most bm25MaxTerms of those the index has (as the
+	// in-memory index).
 	var terms []string
 	for _, t := range plan.keywords {
 		if !slices.Contains(terms, t) {
@@ -116,6 +118,11 @@ func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqli
 			if !slices.Contains(terms, t) {
 				terms = append(terms, t)
 			}
+		}
+	}
+	for _, t := range plan.pairs {
+		if !slices.Contains(terms, t) {
+			terms = append(terms, t)
 		}
 	}
 	byRid := make(map[int64]*sqliteHit)

@@ -16,11 +16,15 @@ import (
 
 // keywordParityDocs returns n chunks of keywordBenchDocs' kind with
 // metadata "n" and, for most, a breadcrumb drawn from the same vocabulary
-// (so the BM25F boost changes the order), a few repeating another's text.
+// (so the BM25F boost changes the order), a few repeating another's text,
+// some with merged headings (MetaHeadings); and every 20th chunk with a
+// breadcrumb is followed by a chunk with its text and the breadcrumb's
+// last two words swapped, which only the heading pairs tell apart.
 func keywordParityDocs(n int) []*ai.Document {
 	base := keywordBenchDocs(n)
 	vocab := keywordBenchVocabulary(300)
 	r := rand.New(rand.NewPCG(21, 22))
+	rh := rand.New(rand.NewPCG(25, 26)) // merged headings: r's sequence stays as it was
 	docs := make([]*ai.Document, n)
 	for i, d := range base {
 		text := DocText(d)[:200+r.IntN(600)]
@@ -31,14 +35,24 @@ func keywordParityDocs(n int) []*ai.Document {
 		if r.IntN(4) != 0 {
 			meta[MetaBreadcrumb] = "Manual > " + vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
 		}
+		if rh.IntN(5) == 0 {
+			meta[MetaHeadings] = vocab[rh.IntN(len(vocab))] + "\n" + vocab[rh.IntN(len(vocab))] + " " + vocab[rh.IntN(len(vocab))]
+		}
 		docs[i] = ai.DocumentFromText(text, meta)
+	}
+	for i := 0; i+1 < n; i += 20 {
+		crumb, _ := docs[i].Metadata[MetaBreadcrumb].(string)
+		if w := strings.Fields(strings.TrimPrefix(crumb, "Manual > ")); len(w) == 2 && w[0] != w[1] {
+			docs[i+1] = ai.DocumentFromText(DocText(docs[i]), map[string]any{"n": i + 1, MetaSource: "parity", MetaURL: docs[i+1].Metadata[MetaURL], MetaBreadcrumb: "Manual > " + w[1] + " " + w[0]})
+		}
 	}
 	return docs
 }
 
 // keywordParityQueries returns queries of words from docs: plain, with a
 // double- and a single-quoted phrase, with a breadcrumb word, with a word
-// no chunk has.
+// no chunk has, words of merged headings (MetaHeadings), and breadcrumbs
+// with a swapped twin (keywordParityDocs).
 func keywordParityQueries(docs []*ai.Document) []string {
 	qs := keywordBenchQueries(docs, 40)
 	r := rand.New(rand.NewPCG(23, 24))
@@ -56,6 +70,17 @@ func keywordParityQueries(docs []*ai.Document) []string {
 			qs = append(qs, vocab[r.IntN(len(vocab))]+" "+words[a])
 		default:
 			qs = append(qs, words[a]+" zzqqxx")
+		}
+	}
+	for _, d := range docs {
+		if h, _ := d.Metadata[MetaHeadings].(string); h != "" && len(qs) < 70 {
+			qs = append(qs, strings.ReplaceAll(h, "\n", " "))
+		}
+	}
+	// Breadcrumbs whose swapped twin follows: the heading pair decides.
+	for i := 0; i+1 < len(docs); i += 20 {
+		if crumb, _ := docs[i].Metadata[MetaBreadcrumb].(string); DocText(docs[i]) == DocText(docs[i+1]) && crumb != "" {
+			qs = append(qs, strings.TrimPrefix(crumb, "Manual > "))
 		}
 	}
 	return qs
@@ -87,8 +112,9 @@ func keywordSameOrder(t *testing.T, label string, got, want []*ai.Document, rank
 // their keyword searches return the same top 10 and the same full list,
 // in the same order up to exact ties, for plain queries, quoted phrases
 // (double and single quotes), breadcrumb words and a word no chunk has;
-// also after a reopen that migrates a schema 2 database (keyword index
-// without breadcrumb terms) to the current one.
+// also after reopens that migrate a schema 2 database (keyword index
+// without breadcrumb terms) and a schema 3 one (without merged headings)
+// to the current one.
 func TestSQLiteKeywordParityWithLocalvec(t *testing.T) {
 	ctx := t.Context()
 	docs := keywordParityDocs(400)
@@ -136,43 +162,55 @@ func TestSQLiteKeywordParityWithLocalvec(t *testing.T) {
 		}
 	}
 	check("new store", s)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
 
-	// A schema 2 database: the old trigger and an index without
-	// breadcrumb terms. Opening it migrates and rebuilds.
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{
-		`DROP TRIGGER chunks_terms_ai`,
-		`CREATE TRIGGER chunks_terms_ai AFTER INSERT ON chunks BEGIN SELECT 1; END`,
-		`INSERT INTO chunk_terms (chunk_terms) VALUES ('delete-all')`,
-		`INSERT INTO chunk_terms (rowid, terms) SELECT rid, ` + sqliteTermsFunc + `(text, 'english', NULL) FROM chunks`,
-		`UPDATE meta SET value = 2 WHERE key = 'schema'`,
+	// A schema 2 database (the old trigger, an index without breadcrumb
+	// terms) and a schema 3 one (breadcrumb terms, no merged headings).
+	// Opening either migrates and rebuilds.
+	for _, old := range []struct {
+		version int
+		terms   string
+	}{
+		{2, sqliteTermsFunc + `(text, 'english', NULL)`},
+		{3, sqliteTermsFunc + `(text, 'english', json_extract(CAST(doc AS TEXT), '$.metadata.` + MetaBreadcrumb + `'))`},
 	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			db.Close()
-			t.Fatalf("%s: %v", stmt, err)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
 		}
-	}
-	db.Close()
-	s, err = NewSQLiteStore(ctx, nil, newTestEmbedder(8), path, nil)
-	if err != nil {
-		t.Fatal(err)
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range []string{
+			`DROP TRIGGER chunks_terms_ai`,
+			`CREATE TRIGGER chunks_terms_ai AFTER INSERT ON chunks BEGIN SELECT 1; END`,
+			`INSERT INTO chunk_terms (chunk_terms) VALUES ('delete-all')`,
+			`INSERT INTO chunk_terms (rowid, terms) SELECT rid, ` + old.terms + ` FROM chunks`,
+			fmt.Sprintf(`UPDATE meta SET value = %d WHERE key = 'schema'`, old.version),
+		} {
+			if _, err := db.ExecContext(ctx, stmt); err != nil {
+				db.Close()
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		db.Close()
+		s, err = NewSQLiteStore(ctx, nil, newTestEmbedder(8), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("migrated from schema %d", old.version), s)
 	}
 	defer s.Close()
-	check("migrated from schema 2", s)
-	// The migrated trigger indexes new chunks with their breadcrumbs.
-	extra := ai.DocumentFromText("plain words only", map[string]any{"n": 9999, MetaBreadcrumb: "Qqxyzzy"})
+	// The migrated trigger indexes new chunks with their breadcrumbs and
+	// merged headings.
+	extra := ai.DocumentFromText("plain words only", map[string]any{"n": 9999, MetaBreadcrumb: "Qqxyzzy", MetaHeadings: "Zzheading"})
 	if err := s.Index(ctx, []*ai.Document{extra}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.KeywordSearch(ctx, "qqxyzzy", 0, nil, nil)
-	if err != nil || docMetaN(got) != "[9999]" {
-		t.Fatalf("breadcrumb word of a chunk added after the migration: %s, %v", docMetaN(got), err)
+	for _, q := range []string{"qqxyzzy", "zzheading"} {
+		got, err := s.KeywordSearch(ctx, q, 0, nil, nil)
+		if err != nil || docMetaN(got) != "[9999]" {
+			t.Fatalf("heading-field word %q of a chunk added after the migration: %s, %v", q, docMetaN(got), err)
+		}
 	}
 	var version int
 	if err := s.db.QueryRowContext(context.Background(), `SELECT value FROM meta WHERE key = 'schema'`).Scan(&version); err != nil || version != sqliteSchemaVersion {

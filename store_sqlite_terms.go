@@ -14,18 +14,19 @@ import (
 )
 
 // sqliteTermsFunc is the SQL function the chunk_terms triggers call:
-// askyourdocs_terms(text, language, breadcrumb) returns the TextAnalyzer
-// terms of text, in order, then those of breadcrumb (a string, else
-// ignored) bm25HeadingWeight times each, every term encoded by
-// sqliteEncodeTerm and separated by spaces: the document FTS5 indexes for
-// keyword ranking, the same term counts and length LocalvecStore's BM25F
-// index gives the chunk.
+// askyourdocs_terms(text, language, breadcrumb[, headings]) returns the
+// TextAnalyzer terms of text, in order, then the terms and heading pairs
+// of the heading field (breadcrumb and headings, each a string, else
+// ignored: bm25JoinHeading) as many times as bm25HeadingTerms weighs
+// them, every term encoded by sqliteEncodeTerm and separated by spaces: the document FTS5 indexes for keyword ranking,
+// the same term counts and length LocalvecStore's BM25F index gives the
+// chunk.
 const sqliteTermsFunc = "askyourdocs_terms"
 
 // sqliteTermsCall is the sqliteTermsFunc call for a chunks row named new:
-// its text, the recorded language and the breadcrumb from the stored
-// document's metadata.
-const sqliteTermsCall = sqliteTermsFunc + `(new.text, (SELECT value FROM meta WHERE key = 'language'), json_extract(CAST(new.doc AS TEXT), '$.metadata.` + MetaBreadcrumb + `'))`
+// its text, the recorded language and the breadcrumb and merged headings
+// from the stored document's metadata.
+const sqliteTermsCall = sqliteTermsFunc + `(new.text, (SELECT value FROM meta WHERE key = 'language'), json_extract(CAST(new.doc AS TEXT), '$.metadata.` + MetaBreadcrumb + `'), json_extract(CAST(new.doc AS TEXT), '$.metadata.` + MetaHeadings + `'))`
 
 // sqliteTermsSchema creates the keyword index: chunk_terms is a
 // contentless FTS5 table whose row rowid holds the encoded analyzer terms
@@ -56,13 +57,17 @@ var (
 // per process (it applies to connections opened afterwards).
 func sqliteRegisterFuncs() error {
 	sqliteRegisterOnce.Do(func() {
-		sqliteRegisterErr = sqlite.RegisterDeterministicScalarFunction(sqliteTermsFunc, 3, sqliteTermsSQL)
+		sqliteRegisterErr = sqlite.RegisterDeterministicScalarFunction(sqliteTermsFunc, -1, sqliteTermsSQL)
 	})
 	return sqliteRegisterErr
 }
 
-// sqliteTermsSQL implements askyourdocs_terms(text, language, breadcrumb).
+// sqliteTermsSQL implements askyourdocs_terms(text, language, breadcrumb[,
+// headings]).
 func sqliteTermsSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	if len(args) != 3 && len(args) != 4 {
+		return nil, fmt.Errorf("%s: %d arguments, want 3 or 4", sqliteTermsFunc, len(args))
+	}
 	var text, lang string
 	switch v := args[0].(type) {
 	case string:
@@ -82,7 +87,11 @@ func sqliteTermsSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Valu
 		return nil, err
 	}
 	crumb, _ := args[2].(string)
-	return sqliteEncodeTerms(an, text, crumb), nil
+	var heads string
+	if len(args) == 4 {
+		heads, _ = args[3].(string)
+	}
+	return sqliteEncodeTerms(an, text, bm25JoinHeading(crumb, heads)), nil
 }
 
 // sqliteAnalyzer returns the shared analyzer of language ("" means
@@ -103,20 +112,23 @@ func sqliteAnalyzer(language string) (*TextAnalyzer, error) {
 }
 
 // sqliteEncodeTerms returns the encoded terms of text, then those of
-// breadcrumb bm25HeadingWeight times each, separated by spaces.
-func sqliteEncodeTerms(an *TextAnalyzer, text, breadcrumb string) string {
+// heading (the heading field) as bm25HeadingTerms counts them, each as
+// many times as its weight, separated by spaces.
+func sqliteEncodeTerms(an *TextAnalyzer, text, heading string) string {
 	var b strings.Builder
-	b.Grow(len(text) + bm25HeadingWeight*len(breadcrumb))
-	write := func(_, term string) {
+	b.Grow(len(text) + (bm25HeadingWeight+2)*len(heading))
+	write := func(term string) {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
 		sqliteWriteTerm(&b, term)
 	}
-	an.tokens(text, write)
-	for range bm25HeadingWeight {
-		an.tokens(breadcrumb, write)
-	}
+	an.tokens(text, func(_, term string) { write(term) })
+	bm25HeadingTerms(an, heading, func(term string, w int) {
+		for range w {
+			write(term)
+		}
+	})
 	return b.String()
 }
 
@@ -150,8 +162,10 @@ func sqliteWriteTerm(b *strings.Builder, term string) {
 // initSchema's write transaction (which serialises processes opening one
 // database at once): a version 1 database (FTS5 trigram index) gets the
 // chunk_terms index, built from its chunks, and loses the trigram index; a
-// version 2 one (terms of the text alone) gets the breadcrumb terms too;
-// and when language is set and differs from the one recorded, chunk_terms
+// version 2 one (terms of the text alone) gets the breadcrumb terms too; a
+// version 3 one (breadcrumb terms) gets the merged headings' terms and the
+// heading pairs too (MetaHeadings; chunks indexed before version 4 have no
+// merged headings, re-indexing their sources adds them); and when language is set and differs from the one recorded, chunk_terms
 // is rebuilt in it. It returns the language in force.
 func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, version int, language string) (string, error) {
 	var recorded string
@@ -174,20 +188,21 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 		rebuild = true
 		slog.Info("sqlite store: migrating keyword index from trigrams to analyzer terms (schema 1 to 2)", "path", path, "language", recorded)
 	}
-	if version < 3 {
+	if version < 4 {
 		// Version 2 indexed the text alone; version 3 adds the breadcrumb
-		// terms (BM25F), so the insert trigger and the index are redone.
+		// terms (BM25F), version 4 the merged headings' terms and the
+		// heading pairs, so the insert trigger and the index are redone.
 		for _, stmt := range []string{
 			`DROP TRIGGER IF EXISTS chunks_terms_ai`,
 			sqliteTermsSchema,
-			`UPDATE meta SET value = 3 WHERE key = 'schema'`,
+			`UPDATE meta SET value = 4 WHERE key = 'schema'`,
 		} {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				return "", fmt.Errorf("migrate schema %d to 3: %w", version, err)
+				return "", fmt.Errorf("migrate schema %d to 4: %w", version, err)
 			}
 		}
 		if !rebuild {
-			slog.Info("sqlite store: rebuilding keyword index with breadcrumb terms (schema 2 to 3)", "path", path, "language", recorded)
+			slog.Info("sqlite store: rebuilding keyword index with the heading field (breadcrumb and merged headings)", "path", path, "from", version, "to", 4, "language", recorded)
 		}
 		rebuild = true
 	}

@@ -27,7 +27,8 @@ const (
 // docSource is the IngestSource of one file or web page. The chunk
 // metadata carries url (file path or page URL), source (what the user
 // indexed: the file, the folder it was found in, the page or the crawl's
-// first seed), parentText, pages and breadcrumb.
+// first seed), parentText, pages, breadcrumb and headings (the engine's
+// FileSource metadata).
 type docSource struct {
 	url    string // absolute file path or page URL
 	source string
