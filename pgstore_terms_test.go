@@ -226,7 +226,9 @@ func (pgRenamedEmbedder) Name() string { return "test/renamed" }
 // stages' SQL, which scores every matching chunk (used for an unlimited
 // search): the first n results must be the same chunks in the same order,
 // for queries of frequent and rare words, long words (the prefix stage,
-// also with a word no chunk has), and a quoted phrase.
+// also with a word no chunk has), and a quoted phrase; without a filter,
+// with one that keeps almost every chunk (the threshold search checks it
+// per chunk) and with one that keeps few (scored directly).
 func TestPgvecKeywordTopKMatchesFullRanking(t *testing.T) {
 	ctx := t.Context()
 	docs, queries := pgKeywordBenchCorpus(3000)
@@ -256,22 +258,37 @@ func TestPgvecKeywordTopKMatchesFullRanking(t *testing.T) {
 		queries = append(queries, q)
 	}
 	prefixStage := 0
-	for _, q := range queries {
-		if len(newKeywordPlan(q, nil).prefixes) > 0 {
-			prefixStage++
-		}
-		all, err := s.KeywordSearch(ctx, q, 0, nil, "", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range []int{1, 3, 10} {
-			got, err := s.KeywordSearch(ctx, q, n, nil, "", nil)
+	defer func(v int) { pgvecFewRows = v }(pgvecFewRows)
+	for _, f := range []struct {
+		name  string
+		where string
+		args  []any
+		few   int // pgvecFewRows
+	}{
+		{"no filter", "", nil, pgvecFewRows},
+		// Keeps almost every chunk: the threshold search with the filter.
+		{"wide filter", "url <> $3", []any{"doc7.pdf"}, 100},
+		// Keeps few: the chunks it keeps are scored directly.
+		{"narrow filter", "url = ANY($3)", []any{[]string{"doc3.pdf", "doc40.pdf", "doc99.pdf"}}, pgvecFewRows},
+	} {
+		pgvecFewRows = f.few
+		for _, q := range queries {
+			if f.where == "" && len(newKeywordPlan(q, nil).prefixes) > 0 {
+				prefixStage++
+			}
+			all, err := s.KeywordSearch(ctx, q, 0, nil, f.where, f.args)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := pgTestTexts(all[:min(n, len(all))])
-			if g := pgTestTexts(got); !slices.Equal(g, want) {
-				t.Errorf("query %q, max %d:\ngot  %.60q\nwant %.60q", q, n, g, want)
+			for _, n := range []int{1, 3, 10} {
+				got, err := s.KeywordSearch(ctx, q, n, nil, f.where, f.args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := pgTestTexts(all[:min(n, len(all))])
+				if g := pgTestTexts(got); !slices.Equal(g, want) {
+					t.Errorf("%s: query %q, max %d:\ngot  %.60q\nwant %.60q", f.name, q, n, g, want)
+				}
 			}
 		}
 	}

@@ -165,9 +165,12 @@ func (s *PgvecStore) runStages(ctx context.Context, stages []pgvecStage, maxResu
 		for {
 			var docs []*ai.Document
 			var err error
+			useSQL := true
 			if n, ok := limit.(int); ok && st.top != nil {
 				docs, err = st.top(ctx, n)
-			} else {
+				useSQL = errors.Is(err, errTopKCostly)
+			}
+			if useSQL {
 				st.args[1] = limit
 				var rows pgx.Rows
 				rows, err = s.Pool.Query(ctx, st.sql, st.args...)

@@ -79,20 +79,34 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 			JOIN ` + t + ` c ON c.id = replace(ayd_t.cid::text, '-', '')
 			ORDER BY ` + order
 	} else {
-		termQuery = `SELECT c.content, c.metadata FROM (` + agg + `) ayd_t
-			JOIN ` + t + ` c ON c.id = replace(ayd_t.cid::text, '-', '')
-			WHERE true` + filter + `
+		// With a filter: the chunks it keeps first, each scored from its
+		// postings (filterKeepsFew chose this for a filter keeping few).
+		termQuery = `SELECT c.content, c.metadata FROM ` + t + ` c
+			JOIN LATERAL (SELECT p.cid, sum(` + share + `) AS score, count(*) FILTER (WHERE ` + isKW + `) AS nkw
+				FROM unnest(` + terms + `, ` + idfs + `) AS q(term, w)
+				JOIN ` + kw + ` p ON p.term = q.term AND p.cid = (CASE WHEN c.id ~ '^[0-9a-fA-F]{32}$' THEN c.id::uuid END)
+				GROUP BY p.cid) ayd_t ON true
+			WHERE ayd_t.nkw > 0` + filter + `
 			ORDER BY ` + order + ` LIMIT $2`
 	}
 
-	// Without a filter the prefix and keyword stages find their best
-	// chunks with the threshold algorithm (pgvecTopK) instead of scoring
-	// every chunk they match.
+	// The prefix and keyword stages find their best chunks with the
+	// threshold algorithm (pgvecTopK) instead of scoring every chunk they
+	// match, unless a filter keeps few chunks: those the stages' SQL
+	// scores directly.
 	var prefixTop, keywordTop func(context.Context, int) ([]*ai.Document, error)
 	prefixes := keywordPatterns(plan.prefixes)
-	if filter == "" && len(sc.terms) > 0 {
+	useTopK := len(sc.terms) > 0
+	if useTopK && filter != "" {
+		few, err := s.filterKeepsFew(ctx, extraWhere, extraArgs)
+		if err != nil {
+			return nil, fmt.Errorf("keyword search sql: %w", err)
+		}
+		useTopK = !few
+	}
+	if useTopK {
 		tier, unseen := pgvecKeywordTiers(sc, len(bp.keywords))
-		keywordTop = (&pgvecTopK{s: s, sc: sc, maskTier: tier, unseenTier: unseen}).run
+		keywordTop = (&pgvecTopK{s: s, sc: sc, filter: extraWhere, filterArgs: extraArgs, maskTier: tier, unseenTier: unseen}).run
 		if len(prefixes) > 0 {
 			live, most, err := s.livePatterns(ctx, prefixes)
 			if err != nil {
@@ -102,7 +116,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 			// stage ranks alike, and a chunk not seen yet matches at most
 			// most of them.
 			prefixes = live
-			prefixTop = s.prefixTopK(sc, live, most).run
+			prefixTop = s.prefixTopK(sc, live, most, extraWhere, extraArgs).run
 		}
 	}
 	scoreArgs := []any{sc.terms, sc.idfs, sc.avg}
@@ -125,6 +139,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 type pgvecScoring struct {
 	terms    []string
 	idfs     []float64
+	postings int64 // the scored terms' postings in all
 	avg      float64
 	keywords []string
 }
@@ -186,11 +201,29 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 		}
 		sc.terms = append(sc.terms, t)
 		sc.idfs = append(sc.idfs, bm25IDF(int(n), int(df[t])))
+		sc.postings += df[t]
 		if kwSet[t] {
 			sc.keywords = append(sc.keywords, t)
 		}
 	}
 	return sc, nil
+}
+
+// pgvecFewRows is the number of chunks below which a filtered keyword
+// search scores the chunks the filter keeps instead of running the
+// threshold search over all postings (a variable for the tests).
+var pgvecFewRows = 5000
+
+// filterKeepsFew reports whether fewer than pgvecFewRows chunks pass the
+// app's filter (placeholders from $3; counting stops at the bound).
+func (s *PgvecStore) filterKeepsFew(ctx context.Context, where string, args []any) (bool, error) {
+	var n int64
+	err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+pgvecIdent(s.names.table)+
+		` WHERE (`+where+`) LIMIT $1::bigint + 0 * $2::bigint) AS ayd_f`, append([]any{pgvecFewRows, 0}, args...)...).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("count filtered chunks: %w", err)
+	}
+	return n < int64(pgvecFewRows), nil
 }
 
 // livePatterns returns the ILIKE patterns some chunk matches, and how
@@ -219,16 +252,23 @@ func (s *PgvecStore) livePatterns(ctx context.Context, patterns []string) ([]str
 
 // prefixTopK returns the threshold search of the prefix stage: a chunk's
 // tier is the number of patterns its content matches (ILIKE), read with
-// the chunk; a chunk not seen yet may match most of them; chunks matching
-// without any scored term come from an ILIKE query at the end.
-func (s *PgvecStore) prefixTopK(sc pgvecScoring, patterns []string, most int) *pgvecTopK {
+// the chunk (0 when it fails filter); a chunk not seen yet may match most
+// of them; chunks matching without any scored term come from an ILIKE
+// query at the end.
+func (s *PgvecStore) prefixTopK(sc pgvecScoring, patterns []string, most int, filter string, filterArgs []any) *pgvecTopK {
 	t := pgvecIdent(s.names.table)
+	where := ""
+	if filter != "" {
+		where = " AND (" + filter + ")"
+	}
+	termsArg := fmt.Sprintf("$%d::text[]", 3+len(filterArgs))
 	sweep := func(ctx context.Context, k int) ([]pgvecCand, error) {
-		rows, err := s.Pool.Query(ctx, `SELECT c.id, (SELECT count(*) FROM unnest($2::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat) AS tier
+		args := append(append([]any{patterns, k}, filterArgs...), sc.terms)
+		rows, err := s.Pool.Query(ctx, `SELECT c.id, (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat) AS tier
 			FROM `+t+` c
-			WHERE c.content ILIKE ANY($2::text[]) AND c.id ~ '^[0-9a-f]{32}$'
-			AND NOT EXISTS (SELECT 1 FROM `+pgvecIdent(s.names.kw)+` p WHERE p.cid = c.id::uuid AND p.term = ANY($3::text[]))
-			ORDER BY tier DESC, c.id LIMIT $1`, k, patterns, sc.terms)
+			WHERE c.content ILIKE ANY($1::text[]) AND c.id ~ '^[0-9a-f]{32}$'`+where+`
+			AND NOT EXISTS (SELECT 1 FROM `+pgvecIdent(s.names.kw)+` p WHERE p.cid = c.id::uuid AND p.term = ANY(`+termsArg+`))
+			ORDER BY tier DESC, c.id LIMIT $2::bigint`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("match prefixes: %w", err)
 		}
@@ -242,13 +282,15 @@ func (s *PgvecStore) prefixTopK(sc pgvecScoring, patterns []string, most int) *p
 		}
 		return out, nil
 	}
-	return &pgvecTopK{
+	x := &pgvecTopK{
 		s: s, sc: sc,
-		tierSQL:    `SELECT count(*) FROM unnest($7::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat`,
+		filter: filter, filterArgs: filterArgs,
 		tierArgs:   []any{patterns},
 		unseenTier: func([]bool) int { return most },
 		sweep:      sweep,
 	}
+	x.tierSQL = fmt.Sprintf(`SELECT count(*) FROM unnest($%d::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat`, x.tierParam())
+	return x
 }
 
 // pgvecScanTiers reads (id, tier) rows into a map by posting key; IDs the

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -49,10 +50,15 @@ func comparePgvecCands(a, b pgvecCand) int {
 type pgvecTopK struct {
 	s  *PgvecStore
 	sc pgvecScoring
+	// filter, when not "", is the app's SQL condition on chunk c (the
+	// columns unqualified), its placeholders from $3 bound to filterArgs:
+	// a chunk that fails it is not in the stage.
+	filter     string
+	filterArgs []any
 	// tierSQL, when not "", is the SQL expression giving the tier of
-	// chunk c (a row of the chunk table), its parameters numbered from $7
-	// and bound to tierArgs; else maskTier gives it from the mask of the
-	// scored terms the chunk has (bit i for sc.terms[i]).
+	// chunk c, its parameters numbered from tierParam() on and bound to
+	// tierArgs; else maskTier gives it from the mask of the scored terms
+	// the chunk has (bit i for sc.terms[i]).
 	tierSQL  string
 	tierArgs []any
 	maskTier func(mask uint64) int
@@ -64,6 +70,12 @@ type pgvecTopK struct {
 	// have no posting of any scored term, ordered by tier and ID.
 	sweep func(ctx context.Context, k int) ([]pgvecCand, error)
 }
+
+// errTopKCostly is returned by pgvecTopK.run when the threshold search
+// would read more than a quarter of the scored terms' postings (many
+// chunks scoring alike, as with duplicated texts): the stage's SQL, which
+// scores every match in one pass, is cheaper then.
+var errTopKCostly = errors.New("threshold search would read most postings")
 
 // pgvecTopKFirstBatch and pgvecTopKMaxBatch bound the postings read per
 // term and round.
@@ -121,8 +133,8 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 	for i, t := range terms {
 		termIdx[t] = i
 	}
-	seen := [][16]byte{} // not nil: NULL would match no chunk
 	seenSet := make(map[[16]byte]bool)
+	var read int64 // postings asked for so far
 	var cands []pgvecCand
 	sql := x.roundSQL()
 	batch := max(pgvecTopKFirstBatch, 2*k)
@@ -143,7 +155,10 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 			}
 		}
 		if len(listTerms) > 0 {
-			args := append([]any{terms, listTerms, listW, listCID, batch, seen}, x.tierArgs...)
+			if read += int64(batch * len(listTerms)); read > x.sc.postings/4 && read > int64(batch) {
+				return nil, errTopKCostly
+			}
+			args := append(append(append([]any{terms, batch}, x.filterArgs...), listTerms, listW, listCID), x.tierArgs...)
 			rows, err := x.s.Pool.Query(ctx, sql, args...)
 			if err != nil {
 				return nil, fmt.Errorf("read postings: %w", err)
@@ -197,14 +212,16 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 			}
 			for _, cid := range fresh {
 				tier := tiers[cid]
-				if x.tierSQL == "" {
+				if x.maskTier != nil {
 					tier = x.maskTier(masks[cid])
+					if x.filter != "" && tiers[cid] == 0 {
+						tier = 0 // fails the filter
+					}
 				}
 				if tier > 0 {
 					cands = append(cands, pgvecCand{cid: cid, tier: tier, score: scores[cid]})
 				}
 			}
-			seen = append(seen, fresh...)
 			slices.SortFunc(cands, comparePgvecCands)
 		}
 		if !slices.Contains(exhausted, false) {
@@ -242,28 +259,44 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 	}
 }
 
-// roundSQL returns the query of one round: the next $5 postings of each
-// list ($2 terms, after the impacts and IDs $3, $4), then the postings of
-// the scored terms $1 of each chunk read that is not in $6, then, with a
-// tier expression, the tier of each such chunk. Rows are (list, cid, w,
+// tierParam returns the number of the first parameter of tierSQL: after
+// the scored terms ($1), the batch size ($2), the filter's arguments and
+// the round's three.
+func (x *pgvecTopK) tierParam() int { return 3 + len(x.filterArgs) + 3 }
+
+// roundSQL returns the query of one round, with p = 3 + len(filterArgs):
+// the next $2 postings of each list ($p terms, after the impacts and IDs
+// $p+1, $p+2), then the postings of the scored terms $1 of each chunk read
+// (also of one an earlier round read: skipped by the caller; excluding
+// them in SQL costs more), then, with a tier expression or a filter, the
+// tier of each such chunk (0 when it fails the filter). Rows are (list, cid, w,
 // NULL, NULL, NULL) for sorted access, (NULL, cid, NULL, term, tf, len)
 // for random access and (NULL, cid, NULL, NULL, tier, NULL) for tiers.
 func (x *pgvecTopK) roundSQL() string {
 	kw := pgvecIdent(x.s.names.kw)
+	p := 3 + len(x.filterArgs)
+	arg := func(i int, typ string) string { return fmt.Sprintf("$%d::%s", p+i, typ) }
 	q := `WITH ayd_s AS MATERIALIZED (
 			SELECT u.i, p.cid, p.w
-			FROM unnest($2::text[], $3::real[], $4::uuid[]) WITH ORDINALITY AS u(term, lw, lc, i)
+			FROM unnest(` + arg(0, "text[]") + `, ` + arg(1, "real[]") + `, ` + arg(2, "uuid[]") + `) WITH ORDINALITY AS u(term, lw, lc, i)
 			CROSS JOIN LATERAL (SELECT k.cid, k.w FROM ` + kw + ` k
 				WHERE k.term = u.term AND (k.w, k.cid) < (u.lw, u.lc)
-				ORDER BY k.w DESC, k.cid DESC LIMIT $5) AS p),
-		ayd_c AS MATERIALIZED (SELECT DISTINCT cid FROM ayd_s WHERE cid <> ALL($6::uuid[]))
+				ORDER BY k.w DESC, k.cid DESC LIMIT $2::bigint) AS p),
+		ayd_c AS MATERIALIZED (SELECT DISTINCT cid FROM ayd_s)
 		SELECT ayd_s.i, ayd_s.cid, ayd_s.w, NULL::text, NULL::int4, NULL::int4 FROM ayd_s
 		UNION ALL
 		SELECT NULL, p.cid, NULL, p.term, p.tf, p.len FROM ayd_c JOIN ` + kw + ` p ON p.cid = ayd_c.cid AND p.term = ANY($1::text[])`
-	if x.tierSQL != "" {
+	tier := x.tierSQL
+	if tier == "" {
+		tier = "1"
+	}
+	if x.filter != "" {
+		tier = `CASE WHEN (` + x.filter + `) THEN (` + tier + `) ELSE 0 END`
+	}
+	if x.tierSQL != "" || x.filter != "" {
 		q += `
 		UNION ALL
-		SELECT NULL, ayd_c.cid, NULL, NULL, (` + x.tierSQL + `)::int4, NULL FROM ayd_c
+		SELECT NULL, ayd_c.cid, NULL, NULL, (` + tier + `)::int4, NULL FROM ayd_c
 		JOIN ` + pgvecIdent(x.s.names.table) + ` c ON c.id = replace(ayd_c.cid::text, '-', '')`
 	}
 	return q
