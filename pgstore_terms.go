@@ -310,6 +310,11 @@ func pgvecRebuildTerms(ctx context.Context, tx pgx.Tx, n pgvecNames, language st
 			if _, err := tx.Exec(ctx, pgvecCompactSQL(n), nil); err != nil {
 				return fmt.Errorf("compact term frequencies: %w", err)
 			}
+			// Fresh statistics: until autovacuum's next ANALYZE the planner
+			// would take the new tables for empty ones.
+			if _, err := tx.Exec(ctx, `ANALYZE `+pgvecIdent(n.kw)+`, `+pgvecIdent(n.kwDF)); err != nil {
+				return fmt.Errorf("analyze postings: %w", err)
+			}
 			return nil
 		}
 		if err := pgvecWritePostings(ctx, tx, n, ids, terms, false); err != nil {
@@ -328,6 +333,10 @@ func pgvecCompactSQL(n pgvecNames) string {
 		INSERT INTO ` + df + ` (term, df, len)
 		SELECT term, sum(df), sum(len) FROM ayd_d GROUP BY term HAVING sum(df) <> 0 OR sum(len) <> 0`
 }
+
+// pgvecAnalyzePostings is the number of postings written by one call from
+// which compactTerms also runs ANALYZE on the keyword tables.
+const pgvecAnalyzePostings = 50000
 
 // compactTerms merges the frequency deltas of the terms of rows (just
 // committed) in a transaction of its own, when no other writer of the
@@ -354,6 +363,12 @@ func (s *PgvecStore) compactTerms(ctx context.Context, rows []*pgvecRow) {
 		}
 	}
 	slices.Sort(terms)
+	postings := 0
+	for _, r := range rows {
+		if r.terms != nil {
+			postings += len(r.terms.terms) + 1
+		}
+	}
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		var got bool
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, pgvecLockKey(s.names.kwDF)).Scan(&got); err != nil {
@@ -362,8 +377,17 @@ func (s *PgvecStore) compactTerms(ctx context.Context, rows []*pgvecRow) {
 		if !got {
 			return nil
 		}
-		_, err := tx.Exec(ctx, pgvecCompactSQL(s.names), terms)
-		return err
+		if _, err := tx.Exec(ctx, pgvecCompactSQL(s.names), terms); err != nil {
+			return err
+		}
+		// A bulk write can multiply the tables before autovacuum analyses
+		// them; until then the planner's estimates would be those of much
+		// smaller tables.
+		if postings >= pgvecAnalyzePostings {
+			_, err := tx.Exec(ctx, `ANALYZE `+pgvecIdent(s.names.kw)+`, `+pgvecIdent(s.names.kwDF))
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		slog.Warn("pgvector store: merging term frequency deltas failed; a later write retries", "store", s.name, "err", err)
