@@ -24,9 +24,10 @@ import (
 // comma-separated list of store sizes (default 10000; docs/postgres.md uses
 // 50000,100000): one store grows to each size in turn, with sub-benchmarks
 // per size: rows=N/postings (the posting table and threshold search),
-// rows=N/postings-filtered (a filter that keeps every chunk: the scoring
-// SQL) and rows=N/tsvector (the ranking from the tsvector column, as
-// before schema version 4 and for custom configurations).
+// rows=N/postings-filtered (a filter that keeps every chunk, which the
+// threshold search checks per chunk) and rows=N/tsvector (the ranking from
+// the tsvector column, as before schema version 4 and for custom
+// configurations).
 func BenchmarkPgvecKeywordSearch(b *testing.B) {
 	var sizes []int
 	for _, f := range strings.Split(cmp.Or(os.Getenv("ASKYOURDOCS_BENCH_KW_ROWS"), "10000"), ",") {
@@ -58,8 +59,8 @@ func BenchmarkPgvecKeywordSearch(b *testing.B) {
 				where, args := "", []any(nil)
 				switch mode {
 				case "postings-filtered":
-					// A filter every chunk passes: the scoring SQL instead
-					// of the threshold search.
+					// A filter every chunk passes: checked per chunk by
+					// the threshold search.
 					where, args = "url <> $3", []any{"none"}
 				case "tsvector":
 					// The ranking before the posting table (as a custom
