@@ -51,9 +51,18 @@ func searchSQLTestStore(t *testing.T, opts *PgvecOptions) *PgvecStore {
 	return s
 }
 
+// TestKeywordSearchSQLStages checks the stages' order on a store ranking
+// from its postings and, through a language not the store's own, from the
+// tsvector.
 func TestKeywordSearchSQLStages(t *testing.T) {
+	t.Run("postings", func(t *testing.T) { keywordSearchSQLStages(t, searchSQLTestStore(t, nil)) })
+	t.Run("tsvector", func(t *testing.T) {
+		keywordSearchSQLStages(t, searchSQLTestStore(t, &PgvecOptions{TextSearchConfig: "english"}))
+	})
+}
+
+func keywordSearchSQLStages(t *testing.T, s *PgvecStore) {
 	ctx := context.Background()
-	s := searchSQLTestStore(t, nil)
 	stop := map[string]bool{"the": true, "is": true, "in": true, "find": true}
 
 	for _, tc := range []struct {
