@@ -14,7 +14,6 @@ import (
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core/api"
-	"github.com/jackc/pgx/v5"
 )
 
 // pgBenchEmbedder returns precomputed vectors by text, so that benchmarks
@@ -84,20 +83,6 @@ func pgBenchSize(b *testing.B, name string, def int) int {
 	return n
 }
 
-// pgBenchStore returns a new, empty store with opts for the benchmark.
-func pgBenchStore(b *testing.B, emb ai.Embedder, dim int, opts *PgvecOptions) *PgvecStore {
-	b.Helper()
-	dsn := pgTestDSN(b)
-	name := pgTestStoreName(b)
-	pgTestDropStore(b, dsn, name)
-	s, err := NewPgvecStoreWithOptions(context.Background(), nil, name, emb, dsn, dim, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
-	return s
-}
-
 // BenchmarkPgvecIndex measures IndexInBatches rows/s into a PgvecStore
 // emptied before each operation, embedding precomputed, writing with COPY
 // and with multi-row INSERT, with the HNSW index and without it (dropped):
@@ -116,7 +101,7 @@ func BenchmarkPgvecIndex(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				ctx := context.Background()
-				s := pgBenchStore(b, emb, dim, &PgvecOptions{WriteMethod: m})
+				s := pgTestStoreWith(b, emb, dim, &PgvecOptions{WriteMethod: m})
 				if !hnsw {
 					if _, err := s.Pool.Exec(ctx, `DROP INDEX `+pgvecIdent(s.names.hnsw)); err != nil {
 						b.Fatal(err)
@@ -151,9 +136,9 @@ func BenchmarkPgvecIndex(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			if c.config != "" {
-				pgBenchTextConfig(b, c.config)
+				pgTestTextConfig(b, c.config, "simple")
 			}
-			s := pgBenchStore(b, emb, dim, &PgvecOptions{WriteMethod: c.m, TextSearchConfig: c.config})
+			s := pgTestStoreWith(b, emb, dim, &PgvecOptions{WriteMethod: c.m, TextSearchConfig: c.config})
 			if _, err := s.Pool.Exec(ctx, `DROP INDEX `+pgvecIdent(s.names.hnsw)); err != nil {
 				b.Fatal(err)
 			}
@@ -169,23 +154,6 @@ func BenchmarkPgvecIndex(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
-	}
-}
-
-// pgBenchTextConfig creates the text search configuration name (a copy of
-// simple) in the test database when it is missing.
-func pgBenchTextConfig(b *testing.B, name string) {
-	b.Helper()
-	conn, err := pgx.Connect(context.Background(), pgTestDSN(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), `DO $$ BEGIN
-		IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '`+name+`') THEN
-			CREATE TEXT SEARCH CONFIGURATION `+name+` (COPY = simple);
-		END IF; END $$`); err != nil {
-		b.Fatal(err)
 	}
 }
 

@@ -73,6 +73,13 @@ func pgvecChunkUUID(id string) ([16]byte, bool) {
 	return u, true
 }
 
+// pgvecCIDSQL returns the SQL expression of the posting key of the chunk
+// ID expression id, as pgvecChunkUUID computes it in Go: the uuid of its
+// 32 hex digits, NULL for an ID the store did not make.
+func pgvecCIDSQL(id string) string {
+	return `(CASE WHEN ` + id + ` ~ '^[0-9a-fA-F]{32}$' THEN ` + id + `::uuid END)`
+}
+
 // pgvecAnalyzer returns the TextAnalyzer of a text search configuration,
 // nil when there is none (a custom configuration).
 func pgvecAnalyzer(config string) *TextAnalyzer {
@@ -241,7 +248,7 @@ func pgvecCreateV4(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string
 			ELSIF TG_OP = 'TRUNCATE' THEN
 				TRUNCATE ` + kw + `, ` + df + `;
 			ELSE
-				DELETE FROM ` + kw + ` WHERE cid IN (SELECT id::uuid FROM ayd_old WHERE id ~ '^[0-9a-fA-F]{32}$');
+				DELETE FROM ` + kw + ` WHERE cid IN (SELECT ` + pgvecCIDSQL("id") + ` FROM ayd_old);
 			END IF;
 			RETURN NULL;
 		END $f$`,

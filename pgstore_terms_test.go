@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // TestPgvecKeywordParityWithLocalvec indexes one corpus (breadcrumbs,
@@ -23,33 +22,18 @@ func TestPgvecKeywordParityWithLocalvec(t *testing.T) {
 	ctx := t.Context()
 	docs := keywordParityDocs(400)
 	local := keywordBenchStore(docs)
-	dsn := pgTestDSN(t)
-	name := pgTestStoreName(t)
-	pgTestDropStore(t, dsn, name)
-	s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(8), dsn, 8, &PgvecOptions{TextSearchConfig: "english"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := pgTestStoreWith(t, newTestEmbedder(8), 8, &PgvecOptions{TextSearchConfig: "english"})
 	if err := s.Index(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
 	pgTestCheckPostings(t, s, pgTestDistinctIDs(docs))
 	stop := map[string]bool{"the": true}
-	an := localvecDefaultAnalyzer
 	checked := 0
 	for _, q := range append(keywordParityQueries(docs), keywordBenchQueries(docs[200:], 60)...) {
 		if p := newKeywordPlan(q, stop); len(p.phrases) > 0 || len(p.prefixes) > 0 {
 			continue
 		}
-		rank := map[string]bm25Hit{}
-		hits, err := newLocalvecBM25(an, docs).rank(ctx, newBM25Plan(an, q, stop), docs, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range hits {
-			rank[fmt.Sprint(docs[h.row].Metadata["n"])] = h
-		}
+		rank := keywordReferenceRank(t, docs, q, stop)
 		for _, maxN := range []int{10, 0} {
 			want, err := local.KeywordSearch(ctx, q, maxN, stop, nil)
 			if err != nil {
@@ -64,7 +48,7 @@ func TestPgvecKeywordParityWithLocalvec(t *testing.T) {
 			}
 			keywordSameOrder(t, fmt.Sprintf("query %q, max %d", q, maxN), pgTestMetaN(got[:len(want)]), want, rank)
 		}
-		if len(hits) > 0 {
+		if len(rank) > 0 {
 			checked++
 		}
 	}
@@ -183,25 +167,8 @@ func TestPgvecKeywordPostingsFollowWrites(t *testing.T) {
 // name): it writes no postings and ranks from the tsvector column.
 func TestPgvecKeywordCustomConfig(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgTestDSN(t)
-	name := pgTestStoreName(t)
-	pgTestDropStore(t, dsn, name)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, `DO $$ BEGIN
-		IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = 'ayd_test_english') THEN
-			CREATE TEXT SEARCH CONFIGURATION ayd_test_english (COPY = english);
-		END IF; END $$`); err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(16), dsn, 16, &PgvecOptions{TextSearchConfig: "ayd_test_english"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	pgTestTextConfig(t, "ayd_test_english", "english")
+	s := pgTestStoreWith(t, newTestEmbedder(16), 16, &PgvecOptions{TextSearchConfig: "ayd_test_english"})
 	if err := s.Index(ctx, pgTestDocs("c", "invoices", 4)); err != nil {
 		t.Fatal(err)
 	}
@@ -232,14 +199,7 @@ func (pgRenamedEmbedder) Name() string { return "test/renamed" }
 func TestPgvecKeywordTopKMatchesFullRanking(t *testing.T) {
 	ctx := t.Context()
 	docs, queries := pgKeywordBenchCorpus(3000)
-	dsn := pgTestDSN(t)
-	name := pgTestStoreName(t)
-	pgTestDropStore(t, dsn, name)
-	s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(8), dsn, 8, &PgvecOptions{TextSearchConfig: "english"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := pgTestStoreWith(t, newTestEmbedder(8), 8, &PgvecOptions{TextSearchConfig: "english"})
 	if err := s.Index(ctx, docs); err != nil {
 		t.Fatal(err)
 	}

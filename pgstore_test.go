@@ -142,10 +142,40 @@ func pgTestOpen(t testing.TB, dsn, name string, emb ai.Embedder, dim int) *Pgvec
 // pgTestStore returns a new, empty store of its own for the test.
 func pgTestStore(t testing.TB, emb ai.Embedder, dim int) *PgvecStore {
 	t.Helper()
+	return pgTestStoreWith(t, emb, dim, nil)
+}
+
+// pgTestStoreWith returns a new, empty store of its own with opts for the
+// test or benchmark, closed when it ends.
+func pgTestStoreWith(t testing.TB, emb ai.Embedder, dim int, opts *PgvecOptions) *PgvecStore {
+	t.Helper()
 	dsn := pgTestDSN(t)
 	name := pgTestStoreName(t)
 	pgTestDropStore(t, dsn, name)
-	return pgTestOpen(t, dsn, name, emb, dim)
+	s, err := NewPgvecStoreWithOptions(context.Background(), nil, name, emb, dsn, dim, opts)
+	if err != nil {
+		t.Fatalf("NewPgvecStoreWithOptions(%q): %v", name, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// pgTestTextConfig creates the text search configuration name, a copy of
+// the configuration from, in the test database when it is missing.
+func pgTestTextConfig(t testing.TB, name, from string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgTestDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `DO $$ BEGIN
+		IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '`+name+`') THEN
+			CREATE TEXT SEARCH CONFIGURATION `+name+` (COPY = `+from+`);
+		END IF; END $$`); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // pgTestDocs returns n chunk documents of source src (url src+"/page"),

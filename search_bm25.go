@@ -235,6 +235,16 @@ func (x *bm25Index) truncate(n int) {
 // live returns the number of rows.
 func (x *bm25Index) live() int { return len(x.rowSlot) }
 
+// bm25TermScore returns a term's share of a document's BM25 score: its
+// IDF times tf(k1+1)/(tf + k1(1 - b + b·length/avg)), for a term found tf
+// times in a document of length terms, avg the average length. LocalvecStore
+// and PgvecStore score through it, so that their scores agree to the bit.
+func bm25TermScore(idf float64, tf, length int32, avg float64) float64 {
+	f := float64(tf)
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(length)/avg)
+	return idf * f * (bm25K1 + 1) / (f + norm)
+}
+
 // bm25IDF returns the inverse document frequency of a term found in df of
 // n documents (Lucene's form, never negative).
 func bm25IDF(n, df int) float64 {
@@ -426,12 +436,10 @@ func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, f
 			if x.slotRow[q.slot] < 0 {
 				continue
 			}
-			tf := float64(q.tf)
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(x.slotLen[q.slot])/avg)
 			if mask[q.slot] == 0 {
 				cand = append(cand, q.slot)
 			}
-			score[q.slot] += idf * tf * (bm25K1 + 1) / (tf + norm)
+			score[q.slot] += bm25TermScore(idf, q.tf, x.slotLen[q.slot], avg)
 			mask[q.slot] |= 1 << b
 		}
 	}

@@ -40,7 +40,7 @@ func BenchmarkPgvecKeywordSearch(b *testing.B) {
 	n := sizes[len(sizes)-1]
 	ctx := context.Background()
 	docs, queries := pgKeywordBenchCorpus(n)
-	s := pgBenchStore(b, newTestEmbedder(8), 8, &PgvecOptions{TextSearchConfig: "english"})
+	s := pgTestStoreWith(b, newTestEmbedder(8), 8, &PgvecOptions{TextSearchConfig: "english"})
 	loaded := 0
 	for _, size := range sizes {
 		for ; loaded < size; loaded = min(loaded+5000, size) {

@@ -48,7 +48,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 	// query's terms, looked up by key.
 	score := `LEFT JOIN LATERAL (SELECT sum(` + share + `) AS score
 		FROM unnest(` + terms + `, ` + idfs + `) AS q(term, w)
-		JOIN ` + kw + ` p ON p.term = q.term AND p.cid = (CASE WHEN c.id ~ '^[0-9a-fA-F]{32}$' THEN c.id::uuid END)) ayd_s ON true`
+		JOIN ` + kw + ` p ON p.term = q.term AND p.cid = ` + pgvecCIDSQL("c.id") + `) ayd_s ON true`
 	likeOn := func(text string) string {
 		return `SELECT c.content, c.metadata FROM ` + t + ` c ` + score +
 			` WHERE ` + text + ` ILIKE ANY($1::text[])` + filter +
@@ -84,7 +84,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 		termQuery = `SELECT c.content, c.metadata FROM ` + t + ` c
 			JOIN LATERAL (SELECT p.cid, sum(` + share + `) AS score, count(*) FILTER (WHERE ` + isKW + `) AS nkw
 				FROM unnest(` + terms + `, ` + idfs + `) AS q(term, w)
-				JOIN ` + kw + ` p ON p.term = q.term AND p.cid = (CASE WHEN c.id ~ '^[0-9a-fA-F]{32}$' THEN c.id::uuid END)
+				JOIN ` + kw + ` p ON p.term = q.term AND p.cid = ` + pgvecCIDSQL("c.id") + `
 				GROUP BY p.cid) ayd_t ON true
 			WHERE ayd_t.nkw > 0` + filter + `
 			ORDER BY ` + order + ` LIMIT $2`
@@ -266,8 +266,8 @@ func (s *PgvecStore) prefixTopK(sc pgvecScoring, patterns []string, most int, fi
 		args := append(append([]any{patterns, k}, filterArgs...), sc.terms)
 		rows, err := s.Pool.Query(ctx, `SELECT c.id, (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat) AS tier
 			FROM `+t+` c
-			WHERE c.content ILIKE ANY($1::text[]) AND c.id ~ '^[0-9a-f]{32}$'`+where+`
-			AND NOT EXISTS (SELECT 1 FROM `+pgvecIdent(s.names.kw)+` p WHERE p.cid = c.id::uuid AND p.term = ANY(`+termsArg+`))
+			WHERE c.content ILIKE ANY($1::text[]) AND `+pgvecCIDSQL("c.id")+` IS NOT NULL`+where+`
+			AND NOT EXISTS (SELECT 1 FROM `+pgvecIdent(s.names.kw)+` p WHERE p.cid = `+pgvecCIDSQL("c.id")+` AND p.term = ANY(`+termsArg+`))
 			ORDER BY tier DESC, c.id LIMIT $2::bigint`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("match prefixes: %w", err)

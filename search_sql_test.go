@@ -18,14 +18,7 @@ import (
 func searchSQLTestStore(t *testing.T, opts *PgvecOptions) *PgvecStore {
 	t.Helper()
 	ctx := context.Background()
-	dsn := pgTestDSN(t)
-	name := pgTestStoreName(t)
-	pgTestDropStore(t, dsn, name)
-	s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(16), dsn, 16, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := pgTestStoreWith(t, newTestEmbedder(16), 16, opts)
 	texts := []struct{ text, tag string }{
 		{"The annual report covers revenue and costs", "finance"},
 		{"Die Rechnungen werden monatlich geprüft", "finance"},

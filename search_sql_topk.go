@@ -193,9 +193,7 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 					if !ok {
 						continue
 					}
-					f := float64(*tf)
-					norm := bm25K1 * (1 - bm25B + bm25B*float64(*n)/x.sc.avg)
-					scores[cid] += x.sc.idfs[i] * f * (bm25K1 + 1) / (f + norm)
+					scores[cid] += bm25TermScore(x.sc.idfs[i], *tf, *n, x.sc.avg)
 					masks[cid] |= 1 << i
 				case tf != nil: // the tier of a new chunk
 					tiers[cid] = int(*tf)

@@ -107,6 +107,23 @@ func keywordSameOrder(t *testing.T, label string, got, want []*ai.Document, rank
 	}
 }
 
+// keywordReferenceRank returns the hits of LocalvecStore's ranking of q
+// over docs by their metadata "n", which keywordSameOrder consults for
+// ties.
+func keywordReferenceRank(t *testing.T, docs []*ai.Document, q string, stop map[string]bool) map[string]bm25Hit {
+	t.Helper()
+	an := localvecDefaultAnalyzer
+	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, q, stop), docs, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rank := make(map[string]bm25Hit, len(hits))
+	for _, h := range hits {
+		rank[fmt.Sprint(docs[h.row].Metadata["n"])] = h
+	}
+	return rank
+}
+
 // TestSQLiteKeywordParityWithLocalvec indexes one corpus (breadcrumbs,
 // repeated texts) into an SQLiteStore and a LocalvecStore and checks that
 // their keyword searches return the same top 10 and the same full list,
@@ -129,19 +146,11 @@ func TestSQLiteKeywordParityWithLocalvec(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := map[string]bool{"the": true}
-	an := localvecDefaultAnalyzer
 	check := func(label string, s *SQLiteStore) {
 		t.Helper()
 		nonEmpty := 0
 		for _, q := range queries {
-			rank := map[string]bm25Hit{}
-			hits, err := newLocalvecBM25(an, docs).rank(ctx, newBM25Plan(an, q, stop), docs, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, h := range hits {
-				rank[fmt.Sprint(docs[h.row].Metadata["n"])] = h
-			}
+			rank := keywordReferenceRank(t, docs, q, stop)
 			for _, maxN := range []int{10, 0} {
 				want, err := local.KeywordSearch(ctx, q, maxN, stop, nil)
 				if err != nil {
