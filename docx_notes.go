@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/xml"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -34,24 +33,17 @@ func (p *docxParser) noteReference(se xml.StartElement, txt *docxText, blk *docx
 func (p *docxParser) readNotes(d *xml.Decoder, elem string, into map[string]string) error {
 	p.d, p.inNote = d, true
 	defer func() { p.inNote = false }()
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return xmlEachToken(d, func(tok xml.Token) error {
 		se, ok := tok.(xml.StartElement)
 		if !ok || !docxW(se.Name, elem) {
-			continue
+			return nil
 		}
 		switch docxAttr(se, "type") {
 		case "separator", "continuationSeparator", "continuationNotice":
 			if err := d.Skip(); err != nil {
 				return err
 			}
-			continue
+			return nil
 		}
 		blocks, err := p.parseBlocks(nil)
 		if err != nil {
@@ -62,7 +54,8 @@ func (p *docxParser) readNotes(d *xml.Decoder, elem string, into map[string]stri
 		if len(into) < 100000 {
 			into[docxAttr(se, "id")] = NormalizeSpaces(b.String())
 		}
-	}
+		return nil
+	})
 }
 
 // docxNotes returns the queued notes of blocks and their text boxes.

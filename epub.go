@@ -203,14 +203,7 @@ func epubNavTitles(a *zipArchive, navPath string, titles map[string]string) erro
 			inLink          bool
 			sb              strings.Builder
 		)
-		for {
-			tok, err := d.Token()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
+		return xmlEachToken(d, func(tok xml.Token) error {
 			switch t := tok.(type) {
 			case xml.StartElement:
 				if t.Name.Local == "nav" {
@@ -241,7 +234,8 @@ func epubNavTitles(a *zipArchive, navPath string, titles map[string]string) erro
 					navDepth--
 				}
 			}
-		}
+			return nil
+		})
 	})
 }
 
@@ -253,14 +247,7 @@ func epubNCXTitles(a *zipArchive, ncxPath string, titles map[string]string) erro
 			label  strings.Builder
 			inText bool
 		)
-		for {
-			tok, err := d.Token()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
+		return xmlEachToken(d, func(tok xml.Token) error {
 			switch t := tok.(type) {
 			case xml.StartElement:
 				switch t.Name.Local {
@@ -280,7 +267,8 @@ func epubNCXTitles(a *zipArchive, ncxPath string, titles map[string]string) erro
 					inText = false
 				}
 			}
-		}
+			return nil
+		})
 	})
 }
 

@@ -150,18 +150,12 @@ type odfReader struct {
 // readStyles reads the list styles and the hidden table styles of a styles
 // or content part's style sections.
 func (o *odfReader) readStyles(d *xml.Decoder) error {
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return xmlEachToken(d, func(tok xml.Token) error {
 		if se, ok := tok.(xml.StartElement); ok {
 			o.styleElement(se)
 		}
-	}
+		return nil
+	})
 }
 
 // styleElement records what the style element se says about list
@@ -228,14 +222,8 @@ func odfSkipped(n xml.Name) bool {
 
 // readContent streams content.xml.
 func (o *odfReader) readContent(d *xml.Decoder) error {
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return xmlEachToken(d, func(tok xml.Token) error {
+		var err error
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if odfSkipped(t.Name) {
@@ -247,7 +235,7 @@ func (o *odfReader) readContent(d *xml.Decoder) error {
 				if err != nil {
 					return err
 				}
-				continue
+				return nil
 			}
 			if err := o.start(t); err != nil {
 				return err
@@ -261,7 +249,8 @@ func (o *odfReader) readContent(d *xml.Decoder) error {
 				return err
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // odfText returns the text inside the element whose start was just read.

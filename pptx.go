@@ -74,14 +74,7 @@ func extractPptx(r io.ReaderAt, size int64) ([]Paragraph, error) {
 	// through its r:id relationship.
 	var ids []string
 	if err := a.parse(main, true, func(d *xml.Decoder) error {
-		for {
-			tok, err := d.Token()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
+		return xmlEachToken(d, func(tok xml.Token) error {
 			if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "sldId" {
 				for _, at := range se.Attr {
 					if at.Name.Local == "id" && strings.HasSuffix(at.Name.Space, "/relationships") {
@@ -92,7 +85,8 @@ func extractPptx(r io.ReaderAt, size int64) ([]Paragraph, error) {
 					}
 				}
 			}
-		}
+			return nil
+		})
 	}); err != nil {
 		return nil, err
 	}
@@ -160,14 +154,7 @@ func (s *pptxSlide) read(d *xml.Decoder) error {
 		depth             int
 		shapeDepth        = -1
 	)
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return xmlEachToken(d, func(tok xml.Token) error {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			depth++
@@ -220,7 +207,7 @@ func (s *pptxSlide) read(d *xml.Decoder) error {
 		case xml.EndElement:
 			depth--
 			if cur == nil {
-				continue
+				return nil
 			}
 			dml := t.Name.Space == ooxmlNSDrawing || t.Name.Space == ooxmlNSDrawingStrict
 			switch {
@@ -250,7 +237,8 @@ func (s *pptxSlide) read(d *xml.Decoder) error {
 				cur.rows = append(cur.rows, row)
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // paragraphs appends the paragraphs of slide n, with its notes, to out.

@@ -154,14 +154,7 @@ func (x *xlsxReader) readSharedStrings(d *xml.Decoder) error {
 		inSI, inText bool
 		phonetic     int
 	)
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return xmlEachToken(d, func(tok xml.Token) error {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch t.Name.Local {
@@ -191,21 +184,15 @@ func (x *xlsxReader) readSharedStrings(d *xml.Decoder) error {
 				inText = false
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // readStyles reads the number format of each cell style.
 func (x *xlsxReader) readStyles(d *xml.Decoder) error {
 	x.numFmts = map[int]string{}
 	inXfs := false
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return xmlEachToken(d, func(tok xml.Token) error {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch t.Name.Local {
@@ -226,7 +213,8 @@ func (x *xlsxReader) readStyles(d *xml.Decoder) error {
 				inXfs = false
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // readSheet reads a worksheet's rows into x.rows.
@@ -239,14 +227,7 @@ func (x *xlsxReader) readSheet(d *xml.Decoder) error {
 		style, col, ncl int
 		val             strings.Builder
 	)
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return xmlEachToken(d, func(tok xml.Token) error {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch t.Name.Local {
@@ -254,7 +235,7 @@ func (x *xlsxReader) readSheet(d *xml.Decoder) error {
 				inRow, row, ncl = true, nil, 0
 			case "c":
 				if !inRow {
-					continue
+					return nil
 				}
 				inCell = true
 				typ = docxAttr(t, "t")
@@ -290,12 +271,12 @@ func (x *xlsxReader) readSheet(d *xml.Decoder) error {
 				inIS = false
 			case "c":
 				if !inCell {
-					continue
+					return nil
 				}
 				inCell = false
 				v := x.cellText(typ, style, val.String())
 				if v == "" || col >= maxSheetCols {
-					continue
+					return nil
 				}
 				x.cells++
 				if x.cells > x.maxCells {
@@ -312,7 +293,8 @@ func (x *xlsxReader) readSheet(d *xml.Decoder) error {
 				}
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // xlsxColumn returns the 0-based column of a cell reference ("C7" is 2).

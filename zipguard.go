@@ -143,6 +143,23 @@ func (a *zipArchive) parse(name string, required bool, fn func(*xml.Decoder) err
 	return nil
 }
 
+// xmlEachToken calls fn with every token d reads, to the end of the
+// input: it returns nil there, or the first error of d or fn.
+func xmlEachToken(d *xml.Decoder, fn func(xml.Token) error) error {
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(tok); err != nil {
+			return err
+		}
+	}
+}
+
 // readAll returns the content of the named part (nil when it is missing),
 // within the limits.
 func (a *zipArchive) readAll(name string) ([]byte, error) {
