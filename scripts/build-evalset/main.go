@@ -32,6 +32,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -134,7 +135,7 @@ func build(corpus, out string) error {
 			order = append(order, h.text)
 			ids[key] = fmt.Sprintf("%s-%d", strings.TrimSuffix(h.page, ".en.html"), len(order))
 		}
-		if !contains(byText[key], h.page) {
+		if !slices.Contains(byText[key], h.page) {
 			byText[key] = append(byText[key], h.page)
 		}
 	}
@@ -203,15 +204,6 @@ func textOf(n *html.Node) string {
 		sb.WriteString(textOf(c))
 	}
 	return sb.String()
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func copyFile(src, dst string) error {

@@ -32,6 +32,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -161,7 +162,7 @@ func build(s set, out string) error {
 		if _, ok := byText[key]; !ok {
 			order = append(order, l.text)
 		}
-		if !contains(byText[key], l.page) {
+		if !slices.Contains(byText[key], l.page) {
 			byText[key] = append(byText[key], l.page)
 		}
 	}
@@ -277,15 +278,6 @@ func textOf(n *html.Node) string {
 		sb.WriteString(textOf(c))
 	}
 	return sb.String()
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func copyFile(src, dst string) error {
