@@ -35,6 +35,9 @@ type serveOptions struct {
 	dataDir string
 	// logOut receives the startup notes.
 	logOut io.Writer
+	// publicFiles serves /files and the file paths of /api/sources to
+	// everyone even when a password is set (--public-files).
+	publicFiles bool
 }
 
 const defaultMaxUpload = 32 << 20
@@ -48,6 +51,7 @@ type server struct {
 	jobs     *askyourdocs.JobStore
 	feedback *feedbackLog
 	sessions *sessionStore
+	limiter  *loginLimiter
 	// uploadDir holds uploaded files, one random directory per upload;
 	// evalDir the eval datasets the eval routes write and serve.
 	uploadDir, evalDir string
@@ -69,7 +73,7 @@ func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, err
 	if opts.logOut == nil {
 		opts.logOut = io.Discard
 	}
-	s := &server{b: b, opts: opts, ctx: ctx, sessions: newSessionStore()}
+	s := &server{b: b, opts: opts, ctx: ctx, limiter: newLoginLimiter()}
 	s.uploadDir = filepath.Join(opts.dataDir, "uploads")
 	s.evalDir = filepath.Join(opts.dataDir, "eval")
 	for _, d := range []string{s.uploadDir, s.evalDir} {
@@ -77,6 +81,11 @@ func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, err
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
+	sessions, err := newSessionStore(ctx, b, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.sessions = sessions
 	fb, err := openFeedback(filepath.Join(opts.dataDir, "feedback.json"))
 	if err != nil {
 		return nil, err
@@ -107,8 +116,8 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /api/ask", s.csrf(s.handleAskAPI))
 	mux.HandleFunc("POST /api/feedback", s.csrf(s.handleFeedbackAPI))
 	mux.HandleFunc("POST /feedback", s.csrf(s.handleFeedbackForm))
-	mux.HandleFunc("GET /api/sources", s.handleSourcesAPI)
-	mux.HandleFunc("GET /files", s.handleFile)
+	mux.HandleFunc("GET /api/sources", s.filesAccess(s.handleSourcesAPI))
+	mux.HandleFunc("GET /files", s.filesAccess(s.handleFile))
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
 	mux.HandleFunc("GET /login", s.handleLoginPage)
 	mux.HandleFunc("POST /login", s.csrf(s.handleLoginForm))
@@ -132,6 +141,9 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 	fset, cf := a.flags("serve")
 	addr := fset.String("addr", "127.0.0.1:3400", "address to listen on (host:port)")
 	maxUploadMB := fset.Int("max-upload-mb", defaultMaxUpload>>20, "largest upload request in MiB")
+	tlsCert := fset.String("tls-cert", "", "serve HTTPS with this PEM certificate (chain) file; needs --tls-key")
+	tlsKey := fset.String("tls-key", "", "the PEM private key of --tls-cert")
+	publicFiles := fset.Bool("public-files", false, "serve /files and /api/sources to everyone even when "+envServePassword+" is set")
 	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
@@ -148,11 +160,20 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		maxUpload: int64(*maxUploadMB) << 20,
 		dataDir:   cf.data,
 		logOut:    a.stderr,
+
+		publicFiles: *publicFiles,
 	}
 	if opts.password == "" && !loopbackAddr(*addr) {
 		return fmt.Errorf("%w: without %s the write and admin routes have no protection, so serve listens only on loopback "+
 			"(127.0.0.1, ::1, localhost); set %s (and %s, default admin) to serve on %s",
 			errUsage, envServePassword, envServePassword, envServeUser, *addr)
+	}
+	if err := checkServePassword(*addr, opts.password); err != nil {
+		return err
+	}
+	tlsConfig, err := serveTLSConfig(*tlsCert, *tlsKey)
+	if err != nil {
+		return err
 	}
 	askyourdocs.SetAllowPrivateTargets(cf.allowPrivate)
 	if err := os.MkdirAll(cf.data, 0o755); err != nil {
@@ -177,22 +198,37 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+		TLSConfig:         tlsConfig,
 	}
 	llm := "none: answers are extractive (set LLM_MODEL for generated answers)"
 	if b.llm != nil {
 		llm = b.llmSpec
 	}
-	fmt.Fprintf(a.stderr, "askyourdocs serve: http://%s/ (index %s, embedder %s, LLM %s)\n",
-		ln.Addr(), b.store.describe(), b.manifest.Embedder, llm)
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(a.stderr, "askyourdocs serve: %s://%s/ (index %s, embedder %s, LLM %s)\n",
+		scheme, ln.Addr(), b.store.describe(), b.manifest.Embedder, llm)
 	if opts.password == "" {
 		fmt.Fprintf(a.stderr, "askyourdocs serve: %s is not set, so uploads, deletes and the admin routes are open to anyone "+
 			"on this machine; listening on loopback only\n", envServePassword)
 	} else {
 		fmt.Fprintf(a.stderr, "askyourdocs serve: write and admin routes need user %q and %s (basic auth or /login)\n",
-			opts.user, envServePassword)
+			s.opts.user, envServePassword)
+		if tlsConfig == nil && !loopbackAddr(*addr) {
+			fmt.Fprintf(a.stderr, "askyourdocs serve: warning: plain HTTP on %s: the password crosses the network unencrypted; "+
+				"use --tls-cert/--tls-key or a TLS proxy\n", *addr)
+		}
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tlsConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err

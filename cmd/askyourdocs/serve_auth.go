@@ -2,8 +2,10 @@ package main
 
 import (
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net"
@@ -11,8 +13,9 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Cookies and headers of serve's security.
@@ -29,47 +32,6 @@ const (
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// sessionStore holds the login sessions in memory (a restart logs
-// everybody out).
-type sessionStore struct {
-	mu       sync.Mutex
-	sessions map[string]time.Time // token -> expiry
-}
-
-func newSessionStore() *sessionStore { return &sessionStore{sessions: map[string]time.Time{}} }
-
-// create returns a new session token.
-func (st *sessionStore) create() string {
-	tok := newID()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	now := time.Now()
-	for t, exp := range st.sessions {
-		if now.After(exp) {
-			delete(st.sessions, t)
-		}
-	}
-	st.sessions[tok] = now.Add(sessionTTL)
-	return tok
-}
-
-// valid reports whether tok is a live session.
-func (st *sessionStore) valid(tok string) bool {
-	if tok == "" {
-		return false
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	exp, ok := st.sessions[tok]
-	return ok && time.Now().Before(exp)
-}
-
-func (st *sessionStore) remove(tok string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	delete(st.sessions, tok)
-}
-
 // authRequired reports whether the write and admin routes need
 // credentials (a password is configured).
 func (s *server) authRequired() bool { return s.opts.password != "" }
@@ -84,23 +46,51 @@ func (s *server) checkPassword(user, password string) bool {
 // isAdmin reports whether r carries the admin's credentials: basic auth
 // or a session cookie. Without configured credentials everyone is.
 func (s *server) isAdmin(r *http.Request) bool {
+	ok, _ := s.adminAuth(r)
+	return ok
+}
+
+// adminAuth is isAdmin that also says how long to wait when basic-auth
+// credentials were not checked because the login limiter refused them.
+func (s *server) adminAuth(r *http.Request) (bool, time.Duration) {
 	if !s.authRequired() {
-		return true
+		return true, 0
 	}
-	if u, p, ok := r.BasicAuth(); ok && s.checkPassword(u, p) {
-		return true
+	if c, err := r.Cookie(sessionCookie); err == nil && s.sessions.valid(c.Value) {
+		return true, 0
 	}
-	c, err := r.Cookie(sessionCookie)
-	return err == nil && s.sessions.valid(c.Value)
+	if u, p, ok := r.BasicAuth(); ok {
+		return s.login(r, u, p)
+	}
+	return false, 0
+}
+
+// login checks a user name and password through the login limiter: it
+// returns false and the wait when the client or the account is throttled
+// (the password is not looked at then).
+func (s *server) login(r *http.Request, user, password string) (bool, time.Duration) {
+	client := clientKey(r)
+	account := user == s.opts.user
+	if ok, wait := s.limiter.allow(client, user, account); !ok {
+		return false, wait
+	}
+	ok := s.checkPassword(user, password)
+	s.limiter.result(client, user, account, ok)
+	return ok, 0
 }
 
 // requireAdmin answers 401 to requests without the admin's credentials: a
 // JSON error with a basic-auth challenge for the API, a page linking to
-// the login form otherwise.
+// the login form otherwise; 429 when the login limiter refused them.
 func (s *server) requireAdmin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.isAdmin(r) {
+		ok, wait := s.adminAuth(r)
+		if ok {
 			next(w, r)
+			return
+		}
+		if wait > 0 {
+			refuseThrottled(w, r, wait)
 			return
 		}
 		if wantsHTML(r) {
@@ -223,7 +213,12 @@ func (s *server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 	next := safeNext(r.PostFormValue("next"))
-	if !s.checkPassword(r.PostFormValue("username"), r.PostFormValue("password")) {
+	ok, wait := s.login(r, r.PostFormValue("username"), r.PostFormValue("password"))
+	if wait > 0 {
+		refuseThrottled(w, r, wait)
+		return
+	}
+	if !ok {
 		s.render(w, r, http.StatusUnauthorized, "login.html", loginPage{Next: next, Message: "Wrong user name or password."})
 		return
 	}
@@ -242,7 +237,16 @@ func (s *server) handleLoginAPI(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if !s.authRequired() || !s.checkPassword(in.Username, in.Password) {
+	if !s.authRequired() {
+		jsonError(w, http.StatusUnauthorized, "wrong user name or password")
+		return
+	}
+	ok, wait := s.login(r, in.Username, in.Password)
+	if wait > 0 {
+		refuseThrottled(w, r, wait)
+		return
+	}
+	if !ok {
 		jsonError(w, http.StatusUnauthorized, "wrong user name or password")
 		return
 	}
@@ -251,10 +255,10 @@ func (s *server) handleLoginAPI(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleLogout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		s.sessions.remove(c.Value)
-	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1})
+	// The cookie is signed, not stored: logging out deletes it in this
+	// browser (a copy stays valid until it expires or the password changes).
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, "/ask", http.StatusSeeOther)
 }
 
@@ -263,10 +267,25 @@ func (s *server) startSession(w http.ResponseWriter, r *http.Request) {
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(sessionTTL / time.Second)})
 }
 
-// safeNext keeps a post-login redirect on this site.
+// safeNext keeps a post-login redirect on this site: next must be a path
+// ("/..." but not "//..."), with no backslash (browsers read it as a
+// slash), no control character or space (browsers drop tabs and newlines,
+// so "/\t/evil.example" would become "//evil.example"), and parse as a
+// URL without scheme or host. Anything else becomes "/index".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
-		return "/index"
+	const fallback = "/index"
+	if len(next) < 1 || len(next) > 2000 || next[0] != '/' || strings.HasPrefix(next, "//") {
+		return fallback
+	}
+	for _, r := range next {
+		if r <= ' ' || r == 0x7f || r == '\\' || (r >= 0x80 && r <= 0x9f) || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return fallback
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") ||
+		strings.HasPrefix(u.Path, "//") {
+		return fallback
 	}
 	return next
 }
@@ -313,4 +332,43 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any, limit int64) erro
 		return errors.New("malformed JSON body: " + err.Error())
 	}
 	return nil
+}
+
+// minServePassword is the shortest ASKYOURDOCS_PASSWORD serve accepts
+// when it listens beyond loopback, where anyone on the network can guess.
+const minServePassword = 12
+
+// checkServePassword refuses a short password on a non-loopback address.
+func checkServePassword(addr, password string) error {
+	if password == "" || loopbackAddr(addr) || utf8.RuneCountInString(password) >= minServePassword {
+		return nil
+	}
+	return fmt.Errorf("%w: %s has %d characters; serving on %s (beyond loopback) needs at least %d",
+		errUsage, envServePassword, utf8.RuneCountInString(password), addr, minServePassword)
+}
+
+// serveTLSConfig loads --tls-cert and --tls-key; nil when both are empty
+// (plain HTTP).
+func serveTLSConfig(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("serve: TLS certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// filesAccess guards /files and /api/sources (indexed files and their
+// absolute paths on the server): admin only when a password is set,
+// unless --public-files.
+func (s *server) filesAccess(next http.HandlerFunc) http.HandlerFunc {
+	if s.opts.publicFiles {
+		return next
+	}
+	return s.requireAdmin(next)
 }
