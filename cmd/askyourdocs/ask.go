@@ -46,6 +46,11 @@ type answerResult struct {
 	Citations       []citation `json:"citations"`
 	// Note says why an answer is extractive ("" for a generated one).
 	Note string `json:"note"`
+	// NoMatch is set when nothing in the index matches the question (no
+	// passage, or MissingTerms occur nowhere): the answer starts by saying
+	// so and quotes only the closest passages.
+	NoMatch      bool     `json:"noMatch"`
+	MissingTerms []string `json:"missingTerms"`
 	HyDE string `json:"hyde"`
 	// passages are the quoted passages of an extractive answer.
 	passages []string
@@ -66,7 +71,8 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	out := &answerResult{Question: question, HyDE: res.hydeText, Citations: []citation{}}
 	if len(res.hits) == 0 {
 		out.Mode = answerExtractive
-		out.Answer = "Nothing in the indexed documents matches the question."
+		out.NoMatch, out.MissingTerms = true, []string{}
+		out.Answer = noMatchText(question, nil, false)
 		out.Confidence = askyourdocs.ConfidenceLabelWith(0, askyourdocs.WithLanguage("en"))
 		out.ConfidenceBasis = "no match"
 		return out, nil
@@ -85,6 +91,19 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 		out.Score, out.ConfidenceBasis = b.evidenceScore(ctx, question, parents[0], used[0])
 	}
 	out.Confidence = askyourdocs.ConfidenceLabelWith(out.Score, askyourdocs.WithLanguage("en"))
+	out.MissingTerms = b.missingTerms(ctx, question, parents)
+	if out.MissingTerms == nil {
+		out.MissingTerms = []string{}
+	}
+	if len(out.MissingTerms) > 0 {
+		// The closest passages are quoted, not given to a model to make
+		// an answer of what the documents do not say.
+		out.NoMatch = true
+		out.Note = "nothing in the index matches " + strings.Join(out.MissingTerms, ", ")
+		b.extractive(out, question, parents)
+		out.Answer = noMatchText(question, out.MissingTerms, true) + "\n\n" + out.Answer
+		return out, nil
+	}
 
 	if b.llm == nil {
 		out.Note = noLLMNote
@@ -155,7 +174,7 @@ func (b *backend) extractive(out *answerResult, question string, parents []strin
 	out.passages = make([]string, n)
 	var sb strings.Builder
 	for i := range n {
-		out.passages[i] = excerptWithHeading(parents[i], question, 400)
+		out.passages[i] = unitExcerpt(parents[i], question, out.Citations[i].headings, 400)
 		if i > 0 {
 			sb.WriteString("\n\n")
 		}
@@ -301,6 +320,9 @@ func (a *cliApp) askAndPrint(ctx context.Context, b *backend, question string, o
 	case streamed && out.Mode == answerLLM:
 		fmt.Fprintln(w)
 	case out.Mode == answerExtractive && len(out.passages) > 0:
+		if out.NoMatch {
+			fmt.Fprintf(w, "%s\n\n", st.yellow(noMatchText(question, out.MissingTerms, true)))
+		}
 		for i, p := range out.passages {
 			if i > 0 {
 				fmt.Fprintln(w)

@@ -21,8 +21,8 @@ const (
 
 // cmdChat answers questions read line by line, rewriting follow-ups into
 // standalone questions with the conversation so far: CondenseFollowUp with
-// an LLM, FallbackStandaloneQuestion (previous question + follow-up)
-// without one.
+// an LLM, TopicStandaloneQuestion (the conversation's topic words + the
+// follow-up) without one.
 func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 	fset, cf := a.flags("chat")
 	o := defaultRetrieveOptions()
@@ -76,7 +76,7 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 			if b.llm != nil {
 				standalone = askyourdocs.CondenseFollowUpWith(ctx, b.condensePrompt(), b.llm, b.genCfg, q, recent, askyourdocs.WithLanguage("en"))
 			} else {
-				standalone = askyourdocs.FallbackStandaloneQuestion(q, recent)
+				standalone = askyourdocs.TopicStandaloneQuestion(q, recent, 0)
 			}
 			if standalone != q && !a.quiet && !cf.json {
 				fmt.Fprintf(a.stderr, "%s\n", newStyle(a.stderr, a).dim("(searching for: "+standalone+")"))

@@ -213,6 +213,9 @@ type citation struct {
 	// passage is the text the answer was given (ParentText), for serve's
 	// excerpts; not printed.
 	passage string
+	// headings are the section's headings (breadcrumb elements and the
+	// headings of merged sections), which excerpts keep apart from the text.
+	headings []string
 }
 
 // citationOf returns the citation of a hit.
@@ -221,6 +224,12 @@ func citationOf(h hit) citation {
 		Pages: h.meta(metaPages), Breadcrumb: h.meta(metaBreadcrumb)}
 	c.Display = shortPath(c.URL, c.Source)
 	c.Link = citationLink(c.URL, c.Pages, c.Breadcrumb)
+	if c.Breadcrumb != "" {
+		c.headings = strings.Split(c.Breadcrumb, " > ")
+	}
+	if hs := h.meta(askyourdocs.MetaHeadings); hs != "" {
+		c.headings = append(c.headings, strings.Split(hs, "\n")...)
+	}
 	return c
 }
 

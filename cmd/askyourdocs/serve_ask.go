@@ -49,6 +49,10 @@ type askOutput struct {
 	Confidence string          `json:"confidence"`
 	Score      int             `json:"score"`
 	Citations  []serveCitation `json:"citations"`
+	// NoMatch: nothing in the index matches MissingTerms; the answer says
+	// so and quotes the closest passages.
+	NoMatch      bool     `json:"noMatch"`
+	MissingTerms []string `json:"missingTerms,omitempty"`
 	// Sources lists the cited URLs and passages again in the shape the
 	// engine's evaluators read (sources[].url for custom/injectionResistance,
 	// sources[].text as the context of custom/faithfulness).
@@ -124,7 +128,8 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 		return nil, err
 	}
 	out := &askOutput{ID: newID(), Question: q, Answer: res.Answer, Mode: res.Mode, Model: res.Model,
-		Confidence: res.Confidence, Score: res.Score, Citations: []serveCitation{}, Sources: []sourceRef{}}
+		Confidence: res.Confidence, Score: res.Score, Citations: []serveCitation{}, Sources: []sourceRef{},
+		NoMatch: res.NoMatch, MissingTerms: res.MissingTerms}
 	if standalone != q {
 		out.Standalone = standalone
 	}

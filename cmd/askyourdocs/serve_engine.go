@@ -128,9 +128,11 @@ func condenseFollowUp(ctx context.Context, p ai.Prompt, m ai.Model, cfg any, que
 	return askyourdocs.CondenseFollowUpWith(ctx, p, m, cfg, question, h, askyourdocs.WithLanguage("en"))
 }
 
-// fallbackQuestion is the retrieval query for a follow-up without an LLM.
+// fallbackQuestion is the retrieval query for a follow-up without an LLM:
+// the follow-up with the conversation's topic words when it has few of its
+// own.
 func fallbackQuestion(question string, h []askyourdocs.QATurn) string {
-	return askyourdocs.FallbackStandaloneQuestion(question, h)
+	return askyourdocs.TopicStandaloneQuestion(question, h, 0)
 }
 
 // bestExcerpt is the short verbatim quote of a citation: the sentence of

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
+)
+
+// An extractive answer quotes whole units of a passage: a sentence of
+// prose, or a whole line that must not be cut or split, a code block
+// (HTML <pre> and Markdown fences arrive as one line each), a list item or
+// a table row. A line ending in ":" introduces what follows it, so the
+// two are quoted together ("run the module as a script:" and the command).
+
+// excerptUnit is one quotable unit of a passage.
+type excerptUnit struct {
+	text    string
+	line    int  // index of the passage line it is from
+	whole   bool // code, list item or table row: never cut or split
+	heading string
+}
+
+var (
+	// listItemLine is a list item's marker.
+	listItemLine = regexp.MustCompile(`^([-*•▪◦] |\d{1,3}[.)] |[a-z][.)] )`)
+	// codeish matches what prose lines rarely have and commands and code
+	// always do: a command-line option, a path, an assignment, brackets, a
+	// prompt, a file extension, an identifier with _ or ::.
+	codeish = regexp.MustCompile(`(^[$>#%] |\s--?[A-Za-z][\w-]*|\./|~/|\w/\w|[=(){}\[\];<>\\]|::|\w_\w|\.[a-z]{1,4}\b|^[a-z][\w-]*\s+[a-z][\w-]*(\s|$))`)
+)
+
+// looksLikeCode reports whether line l is code or a command: no sentence
+// punctuation at its end and code-like characters in it.
+func looksLikeCode(l string) bool {
+	if l == "" || utf8.RuneCountInString(l) > 400 {
+		return false
+	}
+	last, _ := utf8.DecodeLastRuneInString(l)
+	if strings.ContainsRune(".!?", last) && !strings.HasSuffix(l, "...") {
+		return false
+	}
+	return codeish.MatchString(l)
+}
+
+// isTableRow reports whether l is a table row as the readers write one
+// ("a | b | c", "Name: Alice | Age: 42").
+func isTableRow(l string) bool { return strings.Contains(l, " | ") || strings.HasPrefix(l, "|") }
+
+// passageUnits splits passage into units. knownHeadings are the section's
+// headings (breadcrumb elements); a line equal to one is a heading, other
+// lines are headings only when they look like one and are neither code
+// nor introduced by a line ending in ":".
+func passageUnits(passage string, knownHeadings []string) []excerptUnit {
+	known := map[string]bool{}
+	for _, h := range knownHeadings {
+		known[strings.Join(strings.Fields(h), " ")] = true
+	}
+	raw := strings.Split(passage, "\n")
+	var lines []string
+	for _, l := range raw {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	var units []excerptUnit
+	heading := ""
+	for i, l := range lines {
+		introduced := i > 0 && strings.HasSuffix(lines[i-1], ":")
+		code := looksLikeCode(l)
+		if known[l] || (i < len(lines)-1 && !introduced && !code && len(known) == 0 && isHeadingLine(l)) {
+			heading = l
+			continue
+		}
+		if code || introduced && !strings.ContainsAny(l[len(l)-1:], ".!?") || listItemLine.MatchString(l) || isTableRow(l) {
+			units = append(units, excerptUnit{text: l, line: i, whole: true, heading: heading})
+			continue
+		}
+		for _, s := range splitSentences(l) {
+			units = append(units, excerptUnit{text: s, line: i, heading: heading})
+		}
+	}
+	return units
+}
+
+// splitSentences splits prose after ".", "!" or "?" followed by a space,
+// not after a single letter or digit ("z. B.", "1.").
+func splitSentences(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text)-1; i++ {
+		if (text[i] == '.' || text[i] == '!' || text[i] == '?') && text[i+1] == ' ' {
+			if i >= 1 && (i < 2 || text[i-2] == ' ') && unicode.IsLetter(rune(text[i-1])) {
+				continue
+			}
+			out = append(out, text[start:i+1])
+			start = i + 2
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// unitScore counts the question's keywords in a unit (words of 5 or more
+// letters also by their first 5 letters, as the engine's excerpts do).
+func unitScore(text string, terms []string) int {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	n := 0
+	for _, t := range terms {
+		tp := keywordPrefix(t)
+		for _, w := range words {
+			if w == t || (utf8.RuneCountInString(tp) == 5 && strings.HasPrefix(w, tp)) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// unitExcerpt returns the best units of passage for question, with the
+// heading of their section on a line of its own above them: the unit
+// matching the most keywords (ties: the earliest; the line introducing it
+// when it is a code block or list introduced by "...:"), extended by the
+// following units of the same section while the quote stays within
+// maxChars, and always by the unit a ":" introduces (up to twice
+// maxChars). Code blocks, list items and table rows are never cut; lines
+// are kept apart with "\n".
+func unitExcerpt(passage, question string, headings []string, maxChars int) string {
+	if maxChars <= 0 {
+		maxChars = 400
+	}
+	units := passageUnits(passage, headings)
+	if len(units) == 0 {
+		return askyourdocs.BestExcerptFor(passage, question, maxChars)
+	}
+	terms := askyourdocs.ExtractKeywords(question, cliStopWords)
+	best, bestScore := 0, 0
+	for i, u := range units {
+		if s := unitScore(u.text, terms); s > bestScore {
+			best, bestScore = i, s
+		}
+	}
+	start := best
+	if start > 0 && units[start].whole && strings.HasSuffix(units[start-1].text, ":") && units[start-1].heading == units[start].heading {
+		start--
+	}
+	n := utf8.RuneCountInString(units[start].text)
+	end := start + 1
+	for end < len(units) && units[end].heading == units[start].heading {
+		l := utf8.RuneCountInString(units[end].text) + 1
+		forced := strings.HasSuffix(units[end-1].text, ":") || end <= best
+		if n+l > maxChars && !(forced && n+l <= 2*maxChars) {
+			break
+		}
+		n += l
+		end++
+	}
+	var b strings.Builder
+	if h := units[start].heading; h != "" {
+		b.WriteString(h)
+		b.WriteByte('\n')
+	}
+	for i := start; i < end; i++ {
+		u := units[i]
+		text := u.text
+		if !u.whole || utf8.RuneCountInString(text) > 3*maxChars {
+			text = cutRunes(text, max(maxChars, 3*maxChars*boolInt(u.whole)))
+		}
+		if i > start {
+			if u.line == units[i-1].line {
+				b.WriteByte(' ')
+			} else {
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteString(text)
+	}
+	return b.String()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// cutRunes cuts s to at most n runes at a word boundary, ending in "…"
+// when cut.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	cut := string([]rune(s)[:n-1])
+	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// webuiFixtures is the folder of the web UI's own fixture documents.
+func webuiFixtures(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.Abs(filepath.Join("..", "..", "testdata", "webui"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// indexFixtures indexes the web UI fixture folder on the server.
+func (ts *testServe) indexFixtures(t testing.TB) {
+	t.Helper()
+	rep, err := ts.s.runIndex(context.Background(), indexInput{Paths: []string{webuiFixtures(t)}}, func(string) {})
+	if err != nil || len(rep.Failed) > 0 || rep.Sources < 2 {
+		t.Fatalf("indexing the fixtures: %v, %+v", err, rep)
+	}
+}
+
+// TestExtractiveAnswerQuotesWholeUnits: the command of a code block, a
+// list item and a table row are quoted whole in extractive answers, and
+// the line introducing a command ("...:") comes with it.
+func TestExtractiveAnswerQuotesWholeUnits(t *testing.T) {
+	ts := newTestServe(t, nil, "", 0)
+	ts.indexFixtures(t)
+	for _, c := range []struct{ q, want string }{
+		{"How do I create a virtual environment?", "run the env command of tern with the folder's name:\ntern env create ./harbor-env --prompt harbor"},
+		{"How do I activate the environment on Windows?", `- On Windows: harbor-env\Scripts\activate.bat`},
+		{"How do I delete an environment?", "remove its folder:\ntern env remove ./harbor-env"},
+		{"How large is an environment with the web toolkit?", "With the web toolkit | Typical size: 95 MB"},
+	} {
+		out := ts.askJSON(t, askInput{Question: c.q})
+		first, _, _ := strings.Cut(out.Answer, "\n\n")
+		if !strings.Contains(first, c.want) {
+			t.Errorf("%q: the first quote is\n%s\nwant it to contain %q", c.q, first, c.want)
+		}
+	}
+}
+
+func TestUnitExcerpt(t *testing.T) {
+	passage := "Setup\nTo start, run the tool:\nkiln init --force\nIt writes a config file. Then edit it by hand.\n- first item of a long list that must stay whole\nSecond section text."
+	got := unitExcerpt(passage, "how do I start the tool", []string{"Setup"}, 40)
+	if got != "Setup\nTo start, run the tool:\nkiln init --force" {
+		t.Errorf("excerpt %q", got)
+	}
+	if got := unitExcerpt(passage, "long list item", []string{"Setup"}, 20); !strings.Contains(got, "- first item of a long list that must stay whole") {
+		t.Errorf("list item cut: %q", got)
+	}
+	for l, want := range map[string]bool{"tern env create ./harbor-env --prompt harbor": true, "python3 -m venv proj": true,
+		"Creating a virtual environment": false, "It writes a config file.": false, "6.6.2 Manual input": false} {
+		if looksLikeCode(l) != want {
+			t.Errorf("looksLikeCode(%q) = %v", l, !want)
+		}
+	}
+}
+
+// TestNoMatchAnswer: a question whose words occur nowhere in the index
+// says so first, in the API's answer (noMatch, missingTerms) and in
+// MCP's ask_docs (the same answer), then quotes the closest passages.
+func TestNoMatchAnswer(t *testing.T) {
+	ts := newTestServe(t, nil, "", 0)
+	ts.indexFixtures(t)
+	out := ts.askJSON(t, askInput{Question: "How do I tune the autovacuum daemon thresholds?"})
+	if !strings.HasPrefix(out.Answer, `Nothing in the index matches "autovacuum", "daemon", "thresholds"; closest:`) || !out.NoMatch || len(out.Citations) == 0 {
+		t.Errorf("no-match answer: %+v", out)
+	}
+	res, err := ts.s.b.answer(context.Background(), "How do I tune the autovacuum daemon thresholds?", defaultRetrieveOptions(), 5, nil)
+	if err != nil || !strings.HasPrefix(answerText(res), "Nothing in the index matches") {
+		t.Errorf("MCP answer text: %v %q", err, answerText(res))
+	}
+	// One unknown word among known ones is not a no-match.
+	if out := ts.askJSON(t, askInput{Question: "How large is an environment with the web toolkit?"}); out.NoMatch {
+		t.Errorf("partly matching question is a no-match: %q", out.Answer)
+	}
+}
