@@ -51,7 +51,7 @@ type answerResult struct {
 	// so and quotes only the closest passages.
 	NoMatch      bool     `json:"noMatch"`
 	MissingTerms []string `json:"missingTerms"`
-	HyDE string `json:"hyde"`
+	HyDE         string   `json:"hyde"`
 	// passages are the quoted passages of an extractive answer.
 	passages []string
 }
