@@ -188,7 +188,7 @@ func TestChat(t *testing.T) {
 	if strings.Count(so.String(), "Confidence:") != 2 || !strings.Contains(so.String(), "12 years") {
 		t.Errorf("chat answers:\n%s", so.String())
 	}
-	if !strings.Contains(se.String(), "(searching for: What is the minimum age for a single kayak? and for a double kayak?)") {
+	if !strings.Contains(se.String(), "(searching for: minimum age single and for a double kayak?)") {
 		t.Errorf("follow-up not made standalone:\n%s", se.String())
 	}
 }
