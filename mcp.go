@@ -103,8 +103,8 @@ func asMCPToolResult(v any) (MCPToolResult, bool) {
 
 // ServeMCPStdio serves every tool registered on g with genkit.DefineTool
 // as an MCP server named name and version over stdin and stdout, and
-// blocks until the client disconnects (closes stdin); that ends it with a
-// nil error. Nothing else may write to stdout meanwhile: log to stderr.
+// blocks until the client disconnects (closes stdin) and every request
+// read before has been answered; that ends it with a nil error. Nothing else may write to stdout meanwhile: log to stderr.
 //
 // Each tool keeps its name, description and complete JSON input schema. A
 // tool whose input is not a JSON object (a string, say) is offered with an
@@ -125,7 +125,7 @@ func ServeMCPStdio(g *genkit.Genkit, name, version string) error {
 // the session and returns an error wrapping ctx's error. A client
 // disconnecting still ends it with a nil error.
 func ServeMCP(ctx context.Context, g *genkit.Genkit, name, version string) error {
-	err := serveMCP(ctx, g, name, version, &mcp.StdioTransport{})
+	err := serveMCP(ctx, g, name, version, &drainingTransport{r: os.Stdin, w: os.Stdout})
 	if err != nil {
 		return fmt.Errorf("serve MCP over stdio: %w", err)
 	}

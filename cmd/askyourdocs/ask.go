@@ -181,6 +181,7 @@ func (b *backend) extractive(out *answerResult, question string, parents []strin
 		fmt.Fprintf(&sb, "[%d] %s", i+1, out.passages[i])
 	}
 	out.Answer = sb.String()
+	out.sanitizeQuotes()
 }
 
 // modelFailureNote says in one line why the model could not answer.

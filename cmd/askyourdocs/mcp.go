@@ -106,7 +106,7 @@ func (b *backend) defineMCPTools() {
 			if err != nil {
 				return searchOutput{}, err
 			}
-			return searchOutput{Query: in.Query, Mode: o.mode, Results: searchResults(res.hits)}, nil
+			return sanitizeSearch(searchOutput{Query: in.Query, Mode: o.mode, Results: searchResults(res.hits)}), nil
 		}, searchText))
 	genkit.DefineTool(b.g, "ask_docs",
 		"Answers a question from the user's indexed documents, with numbered citations [n] to the passages used, "+
@@ -115,7 +115,11 @@ func (b *backend) defineMCPTools() {
 			if strings.TrimSpace(in.Question) == "" {
 				return nil, fmt.Errorf("question is empty")
 			}
-			return b.answer(ctx, in.Question, defaultRetrieveOptions(), 5, nil)
+			out, err := b.answer(ctx, in.Question, defaultRetrieveOptions(), 5, nil)
+			if err != nil {
+				return nil, err
+			}
+			return out.sanitized(), nil
 		}, answerText))
 	genkit.DefineTool(b.g, "list_sources",
 		"Lists the indexed documents: each file or web page with the folder or site it was indexed from and its number of passages.",

@@ -147,6 +147,7 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 		out.Citations = append(out.Citations, sc)
 		out.Sources = append(out.Sources, sourceRef{URL: sc.URL, Text: c.passage})
 	}
+	sanitizeAskOutput(out)
 	entry := feedbackEntry{ID: out.ID, Time: time.Now().UTC(), Question: q, Standalone: out.Standalone,
 		Answer: out.Answer, Mode: out.Mode, Confidence: out.Confidence, Citations: make([]loggedSource, len(out.Citations))}
 	for i, c := range out.Citations {

@@ -1,0 +1,87 @@
+package main
+
+import (
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
+)
+
+// Every answer leaves the CLI sanitised: SanitizeAnswer against the cited
+// web URLs removes Markdown images, raw HTML (script elements whole, so
+// no onerror attribute survives) and links to other sites from whatever a
+// document put there. A generated answer is sanitised where it is made
+// (ask.go); the helpers here do the same for an extractive answer's
+// quotes and for the other document text an answer or a search result
+// carries (breadcrumbs, excerpts, passages), in the API and MCP results.
+
+// citedURLs are the web pages among cits: the links an answer may keep.
+func citedURLs(cits []citation) []string {
+	var urls []string
+	for _, c := range cits {
+		if isURL(c.URL) {
+			urls = append(urls, c.URL)
+		}
+	}
+	return urls
+}
+
+// sanitizeQuotes sanitises an extractive answer and its quoted passages.
+func (o *answerResult) sanitizeQuotes() {
+	allowed := citedURLs(o.Citations)
+	o.Answer = askyourdocs.SanitizeAnswer(o.Answer, allowed)
+	for i, p := range o.passages {
+		o.passages[i] = askyourdocs.SanitizeAnswer(p, allowed)
+	}
+}
+
+// sanitized returns a copy of o for an API or MCP client: the answer (an
+// extractive one was sanitised already; a generated one too, so this is
+// idempotent), the breadcrumbs and passages and the HyDE text.
+func (o *answerResult) sanitized() *answerResult {
+	c := *o
+	allowed := citedURLs(o.Citations)
+	c.Answer = askyourdocs.SanitizeAnswer(o.Answer, allowed)
+	c.HyDE = askyourdocs.SanitizeAnswer(o.HyDE, allowed)
+	c.Citations = make([]citation, len(o.Citations))
+	for i, ct := range o.Citations {
+		ct.Breadcrumb = askyourdocs.SanitizeAnswer(ct.Breadcrumb, allowed)
+		ct.passage = askyourdocs.SanitizeAnswer(ct.passage, allowed)
+		c.Citations[i] = ct
+	}
+	c.passages = make([]string, len(o.passages))
+	for i, p := range o.passages {
+		c.passages[i] = askyourdocs.SanitizeAnswer(p, allowed)
+	}
+	return &c
+}
+
+// sanitizeSearch sanitises the passages and breadcrumbs of search results
+// (each against its own URL when it is a web page).
+func sanitizeSearch(o searchOutput) searchOutput {
+	res := make([]searchResult, len(o.Results))
+	for i, r := range o.Results {
+		allowed := citedURLs([]citation{r.citation})
+		r.Text = askyourdocs.SanitizeAnswer(r.Text, allowed)
+		r.Breadcrumb = askyourdocs.SanitizeAnswer(r.Breadcrumb, allowed)
+		res[i] = r
+	}
+	o.Results = res
+	return o
+}
+
+// sanitizeAskOutput sanitises the document text of a web answer: the
+// answer, the citations' titles and excerpts and the sources' passages.
+func sanitizeAskOutput(out *askOutput) {
+	var allowed []string
+	for _, c := range out.Citations {
+		if isURL(c.Source) {
+			allowed = append(allowed, c.Source)
+		}
+	}
+	out.Answer = askyourdocs.SanitizeAnswer(out.Answer, allowed)
+	for i := range out.Citations {
+		out.Citations[i].Title = askyourdocs.SanitizeAnswer(out.Citations[i].Title, allowed)
+		out.Citations[i].Excerpt = askyourdocs.SanitizeAnswer(out.Citations[i].Excerpt, allowed)
+	}
+	for i := range out.Sources {
+		out.Sources[i].Text = askyourdocs.SanitizeAnswer(out.Sources[i].Text, allowed)
+	}
+}
