@@ -96,10 +96,19 @@ func RestrictEvalPaths(dir *string, outPath *string) error {
 // nothing.
 //
 // The job runs with ctx, the app's long-lived context, not the request's:
-// the response is sent before the job starts. Clients poll the job through
+// the response is sent before the job starts. The handler registers run as
+// the work of kind on jobs (HandleKind), so on a DurableJobStore the job
+// may run on another instance, from its JSON-encoded input. Clients poll the job through
 // JobStatusHandler. Mount the handler behind the app's admin check: it
 // starts model work and reads server files.
-func EvalJobHandler[In any](jobs *JobStore, ctx context.Context, kind string, run func(ctx context.Context, in In) (any, error), validate func(in *In) error) http.HandlerFunc {
+func EvalJobHandler[In any](jobs JobQueue, ctx context.Context, kind string, run func(ctx context.Context, in In) (any, error), validate func(in *In) error) http.HandlerFunc {
+	jobs.HandleKind(kind, func(ctx context.Context, raw json.RawMessage, _ func(string)) (any, error) {
+		var in In
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, fmt.Errorf("decode %s job input: %w", kind, err)
+		}
+		return run(ctx, in)
+	})
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -117,9 +126,7 @@ func EvalJobHandler[In any](jobs *JobStore, ctx context.Context, kind string, ru
 				return
 			}
 		}
-		job, err := jobs.EnqueueContext(ctx, kind, func(ctx context.Context, progress func(string)) (any, error) {
-			return run(ctx, in)
-		})
+		job, err := jobs.EnqueueInput(ctx, kind, in)
 		if err != nil {
 			// Queue full or store closed: nothing was recorded, the
 			// client may try again.
@@ -199,7 +206,7 @@ func evalDecodeStrict(data []byte, v any) error {
 // "kind" and the timestamps. It is the route cmd/evalset polls after starting a job;
 // mount it behind the same admin check as the eval routes, since a job's
 // result may hold what its run returned.
-func JobStatusHandler(jobs *JobStore) http.HandlerFunc {
+func JobStatusHandler(jobs JobQueue) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

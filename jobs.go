@@ -122,6 +122,8 @@ type JobStore struct {
 	byID   map[string]*jobRecord
 	queue  []*jobRecord // pending jobs, enqueue order
 	closed bool
+	// kinds are the handlers HandleKind registered, by job kind.
+	kinds map[string]JobInputFunc
 	// base is the context of jobs enqueued without one (Enqueue); it is
 	// never cancelled, Close cancels each running job itself.
 	base context.Context
