@@ -182,13 +182,13 @@ func (o DurableJobStoreOptions) riverConfig(w *durableWorker) (*river.Config, er
 		queues[q] = river.QueueConfig{MaxWorkers: n}
 	}
 	return &river.Config{
-		ID:                   o.ID,
-		Logger:               o.Logger,
-		Queues:               queues,
-		Workers:              workers,
-		MaxAttempts:          o.MaxAttempts,
-		JobTimeout:           -1,
-		FetchPollInterval:    200 * time.Millisecond,
+		ID:                o.ID,
+		Logger:            o.Logger,
+		Queues:            queues,
+		Workers:           workers,
+		MaxAttempts:       o.MaxAttempts,
+		JobTimeout:        -1,
+		FetchPollInterval: 200 * time.Millisecond,
 		// The heartbeat reaper finds abandoned jobs; River's own rescuer
 		// only catches what is left after a week.
 		RescueStuckJobsAfter: 7 * 24 * time.Hour,

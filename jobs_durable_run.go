@@ -198,4 +198,3 @@ func (s *DurableJobStore) snapshot(row *rivertype.JobRow, st jobState) Job {
 	}
 	return j
 }
-
