@@ -46,7 +46,8 @@ type DurableJobStoreOptions struct {
 	// ID names this process in River's attempted_by and the heartbeat
 	// table (default a random ID).
 	ID string
-	// Logger receives River's and the store's log (default slog.Default).
+	// Logger receives the store's log and River's warnings and errors
+	// (default slog.Default).
 	Logger *slog.Logger
 }
 
@@ -183,7 +184,7 @@ func (o DurableJobStoreOptions) riverConfig(w *durableWorker) (*river.Config, er
 	}
 	return &river.Config{
 		ID:                o.ID,
-		Logger:            o.Logger,
+		Logger:            slog.New(warnHandler{o.Logger.Handler()}),
 		Queues:            queues,
 		Workers:           workers,
 		MaxAttempts:       o.MaxAttempts,
@@ -421,3 +422,17 @@ func (s *DurableJobStore) Cancel(id string) error {
 	}
 	return nil
 }
+
+// warnHandler passes on River's records from warnings up: its info
+// records (client started, migrations) are noise in an app's log.
+type warnHandler struct{ slog.Handler }
+
+func (h warnHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnHandler) WithAttrs(a []slog.Attr) slog.Handler {
+	return warnHandler{h.Handler.WithAttrs(a)}
+}
+
+func (h warnHandler) WithGroup(n string) slog.Handler { return warnHandler{h.Handler.WithGroup(n)} }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func openDurablePG(ctx context.Context, pool *pgxpool.Pool, opts *DurableJobStor
 		return nil, fmt.Errorf("%w: lock for migrations: %w", errDurableOpen, err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), unlock) //nolint:errcheck // the session ends with the pool anyway
-	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: s.opts.Logger})
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: slog.New(warnHandler{s.opts.Logger.Handler()})})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errDurableOpen, err)
 	}
@@ -113,7 +114,7 @@ func OpenDurableJobStoreSQLite(ctx context.Context, path string, opts *DurableJo
 func openDurableSQLite(ctx context.Context, db *sql.DB, opts *DurableJobStoreOptions) (*DurableJobStore, error) {
 	s := newDurable(opts, &jobDB{lite: db}, func() { db.Close() })
 	driver := riversqlite.New(db)
-	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: s.opts.Logger})
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: slog.New(warnHandler{s.opts.Logger.Handler()})})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errDurableOpen, err)
 	}
