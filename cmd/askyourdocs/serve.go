@@ -33,6 +33,10 @@ type serveOptions struct {
 	maxUpload int64
 	// dataDir holds uploads, the feedback log and eval datasets.
 	dataDir string
+	// uploadDir holds the uploaded files (default dataDir/uploads); with
+	// several serve processes it is a directory all of them read at the
+	// same path. pgDSN, when set, holds the jobs (else dataDir/jobs.sqlite).
+	uploadDir, pgDSN string
 	// logOut receives the startup notes.
 	logOut io.Writer
 	// publicFiles serves /files and the file paths of /api/sources to
@@ -48,7 +52,7 @@ type server struct {
 	opts serveOptions
 	// ctx is the server's long-lived context: jobs run with it.
 	ctx      context.Context
-	jobs     *askyourdocs.JobStore
+	jobs     serveJobs
 	feedback *feedbackLog
 	sessions *sessionStore
 	limiter  *loginLimiter
@@ -75,6 +79,9 @@ func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, err
 	}
 	s := &server{b: b, opts: opts, ctx: ctx, limiter: newLoginLimiter()}
 	s.uploadDir = filepath.Join(opts.dataDir, "uploads")
+	if opts.uploadDir != "" {
+		s.uploadDir = opts.uploadDir
+	}
 	s.evalDir = filepath.Join(opts.dataDir, "eval")
 	for _, d := range []string{s.uploadDir, s.evalDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -91,13 +98,21 @@ func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, err
 		return nil, err
 	}
 	s.feedback = fb
-	s.jobs = newJobs()
+	if s.jobs, err = openServeJobs(ctx, opts); err != nil {
+		return nil, err
+	}
 	s.defineFlows()
+	s.handleJobKinds()
 	s.handler = s.routes()
+	if err := s.jobs.Start(); err != nil {
+		s.jobs.Close()
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	return s, nil
 }
 
-// Close stops the job worker (a running job is cancelled).
+// Close stops the job workers: a running job is cancelled and goes back
+// to the queue, for the next start or another serve process.
 func (s *server) Close() error { return s.jobs.Close() }
 
 // ServeHTTP serves the app.
@@ -144,6 +159,7 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 	tlsCert := fset.String("tls-cert", "", "serve HTTPS with this PEM certificate (chain) file; needs --tls-key")
 	tlsKey := fset.String("tls-key", "", "the PEM private key of --tls-cert")
 	publicFiles := fset.Bool("public-files", false, "serve /files and /api/sources to everyone even when "+envServePassword+" is set")
+	uploads := fset.String("uploads", "", "directory of uploaded files, shared by all serve processes (default DATA/uploads)")
 	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
@@ -159,9 +175,14 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		password:  a.getenv(envServePassword),
 		maxUpload: int64(*maxUploadMB) << 20,
 		dataDir:   cf.data,
+		uploadDir: *uploads,
+		pgDSN:     cf.pg,
 		logOut:    a.stderr,
 
 		publicFiles: *publicFiles,
+	}
+	if opts.pgDSN == "" {
+		opts.pgDSN = strings.TrimSpace(a.getenv("ASKYOURDOCS_DSN"))
 	}
 	if opts.password == "" && !loopbackAddr(*addr) {
 		return fmt.Errorf("%w: without %s the write and admin routes have no protection, so serve listens only on loopback "+

@@ -252,11 +252,12 @@ func TestServeBrowserWithoutJavaScript(t *testing.T) {
 	// A job ahead of the upload's, held until the page has shown the
 	// upload pending: the page must then refresh itself to show it done.
 	release := make(chan struct{})
-	if _, err := ts.s.jobs.Enqueue("hold", func(progress func(string)) (any, error) {
+	ts.s.jobs.HandleKind("hold", func(_ context.Context, _ json.RawMessage, progress func(string)) (any, error) {
 		progress("held by the test")
 		<-release
 		return nil, nil
-	}); err != nil {
+	})
+	if _, err := ts.s.jobs.EnqueueInput(context.Background(), "hold", nil); err != nil {
 		t.Fatal(err)
 	}
 	err = doSteps(t, bctx,

@@ -7,11 +7,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
-	"github.com/firebase/genkit/go/core"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
@@ -33,17 +33,22 @@ type jobView struct {
 	Created  time.Time
 }
 
-// viewJob converts an engine Job.
+// viewJob converts an engine Job. A durable store's result is JSON: an
+// index or crawl job's is decoded back into its *indexReport.
 func viewJob(j askyourdocs.Job) jobView {
-	return jobView{ID: j.ID, Kind: j.Kind, Status: string(j.Status), Progress: j.ProgressLog, Result: j.Result,
+	result := j.Result
+	if raw, ok := result.(json.RawMessage); ok && (j.Kind == "index" || j.Kind == "crawl") {
+		var rep indexReport
+		if json.Unmarshal(raw, &rep) == nil {
+			result = &rep
+		}
+	}
+	return jobView{ID: j.ID, Kind: j.Kind, Status: string(j.Status), Progress: j.ProgressLog, Result: result,
 		Error: j.Error, Finished: j.Status.Finished(), Created: j.CreatedAt}
 }
 
-// newJobs returns the server's job store.
-func newJobs() *askyourdocs.JobStore { return askyourdocs.NewJobStore() }
-
 // listJobs returns the newest limit jobs, newest first.
-func listJobs(jobs *askyourdocs.JobStore, limit int) []jobView {
+func listJobs(jobs askyourdocs.JobQueue, limit int) []jobView {
 	all := jobs.List(limit)
 	out := make([]jobView, len(all))
 	for i, j := range all {
@@ -53,7 +58,7 @@ func listJobs(jobs *askyourdocs.JobStore, limit int) []jobView {
 }
 
 // getJob returns one job.
-func getJob(jobs *askyourdocs.JobStore, id string) (jobView, bool) {
+func getJob(jobs askyourdocs.JobQueue, id string) (jobView, bool) {
 	j, ok := jobs.Get(id)
 	if !ok {
 		return jobView{}, false
@@ -61,13 +66,12 @@ func getJob(jobs *askyourdocs.JobStore, id string) (jobView, bool) {
 	return viewJob(j), true
 }
 
-// runFlowAsJob runs a progress flow as a job of the given kind, in a
-// context derived from the server's long-lived ctx, and returns the job's
-// ID; the error wraps ErrJobQueueFull when too many jobs are pending.
-func runFlowAsJob[In, Out any](ctx context.Context, jobs *askyourdocs.JobStore, kind string, flow *core.Flow[In, Out, string], in In) (string, error) {
-	j, err := jobs.EnqueueContext(ctx, kind, func(ctx context.Context, progress func(string)) (any, error) {
-		return askyourdocs.RunStreamingFlowAsJob(ctx, flow, in, progress)
-	})
+// runFlowAsJob enqueues a job of the given kind (registered with
+// HandleFlowJobs for its flow, see handleJobKinds) on input in, and
+// returns the job's ID; the error wraps ErrJobQueueFull when too many jobs
+// are pending. Any serve process on the same job database may run it.
+func runFlowAsJob[In any](ctx context.Context, jobs askyourdocs.JobQueue, kind string, in In) (string, error) {
+	j, err := jobs.EnqueueInput(ctx, kind, in)
 	if err != nil {
 		return "", err
 	}

@@ -236,7 +236,7 @@ func (s *server) startWeb(w http.ResponseWriter, r *http.Request, crawl bool) {
 	if crawl {
 		kind = "crawl"
 	}
-	id, err := runFlowAsJob(s.ctx, s.jobs, kind, s.indexFlow, in)
+	id, err := runFlowAsJob(s.ctx, s.jobs, kind, in)
 	if err != nil {
 		jobRefused(w, r, err)
 		return

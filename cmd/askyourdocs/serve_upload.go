@@ -54,7 +54,7 @@ func (s *server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		s.uploadFailed(w, r, ue)
 		return
 	}
-	id, err := runFlowAsJob(s.ctx, s.jobs, "index", s.indexFlow, indexInput{Paths: files})
+	id, err := runFlowAsJob(s.ctx, s.jobs, "index", indexInput{Paths: files})
 	if err != nil {
 		os.RemoveAll(dir)
 		jobRefused(w, r, err)
