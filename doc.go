@@ -17,9 +17,7 @@
 //	store, err := askyourdocs.NewSQLiteStore(ctx, g, askyourdocs.NewLocalEmbedder(0), "index.db", nil)
 //	src, err := askyourdocs.NewFileSource("manual.pdf")
 //	_, _, err = askyourdocs.IndexSource(ctx, store, src, 1200, 150, nil)
-//	vector, err := store.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: askyourdocs.QueryDocument(q)})
-//	keyword, err := store.KeywordSearch(ctx, q, 10, nil, nil)
-//	best := askyourdocs.ReciprocalRankFusion([]askyourdocs.RankedList{{Docs: vector.Documents}, {Docs: keyword}}, 0, 5)
+//	hits, err := askyourdocs.Search(ctx, store, q, nil) // vector + keyword, fused, best first
 //
 // The package reads no environment variables except in the helpers whose
 // names end in FromEnv and the SAVE_CRAWL_DATA switch of [RunCrawl]; it never
@@ -44,10 +42,12 @@
 //   - ingest*.go: [IngestSource], [IndexSource], [FileSource]
 //   - embed*.go: embedding helpers, prefixes, [NewLocalEmbedder]
 //   - store.go: the [VectorStore] interface and shared store helpers
+//   - store_searcher.go: the [Searcher] read interface every store implements
+//   - index_info.go: [IndexInfo], the embedder and fusion an index records
 //   - store_localvec*.go: [LocalvecStore]
 //   - store_sqlite*.go: [SQLiteStore]
 //   - pgstore*.go: [PgvecStore]
-//   - search*.go, text_analyze.go: keyword search (BM25 index, SQL search,
+//   - search*.go, text_analyze.go: [Search], the hybrid pipeline; keyword search (BM25 index, SQL search,
 //     the stemming [TextAnalyzer])
 //   - retrieve.go: HyDE, fusion, rerank
 //   - conversation.go: multi-turn helpers

@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
-	"github.com/firebase/genkit/go/plugins/localvec"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
@@ -37,7 +35,8 @@ func writeReadmeDocs() string {
 // Example_askYourDocuments is the README's happy path: index a folder's
 // documents into the embedded SQLite store with the built-in embedder (no
 // model server, no database server), then answer a question with hybrid
-// search: vector and keyword results fused by reciprocal rank.
+// search (Search): vector and keyword results fused as the index's
+// embedder implies.
 func Example_askYourDocuments() {
 	docs := writeReadmeDocs()
 	defer os.RemoveAll(docs)
@@ -62,24 +61,15 @@ func Example_askYourDocuments() {
 	}
 
 	question := "How much is a day tour?"
-	vector, err := store.Retriever.Retrieve(ctx, &ai.RetrieverRequest{
-		Query:   askyourdocs.QueryDocument(question),
-		Options: &localvec.RetrieverOptions{K: 5},
-	})
+	hits, err := askyourdocs.Search(ctx, store, question, nil) // vector + keyword, fused as the index's embedder implies
 	if err != nil {
 		log.Fatal(err)
 	}
-	keyword, err := store.KeywordSearch(ctx, question, 5, nil, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fused := askyourdocs.ReciprocalRankFusion([]askyourdocs.RankedList{
-		{Docs: vector.Documents}, {Docs: keyword},
-	}, 0, 3)
-	best := fused[0].Doc
-	fmt.Println(filepath.Base(best.Metadata[askyourdocs.MetaURL].(string)))
-	fmt.Println(askyourdocs.BestExcerpt(askyourdocs.DocText(best), question))
+	best := hits[0]
+	fmt.Println(filepath.Base(best.URL), best.Section)
+	fmt.Println(best.Excerpt)
 	// Output:
-	// rental.md
-	// Kayak rental Prices A day tour costs 95 euros per person, equipment included.
+	// rental.md Kayak rental
+	// Prices
+	// A day tour costs 95 euros per person, equipment included. Every paddler wears a life jacket; children under 12 paddle with an adult.
 }

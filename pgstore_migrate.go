@@ -316,6 +316,11 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		)`); err != nil {
 			return fmt.Errorf("create %s: %w", pgvecMetaTable, err)
 		}
+		// The store's IndexInfo (JSON), added after the table's first
+		// version.
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgvecIdent(pgvecMetaTable)+` ADD COLUMN IF NOT EXISTS index_info jsonb`); err != nil {
+			return fmt.Errorf("add index_info to %s: %w", pgvecMetaTable, err)
+		}
 
 		err := tx.QueryRow(ctx, `SELECT schema_version, embedding_dim, ts_config FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name).
 			Scan(&m.FromVersion, &m.PreviousDim, &oldTS)

@@ -13,62 +13,16 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 )
 
-// conformanceStore is one ready-made store under the shared conformance
-// tests, with its query methods behind common signatures.
-type conformanceStore struct {
-	VectorStore
-	retrieve func(ctx context.Context, q string, k int) ([]*ai.Document, error)
-	keyword  func(ctx context.Context, q string, k int) ([]*ai.Document, error)
-	sources  func(ctx context.Context) ([]Source, error)
-}
-
 // conformanceStores returns a constructor per store: LocalvecStore,
-// SQLiteStore, and PgvecStore (skipped without a test database).
-func conformanceStores() map[string]func(t *testing.T, emb *testEmbedder) conformanceStore {
-	return map[string]func(t *testing.T, emb *testEmbedder) conformanceStore{
-		"localvec": func(t *testing.T, emb *testEmbedder) conformanceStore {
-			s := ingestTestLocalvec(t, t.TempDir(), emb)
-			return conformanceStore{
-				VectorStore: s,
-				retrieve: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
-					resp, err := s.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: ai.DocumentFromText(q, nil), Options: map[string]any{"k": k}})
-					if err != nil {
-						return nil, err
-					}
-					return resp.Documents, nil
-				},
-				keyword: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
-					return s.KeywordSearch(ctx, q, k, nil, nil)
-				},
-				sources: s.Sources,
-			}
+// SQLiteStore, and PgvecStore (skipped without a test database), each
+// under the shared Searcher interface.
+func conformanceStores() map[string]func(t *testing.T, emb *testEmbedder) Searcher {
+	return map[string]func(t *testing.T, emb *testEmbedder) Searcher{
+		"localvec": func(t *testing.T, emb *testEmbedder) Searcher { return ingestTestLocalvec(t, t.TempDir(), emb) },
+		"sqlite": func(t *testing.T, emb *testEmbedder) Searcher {
+			return sqliteTestStore(t, filepath.Join(t.TempDir(), "docs.db"), emb)
 		},
-		"sqlite": func(t *testing.T, emb *testEmbedder) conformanceStore {
-			s := sqliteTestStore(t, filepath.Join(t.TempDir(), "docs.db"), emb)
-			return conformanceStore{
-				VectorStore: s,
-				retrieve: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
-					return s.Retrieve(ctx, ai.DocumentFromText(q, nil), k)
-				},
-				keyword: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
-					return s.KeywordSearch(ctx, q, k, nil, nil)
-				},
-				sources: s.Sources,
-			}
-		},
-		"pgvector": func(t *testing.T, emb *testEmbedder) conformanceStore {
-			s := pgTestStore(t, emb, emb.dim)
-			return conformanceStore{
-				VectorStore: s,
-				retrieve: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
-					return s.Retrieve(ctx, ai.DocumentFromText(q, nil), k)
-				},
-				keyword: func(ctx context.Context, q string, k int) ([]*ai.Document, error) {
-					return s.KeywordSearch(ctx, q, k, nil, "", nil)
-				},
-				sources: s.Sources,
-			}
-		},
+		"pgvector": func(t *testing.T, emb *testEmbedder) Searcher { return pgTestStore(t, emb, emb.dim) },
 	}
 }
 
@@ -84,7 +38,7 @@ func sqliteTestStore(t testing.TB, path string, emb ai.Embedder) *SQLiteStore {
 }
 
 // forEachStore runs fn as a subtest for every store.
-func forEachStore(t *testing.T, fn func(t *testing.T, s conformanceStore, emb *testEmbedder)) {
+func forEachStore(t *testing.T, fn func(t *testing.T, s Searcher, emb *testEmbedder)) {
 	stores := conformanceStores()
 	for _, name := range []string{"localvec", "sqlite", "pgvector"} {
 		t.Run(name, func(t *testing.T) {
@@ -103,13 +57,13 @@ func conformanceTexts(docs []*ai.Document) []string {
 }
 
 func TestStoreConformanceIndexRetrieve(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+	forEachStore(t, func(t *testing.T, s Searcher, emb *testEmbedder) {
 		ctx := t.Context()
 		docs := pgTestDocs("a", "alpha", 30)
 		if err := s.Index(ctx, docs); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.retrieve(ctx, DocText(docs[17]), 3)
+		got, err := s.SearchVector(ctx, DocText(docs[17]), 3, nil)
 		if err != nil || len(got) != 3 || DocText(got[0]) != DocText(docs[17]) {
 			t.Fatalf("retrieve: %v, %q", err, conformanceTexts(got))
 		}
@@ -128,25 +82,25 @@ func TestStoreConformanceIndexRetrieve(t *testing.T) {
 }
 
 func TestStoreConformanceNoReembedAndDiff(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+	forEachStore(t, func(t *testing.T, s Searcher, emb *testEmbedder) {
 		ctx := t.Context()
 		src := &ingestTestSource{url: "u:a", texts: ingestTestTexts("a", 120)}
-		if n, _, err := IndexSource(ctx, s.VectorStore, src, 500, 50, nil); err != nil || n != 120 {
+		if n, _, err := IndexSource(ctx, s, src, 500, 50, nil); err != nil || n != 120 {
 			t.Fatalf("first run: %d, %v", n, err)
 		}
 		docs := emb.docs.Load()
-		n, deleted, err := IndexSource(ctx, s.VectorStore, src, 500, 50, nil)
+		n, deleted, err := IndexSource(ctx, s, src, 500, 50, nil)
 		if err != nil || n != 120 || deleted != 0 || emb.docs.Load() != docs {
 			t.Fatalf("unchanged run: %d, %d deleted, %d embedded, %v", n, deleted, emb.docs.Load()-docs, err)
 		}
 		// Change one text, drop one: one document embedded, two removed.
 		src.texts[5] = "a changed chunk about something new"
 		src.texts = src.texts[:119]
-		n, deleted, err = IndexSource(ctx, s.VectorStore, src, 500, 50, nil)
+		n, deleted, err = IndexSource(ctx, s, src, 500, 50, nil)
 		if err != nil || n != 119 || deleted != 2 || emb.docs.Load() != docs+1 {
 			t.Fatalf("changed run: %d, %d deleted, %d embedded, %v", n, deleted, emb.docs.Load()-docs, err)
 		}
-		srcs, err := s.sources(ctx)
+		srcs, err := s.Sources(ctx)
 		if err != nil || len(srcs) != 1 || srcs[0].Chunks != 119 {
 			t.Fatalf("sources %v, %v", srcs, err)
 		}
@@ -154,13 +108,13 @@ func TestStoreConformanceNoReembedAndDiff(t *testing.T) {
 }
 
 func TestStoreConformanceRollback(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+	forEachStore(t, func(t *testing.T, s Searcher, emb *testEmbedder) {
 		ctx := t.Context()
 		src := &ingestTestSource{url: "u:r", texts: ingestTestTexts("r", 50)}
-		if _, _, err := IndexSource(ctx, s.VectorStore, src, 500, 50, nil); err != nil {
+		if _, _, err := IndexSource(ctx, s, src, 500, 50, nil); err != nil {
 			t.Fatal(err)
 		}
-		before, _ := s.sources(ctx)
+		before, _ := s.Sources(ctx)
 		boom := errors.New("embedder down")
 		calls := emb.calls.Load()
 		emb.fail = func(n int64) error {
@@ -170,15 +124,15 @@ func TestStoreConformanceRollback(t *testing.T) {
 			return nil
 		}
 		src2 := &ingestTestSource{url: "u:r", texts: ingestTestTexts("r2", 250)}
-		if _, _, err := IndexSource(ctx, s.VectorStore, src2, 500, 50, nil); !errors.Is(err, boom) {
+		if _, _, err := IndexSource(ctx, s, src2, 500, 50, nil); !errors.Is(err, boom) {
 			t.Fatalf("failing run: %v", err)
 		}
 		emb.fail = nil
-		after, err := s.sources(ctx)
+		after, err := s.Sources(ctx)
 		if err != nil || !slices.Equal(before, after) {
 			t.Fatalf("after a failed run: %v, want %v (%v)", after, before, err)
 		}
-		got, err := s.retrieve(ctx, "r chunk 7 about topic0", 1)
+		got, err := s.SearchVector(ctx, "r chunk 7 about topic0", 1, nil)
 		if err != nil || len(got) != 1 || DocText(got[0]) != "r chunk 7 about topic0" {
 			t.Errorf("old version not intact: %q, %v", conformanceTexts(got), err)
 		}
@@ -186,7 +140,7 @@ func TestStoreConformanceRollback(t *testing.T) {
 }
 
 func TestStoreConformanceDeleteAndSources(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+	forEachStore(t, func(t *testing.T, s Searcher, emb *testEmbedder) {
 		ctx := t.Context()
 		for _, src := range []string{"b", "a", "c"} {
 			if err := s.Index(ctx, pgTestDocs(src, src+"text", 4)); err != nil {
@@ -194,7 +148,7 @@ func TestStoreConformanceDeleteAndSources(t *testing.T) {
 			}
 		}
 		want := []Source{{"a/page", "a", 4}, {"b/page", "b", 4}, {"c/page", "c", 4}}
-		if got, err := s.sources(ctx); err != nil || !slices.Equal(got, want) {
+		if got, err := s.Sources(ctx); err != nil || !slices.Equal(got, want) {
 			t.Fatalf("sources %v, %v", got, err)
 		}
 		if n, err := s.DeleteByURL(ctx, "b/page"); err != nil || n != 4 {
@@ -206,10 +160,10 @@ func TestStoreConformanceDeleteAndSources(t *testing.T) {
 		if n, err := s.DeleteByURL(ctx, "missing"); err != nil || n != 0 {
 			t.Errorf("delete missing: %d, %v", n, err)
 		}
-		if got, err := s.sources(ctx); err != nil || !slices.Equal(got, want[:1]) {
+		if got, err := s.Sources(ctx); err != nil || !slices.Equal(got, want[:1]) {
 			t.Errorf("sources after deletes %v, %v", got, err)
 		}
-		got, err := s.retrieve(ctx, "btext chunk 1 about topic1 and subject1", 10)
+		got, err := s.SearchVector(ctx, "btext chunk 1 about topic1 and subject1", 10, nil)
 		if err != nil || len(got) != 4 {
 			t.Errorf("retrieve after delete: %d docs, %v", len(got), err)
 		}
@@ -222,7 +176,7 @@ func TestStoreConformanceDeleteAndSources(t *testing.T) {
 }
 
 func TestStoreConformanceKeywordSearch(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+	forEachStore(t, func(t *testing.T, s Searcher, emb *testEmbedder) {
 		ctx := t.Context()
 		texts := []string{
 			"The invoice number is printed on the first page.",
@@ -240,7 +194,7 @@ func TestStoreConformanceKeywordSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A quoted phrase ranks first; the duplicate text is returned once.
-		got, err := s.keyword(ctx, `"invoice number" email`, 10)
+		got, err := s.SearchText(ctx, `"invoice number" email`, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,25 +203,28 @@ func TestStoreConformanceKeywordSearch(t *testing.T) {
 		}
 		// Stemming (English, the default) bridges inflections: "Invoices"
 		// finds "invoice"; the chunk with both keywords ranks first.
-		got, err = s.keyword(ctx, "Invoices email", 10)
+		got, err = s.SearchText(ctx, "Invoices email", 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if g := conformanceTexts(got); len(g) != 2 || g[0] != texts[1] || g[1] != texts[0] {
 			t.Errorf("stemmed query: %q", g)
 		}
-		// maxResults caps; stop-word-only queries match nothing.
-		if got, err := s.keyword(ctx, "the", 1); err != nil || len(got) != 1 {
+		// k caps; stop-word-only queries match nothing.
+		if got, err := s.SearchText(ctx, "page month", 1, nil); err != nil || len(got) != 1 {
 			t.Errorf("capped: %d, %v", len(got), err)
 		}
-		if got, err := s.keyword(ctx, `?? %`, 10); err != nil || len(got) != 0 {
+		if got, err := s.SearchText(ctx, "what is the", 10, nil); err != nil || len(got) != 0 {
+			t.Errorf("stop words only: %d, %v", len(got), err)
+		}
+		if got, err := s.SearchText(ctx, `?? %`, 10, nil); err != nil || len(got) != 0 {
 			t.Errorf("no keywords: %d, %v", len(got), err)
 		}
 	})
 }
 
 func TestStoreConformanceConcurrency(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s conformanceStore, emb *testEmbedder) {
+	forEachStore(t, func(t *testing.T, s Searcher, emb *testEmbedder) {
 		ctx := t.Context()
 		if err := s.Index(ctx, pgTestDocs("seed", "seed", 10)); err != nil {
 			t.Fatal(err)
@@ -282,7 +239,7 @@ func TestStoreConformanceConcurrency(t *testing.T) {
 				defer wg.Done()
 				for i := range perWriter {
 					src := &ingestTestSource{url: fmt.Sprintf("w%d/%d", w, i), texts: ingestTestTexts(fmt.Sprintf("w%d-%d", w, i), 20)}
-					if _, _, err := IndexSource(ctx, s.VectorStore, src, 500, 50, nil); err != nil {
+					if _, _, err := IndexSource(ctx, s, src, 500, 50, nil); err != nil {
 						errs <- err
 					}
 				}
@@ -299,11 +256,11 @@ func TestStoreConformanceConcurrency(t *testing.T) {
 						return
 					default:
 					}
-					if _, err := s.retrieve(ctx, "seed chunk 3", 5); err != nil {
+					if _, err := s.SearchVector(ctx, "seed chunk 3", 5, nil); err != nil {
 						errs <- err
 						return
 					}
-					srcs, err := s.sources(ctx)
+					srcs, err := s.Sources(ctx)
 					if err != nil {
 						errs <- err
 						return
@@ -324,7 +281,7 @@ func TestStoreConformanceConcurrency(t *testing.T) {
 		for err := range errs {
 			t.Error(err)
 		}
-		srcs, err := s.sources(ctx)
+		srcs, err := s.Sources(ctx)
 		if err != nil || len(srcs) != 1+writers*perWriter {
 			t.Errorf("sources after concurrent writers: %d, %v", len(srcs), err)
 		}

@@ -95,6 +95,29 @@ func (m *sqliteMatrix) candidates(qq []int8, c int) []localvecHit {
 	})
 }
 
+// candidatesAllowed is candidates over the rows whose rids are in allowed
+// (ascending); the matrix's rids are ascending too, so one merge pass marks
+// them. Called with the store's mu held.
+func (m *sqliteMatrix) candidatesAllowed(qq []int8, c int, allowed []int64) []localvecHit {
+	ok := make([]bool, len(m.rids))
+	j := 0
+	for i, rid := range m.rids {
+		for j < len(allowed) && allowed[j] < rid {
+			j++
+		}
+		ok[i] = j < len(allowed) && allowed[j] == rid
+	}
+	dim := m.dim
+	rejected := float32(math.Inf(-1))
+	hits := localvecScanTopK(len(m.rids), dim, c, func(i int) float32 {
+		if !ok[i] {
+			return rejected
+		}
+		return float32(dotInt8(qq, m.q[i*dim:(i+1)*dim])) * m.scales[i]
+	})
+	return slices.DeleteFunc(hits, func(h localvecHit) bool { return h.score == rejected })
+}
+
 // sqliteGeneration reads the generation counter and the dimension.
 func sqliteGeneration(ctx context.Context, q sqliteQuerier) (gen int64, dim int, err error) {
 	rows, err := q.QueryContext(ctx, `SELECT key, value FROM meta WHERE key IN ('generation', 'dim')`)
@@ -293,6 +316,12 @@ func (s *SQLiteStore) Retrieve(ctx context.Context, query *ai.Document, k int) (
 
 // rank scans the matrix for candidates and re-scores them exactly.
 func (s *SQLiteStore) rank(ctx context.Context, conn *sql.Conn, q []float32, k int) ([]*ai.Document, error) {
+	return s.rankAllowed(ctx, conn, q, k, nil)
+}
+
+// rankAllowed is rank over the chunks whose rids are in allowed (ascending;
+// nil means every chunk).
+func (s *SQLiteStore) rankAllowed(ctx context.Context, conn *sql.Conn, q []float32, k int, allowed []int64) ([]*ai.Document, error) {
 	s.mu.RLock()
 	if len(s.mat.rids) == 0 {
 		s.mu.RUnlock()
@@ -308,7 +337,16 @@ func (s *SQLiteStore) rank(ctx context.Context, conn *sql.Conn, q []float32, k i
 	for i, b := range qb {
 		qq[i] = int8(b)
 	}
-	hits := s.mat.candidates(qq, max(k*s.rescore, 64))
+	var hits []localvecHit
+	if allowed == nil {
+		hits = s.mat.candidates(qq, max(k*s.rescore, 64))
+	} else {
+		hits = s.mat.candidatesAllowed(qq, max(k*s.rescore, 64), allowed)
+	}
+	if len(hits) == 0 {
+		s.mu.RUnlock()
+		return nil, nil
+	}
 	rids := make([]any, len(hits))
 	for i, h := range hits {
 		rids[i] = s.mat.rids[h.row]

@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/jackc/pgx/v5"
+)
+
+// IndexInfo is what an index records about how it was built: the embedder
+// whose vectors it holds, their dimension, when the record was made and
+// the fusion settings the embedder implies, so that every process opening
+// the index, and Search with nil options, use the same settings.
+type IndexInfo struct {
+	Embedder string    `json:"embedder"`
+	Dim      int       `json:"dim"`
+	Created  time.Time `json:"created"`
+	// Fusion, when not nil, is the fusion Search uses without options;
+	// nil means FusionDefaults(Embedder).
+	Fusion *FusionOptions `json:"fusion,omitempty"`
+}
+
+// ErrIndexUnrecorded is returned (wrapped) by RecordIndexInfo with
+// requireEmpty when the store holds chunks but no record: its embedder is
+// unknown, so vectors of another embedder must not be mixed in.
+var ErrIndexUnrecorded = errors.New("index holds chunks but no record of the embedder that built them")
+
+// IndexRecorder is a store that records its IndexInfo in itself:
+// SQLiteStore (a row of its meta table), PgvecStore (a column of the
+// stores' table askyourdocs_pgvec_stores) and LocalvecStore (a file
+// beside its database, <database>.info.json, since Genkit's file format
+// has no room for it).
+type IndexRecorder interface {
+	// IndexInfo returns the record; found is false when there is none.
+	IndexInfo(ctx context.Context) (info IndexInfo, found bool, err error)
+	// RecordIndexInfo records info unless a record exists, as one step
+	// across processes, and returns the record in effect and whether it
+	// existed before. With requireEmpty, a store holding chunks but no
+	// record gives an error wrapping ErrIndexUnrecorded and records
+	// nothing.
+	RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (current IndexInfo, existed bool, err error)
+}
+
+// The ready-made stores record their IndexInfo.
+var (
+	_ IndexRecorder = (*SQLiteStore)(nil)
+	_ IndexRecorder = (*LocalvecStore)(nil)
+	_ IndexRecorder = (*PgvecStore)(nil)
+)
+
+// decodeIndexInfo parses a stored record.
+func decodeIndexInfo(raw []byte) (IndexInfo, error) {
+	var info IndexInfo
+	if err := json.Unmarshal(raw, &info); err != nil {
+		return info, fmt.Errorf("decode index record: %w", err)
+	}
+	return info, nil
+}
+
+// sqliteIndexInfoKey is the meta row holding an SQLiteStore's IndexInfo
+// (JSON text).
+const sqliteIndexInfoKey = "index_info"
+
+func (s *SQLiteStore) embedder() ai.Embedder { return s.emb }
+
+// IndexInfo implements IndexRecorder.
+func (s *SQLiteStore) IndexInfo(ctx context.Context) (IndexInfo, bool, error) {
+	if err := s.checkOpen("index info"); err != nil {
+		return IndexInfo{}, false, err
+	}
+	info, found, err := sqliteReadIndexInfo(ctx, s.db)
+	if err != nil {
+		return info, false, fmt.Errorf("sqlite index info: %w", err)
+	}
+	return info, found, nil
+}
+
+func sqliteReadIndexInfo(ctx context.Context, q sqliteQuerier) (IndexInfo, bool, error) {
+	var raw string
+	err := q.QueryRowContext(ctx, `SELECT CAST(value AS TEXT) FROM meta WHERE key = ?`, sqliteIndexInfoKey).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return IndexInfo{}, false, nil
+	}
+	if err != nil {
+		return IndexInfo{}, false, err
+	}
+	info, err := decodeIndexInfo([]byte(raw))
+	return info, err == nil, err
+}
+
+// RecordIndexInfo implements IndexRecorder in one write transaction.
+func (s *SQLiteStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error) {
+	if err := s.checkOpen("record index info"); err != nil {
+		return IndexInfo{}, false, err
+	}
+	raw, err := json.Marshal(info)
+	if err != nil {
+		return IndexInfo{}, false, fmt.Errorf("sqlite record index info: %w", err)
+	}
+	current, existed := info, false
+	err = s.write(ctx, func(conn *sql.Conn) error {
+		got, found, err := sqliteReadIndexInfo(ctx, conn)
+		if err != nil || found {
+			current, existed = got, found
+			return err
+		}
+		if requireEmpty {
+			var n int
+			if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return fmt.Errorf("%w (%s holds %d chunks)", ErrIndexUnrecorded, s.path, n)
+			}
+		}
+		_, err = conn.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)`, sqliteIndexInfoKey, string(raw))
+		return err
+	})
+	if err != nil {
+		return IndexInfo{}, false, fmt.Errorf("sqlite record index info: %w", err)
+	}
+	return current, existed, nil
+}
+
+func (s *LocalvecStore) embedder() ai.Embedder { return s.emb }
+
+// infoPath is the file beside the database holding the IndexInfo.
+func (s *LocalvecStore) infoPath() string { return s.path + ".info.json" }
+
+// IndexInfo implements IndexRecorder.
+func (s *LocalvecStore) IndexInfo(context.Context) (IndexInfo, bool, error) {
+	if err := s.checkOpen(); err != nil {
+		return IndexInfo{}, false, fmt.Errorf("localvec index info: %w", err)
+	}
+	raw, err := os.ReadFile(s.infoPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return IndexInfo{}, false, nil
+	}
+	if err != nil {
+		return IndexInfo{}, false, fmt.Errorf("localvec index info: %w", err)
+	}
+	info, err := decodeIndexInfo(raw)
+	if err != nil {
+		return info, false, fmt.Errorf("localvec index info %s: %w", s.infoPath(), err)
+	}
+	return info, true, nil
+}
+
+// RecordIndexInfo implements IndexRecorder under the store's file lock
+// (the one writers take), writing the file atomically.
+func (s *LocalvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return IndexInfo{}, false, fmt.Errorf("localvec record index info: %w", err)
+	}
+	release, err := s.lockWrite()
+	if err != nil {
+		return IndexInfo{}, false, fmt.Errorf("localvec record index info: %w", err)
+	}
+	defer release()
+	if got, found, err := s.IndexInfo(ctx); err != nil || found {
+		return got, found, err
+	}
+	if requireEmpty {
+		s.mu.RLock()
+		n := len(s.rows.ids)
+		s.mu.RUnlock()
+		if n > 0 {
+			return IndexInfo{}, false, fmt.Errorf("localvec record index info: %w (%s holds %d chunks)", ErrIndexUnrecorded, s.path, n)
+		}
+	}
+	raw, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return IndexInfo{}, false, fmt.Errorf("localvec record index info: %w", err)
+	}
+	if err := writeFileAtomic(s.infoPath(), append(raw, '\n')); err != nil {
+		return IndexInfo{}, false, fmt.Errorf("localvec record index info: %w", err)
+	}
+	return info, false, nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so readers see the old file or the new one.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	if err := errors.Join(werr, tmp.Sync(), tmp.Chmod(0o644), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+func (s *PgvecStore) embedder() ai.Embedder { return s.Embedder }
+
+// IndexInfo implements IndexRecorder.
+func (s *PgvecStore) IndexInfo(ctx context.Context) (IndexInfo, bool, error) {
+	if err := s.checkOpen("index info"); err != nil {
+		return IndexInfo{}, false, err
+	}
+	info, found, err := pgvecReadIndexInfo(ctx, s.Pool, s.name)
+	if err != nil {
+		return info, false, fmt.Errorf("pgvector index info: %w", err)
+	}
+	return info, found, nil
+}
+
+// pgvecQueryRower is what pools, connections and transactions share.
+type pgvecQueryRower interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func pgvecReadIndexInfo(ctx context.Context, q pgvecQueryRower, name string) (IndexInfo, bool, error) {
+	var raw []byte
+	err := q.QueryRow(ctx, `SELECT index_info FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && raw == nil) {
+		return IndexInfo{}, false, nil
+	}
+	if err != nil {
+		return IndexInfo{}, false, err
+	}
+	info, err := decodeIndexInfo(raw)
+	return info, err == nil, err
+}
+
+// RecordIndexInfo implements IndexRecorder under the stores' schema lock.
+func (s *PgvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error) {
+	raw, err := json.Marshal(info)
+	if err != nil {
+		return IndexInfo{}, false, fmt.Errorf("pgvector record index info: %w", err)
+	}
+	current, existed := info, false
+	err = s.WithSchemaLock(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		got, found, err := pgvecReadIndexInfo(ctx, tx, s.name)
+		if err != nil || found {
+			current, existed = got, found
+			return err
+		}
+		if requireEmpty {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(s.names.table)).Scan(&n); err != nil {
+				return fmt.Errorf("count chunks: %w", err)
+			}
+			if n > 0 {
+				return fmt.Errorf("%w (table %s holds %d chunks)", ErrIndexUnrecorded, s.names.table, n)
+			}
+		}
+		_, err = tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET index_info = $2 WHERE store = $1`, s.name, raw)
+		return err
+	})
+	if err != nil {
+		return IndexInfo{}, false, fmt.Errorf("record index info: %w", err)
+	}
+	return current, existed, nil
+}
+
+// ReadPgvecIndexInfo returns the IndexInfo recorded for the PgvecStore
+// called name in the database at dsn without opening the store (which,
+// called with another dimension, empties it): found is false when the
+// store or its record does not exist. It opens and closes one connection.
+func ReadPgvecIndexInfo(ctx context.Context, dsn, name string) (info IndexInfo, found bool, err error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return info, false, fmt.Errorf("read pgvector index info: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var hasColumn bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = $1 AND column_name = 'index_info')`, pgvecMetaTable).Scan(&hasColumn); err != nil {
+		return info, false, fmt.Errorf("read pgvector index info: %w", err)
+	}
+	if !hasColumn {
+		return info, false, nil
+	}
+	info, found, err = pgvecReadIndexInfo(ctx, conn, name)
+	if err != nil {
+		return info, false, fmt.Errorf("read pgvector index info: %w", err)
+	}
+	return info, found, nil
+}

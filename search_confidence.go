@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Confidence thresholds of evidenceConfidence (0-10 scale, the scale of
+// ConfidenceLabelWith). They are guesses checked by hand on the dev sets,
+// not calibrated; calibrate them here, in one place.
+const (
+	// confidenceAbsentCap caps the score when a question keyword occurs
+	// nowhere in the index: the documents do not cover the question.
+	confidenceAbsentCap = 2
+	// confidenceContentsCap caps the score when the passage is a table of
+	// contents or an index.
+	confidenceContentsCap = 3
+	// confidenceAgreeRank is the rank both lists must place a chunk within
+	// for their agreement to add confidenceAgreeBonus.
+	confidenceAgreeRank  = 3
+	confidenceAgreeBonus = 1
+	// confidenceAbsentMinRunes is the shortest keyword checked for absence
+	// from the index: shorter words are often phrasing ("how long").
+	confidenceAbsentMinRunes = 5
+)
+
+// confidenceChecker computes evidenceConfidence for the hits of one
+// search, remembering which keywords the index lacks.
+type confidenceChecker struct {
+	s        Searcher
+	question string
+	keywords []string
+	absent   map[string]bool // keyword -> found nowhere (checked ones only)
+}
+
+// evidenceConfidence is the confidence (0-10) that passage answers the
+// question, without a reranker: the share of the question's keywords found
+// in the passage's best sentences (BestExcerptFor; not anywhere in it: a
+// contents page has every word somewhere), plus confidenceAgreeBonus when
+// the vector and keyword lists both rank the chunk within
+// confidenceAgreeRank, capped at confidenceAbsentCap when a keyword of the
+// question occurs nowhere in the index and at confidenceContentsCap when
+// the passage looks like a table of contents or an index. It returns the
+// score and a one-line basis for people.
+func (c *confidenceChecker) evidenceConfidence(ctx context.Context, passage string, vectorRank, textRank int) (int, string) {
+	if len(c.keywords) == 0 {
+		return 0, "the question has no keywords to check"
+	}
+	quoted := strings.ToLower(BestExcerptFor(passage, c.question, 400))
+	lowerPassage := strings.ToLower(passage)
+	found := 0
+	var absent []string
+	for _, k := range c.keywords {
+		p := confidencePrefix(k)
+		switch {
+		case strings.Contains(quoted, p):
+			found++
+		case strings.Contains(lowerPassage, p):
+		default:
+			if utf8.RuneCountInString(k) >= confidenceAbsentMinRunes && c.nowhere(ctx, k) {
+				absent = append(absent, k)
+			}
+		}
+	}
+	score := int(math.Round(10 * float64(found) / float64(len(c.keywords))))
+	basis := fmt.Sprintf("%d of %d question terms in the quoted sentences", found, len(c.keywords))
+	if vectorRank > 0 && vectorRank <= confidenceAgreeRank && textRank > 0 && textRank <= confidenceAgreeRank {
+		score = min(score+confidenceAgreeBonus, 10)
+		basis += ", both retrievers agree"
+	}
+	if len(absent) > 0 {
+		score = min(score, confidenceAbsentCap)
+		basis += fmt.Sprintf("; %q occurs nowhere in the documents", strings.Join(absent, ", "))
+	}
+	if looksLikeContents(passage) {
+		score = min(score, confidenceContentsCap)
+		basis += "; the best match is a table of contents or an index"
+	}
+	return score, basis
+}
+
+// nowhere reports whether keyword k matches no chunk at all (a failed
+// lookup counts as found: it must not lower the confidence).
+func (c *confidenceChecker) nowhere(ctx context.Context, k string) bool {
+	if v, ok := c.absent[k]; ok {
+		return v
+	}
+	docs, err := c.s.SearchText(ctx, k, 1, nil)
+	c.absent[k] = err == nil && len(docs) == 0
+	return c.absent[k]
+}
+
+// confidencePrefix is how a keyword is matched: words of more than 5
+// letters by their first 5 (inflections), as BestExcerptFor does.
+func confidencePrefix(k string) string {
+	if r := []rune(k); len(r) > 5 {
+		return string(r[:5])
+	}
+	return k
+}
+
+var (
+	// contentsLine is a contents line: a title followed by a page number.
+	contentsLine = regexp.MustCompile(`^(\d+(\.\d+)*\.?\s+)?\D.{0,100}?[\s.…]\d{1,4}$`)
+	// contentsLeader is the dotted leader of a contents line.
+	contentsLeader = regexp.MustCompile(`(\. ?){4,}|…{2,}`)
+	// contentsIndexRef is a page reference of a back-of-book index
+	// ("kayak, 12").
+	contentsIndexRef = regexp.MustCompile(`, \d{1,4}(–\d{1,4})?\b`)
+)
+
+// looksLikeContents reports whether text is a table of contents or an
+// index: dotted leaders, mostly lines ending in a page number, or many
+// ", PAGE" references.
+func looksLikeContents(text string) bool {
+	if len(contentsLeader.FindAllStringIndex(text, 4)) >= 3 {
+		return true
+	}
+	if len(contentsIndexRef.FindAllStringIndex(text, -1)) >= 8 {
+		return true
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) < 5 {
+		return false
+	}
+	n := 0
+	for _, l := range lines {
+		if contentsLine.MatchString(strings.TrimSpace(l)) {
+			n++
+		}
+	}
+	return n*10 >= len(lines)*6
+}
+
+// isHeadingLine guesses whether a line of a passage is a heading: short,
+// without sentence punctuation at its end (a question, as in an FAQ, is
+// a heading), followed by more text.
+func isHeadingLine(l string) bool {
+	l = strings.TrimSpace(l)
+	if l == "" || utf8.RuneCountInString(l) > 80 || strings.HasPrefix(l, "- ") || strings.Contains(l, "|") {
+		return false
+	}
+	last, _ := utf8.DecodeLastRuneInString(l)
+	return !strings.ContainsRune(".!:;,)\"'…", last)
+}
+
+// ExcerptWithHeading returns the best sentences of passage for question
+// (BestExcerptFor, at most maxChars characters) with the heading of their
+// section on a line of its own above them, instead of running into the
+// text. It is the Excerpt of a SearchHit.
+func ExcerptWithHeading(passage, question string, maxChars int) string {
+	lines := strings.Split(passage, "\n")
+	type bodyLine struct {
+		start   int // offset in body
+		heading string
+	}
+	var body strings.Builder
+	var spans []bodyLine
+	heading := ""
+	for i, l := range lines {
+		l = strings.Join(strings.Fields(l), " ")
+		if l == "" {
+			continue
+		}
+		if i < len(lines)-1 && isHeadingLine(l) {
+			heading = l
+			continue
+		}
+		if body.Len() > 0 {
+			body.WriteByte(' ')
+		}
+		spans = append(spans, bodyLine{start: body.Len(), heading: heading})
+		body.WriteString(l)
+	}
+	if body.Len() == 0 {
+		return BestExcerptFor(passage, question, maxChars)
+	}
+	ex := BestExcerptFor(body.String(), question, maxChars)
+	probe := strings.TrimSuffix(ex, "…")
+	probe = probe[:min(len(probe), 40)]
+	at := strings.Index(body.String(), probe)
+	h := ""
+	for _, s := range spans {
+		if at >= 0 && s.start <= at {
+			h = s.heading
+		}
+	}
+	if h == "" || strings.HasPrefix(ex, h) {
+		return ex
+	}
+	return h + "\n" + ex
+}

@@ -1,0 +1,341 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/core/tracing"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// SearchMode selects the lists Search ranks by.
+type SearchMode string
+
+// Search modes.
+const (
+	// SearchModeFusion fuses the vector and the keyword list (the default).
+	SearchModeFusion SearchMode = "fusion"
+	// SearchModeVector ranks by the vector list alone.
+	SearchModeVector SearchMode = "vector"
+	// SearchModeKeyword ranks by the keyword list alone.
+	SearchModeKeyword SearchMode = "keyword"
+)
+
+// Defaults of SearchOptions.
+const (
+	// DefaultSearchK is the number of hits Search returns.
+	DefaultSearchK = 10
+	// DefaultSearchDepth is the number of candidates taken from each list.
+	DefaultSearchDepth = 40
+	// defaultExcerptChars is the length of a hit's Excerpt.
+	defaultExcerptChars = 300
+)
+
+// SearchModel is a model step of Search (HyDE or rerank): the prompt to
+// execute, the model to run it with (nil: the prompt's own) and the model
+// config (nil: none). DefineHyDEPrompt and DefineRerankPrompt define the
+// built-in prompts.
+type SearchModel struct {
+	Prompt ai.Prompt
+	Model  ai.Model
+	Config any
+}
+
+// SearchOptions configure Search. A nil *SearchOptions, and zero fields,
+// mean the defaults.
+type SearchOptions struct {
+	// K is the number of hits returned; <= 0 means DefaultSearchK.
+	K int
+	// Depth is the number of candidates taken from each list; <= 0 means
+	// DefaultSearchDepth (at least K).
+	Depth int
+	// Mode selects the lists; "" means SearchModeFusion.
+	Mode SearchMode
+	// Filter restricts every list (nil: every chunk).
+	Filter *Filter
+	// Fusion, when not nil, replaces the fusion settings; nil means the
+	// settings the index records (IndexInfo), else those its embedder
+	// implies (FusionDefaults).
+	Fusion *FusionOptions
+	// HyDE, when not nil, adds a vector list for a passage its prompt
+	// writes for the question (GenerateHyDEText); fusion mode only.
+	HyDE *SearchModel
+	// Rerank, when not nil, reorders the best fused candidates by the
+	// 0-10 scores its prompt gives (RerankScores).
+	Rerank *SearchModel
+	// RerankOptions configure the rerank calls.
+	RerankOptions RerankOptions
+	// RerankCandidates is how many fused candidates are reranked; <= 0
+	// means max(2K, 20).
+	RerankCandidates int
+	// ExcerptChars is the longest Excerpt; <= 0 means 300.
+	ExcerptChars int
+	// Report, when not nil, is filled with what the search did.
+	Report *SearchReport
+}
+
+// SearchReport says what one Search call did (SearchOptions.Report).
+type SearchReport struct {
+	// Fusion is the fusion setting used, VectorWeight as applied to this
+	// question (see FusionOptions.WeakVectorWeight).
+	Fusion FusionOptions
+	// Vector, Text and HyDE are the lengths of the lists fused.
+	Vector, Text, HyDE int
+	// HyDEPassage is the passage HyDE wrote ("" when HyDE did not run or
+	// fell back to the question).
+	HyDEPassage string
+	// Reranked reports that the hits are in rerank order.
+	Reranked bool
+}
+
+// SearchHit is one result of Search.
+type SearchHit struct {
+	// Doc is the chunk as the store returned it; Text is its DocText.
+	Doc  *ai.Document
+	Text string
+	// Score is the fused score (for one list, that list's reciprocal
+	// rank share), higher is better.
+	Score float64
+	// VectorRank, TextRank and HyDERank are the chunk's 1-based ranks in
+	// the vector, keyword and HyDE lists, 0 when the list lacks it.
+	VectorRank, TextRank, HyDERank int
+	// Rerank is the reranker's 0-10 score, -1 when not reranked.
+	Rerank int
+	// Excerpt is the best sentences of the chunk for the question, with
+	// their section heading on a line above (ExcerptWithHeading).
+	Excerpt string
+	// URL, Source, Pages and Section are the chunk's MetaURL, MetaSource,
+	// MetaPages and MetaBreadcrumb metadata ("" when absent).
+	URL, Source, Pages, Section string
+	// Passage is the text to show or give a model: MetaParentText when
+	// the chunk has one, else Text.
+	Passage string
+	// Contents reports that the passage looks like a table of contents or
+	// an index.
+	Contents bool
+	// Confidence (0-10, see ConfidenceLabelWith) is how well the passage
+	// seems to answer the question: the rerank score when reranked, else
+	// the evidence score docs/search.md describes; ConfidenceBasis says
+	// why in one line.
+	Confidence      int
+	ConfidenceBasis string
+}
+
+// searchTracer returns the tracer Genkit traces with, so Search's spans
+// sit in the same traces as the flows and model calls around them.
+func searchTracer() trace.Tracer { return tracing.Tracer() }
+
+// searchSpan starts a span of one Search step; end records its count and
+// latency and ends it.
+func searchSpan(ctx context.Context, name string) (context.Context, func(count int, err error)) {
+	start := time.Now()
+	ctx, span := searchTracer().Start(ctx, name)
+	return ctx, func(count int, err error) {
+		span.SetAttributes(attribute.Int("askyourdocs.count", count),
+			attribute.Float64("askyourdocs.latency_ms", float64(time.Since(start).Microseconds())/1000))
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
+
+// Search runs the hybrid retrieval pipeline on s for question and returns
+// at most K hits, best first: a vector list and a keyword list (each Depth
+// long, both restricted by opts.Filter, run concurrently), a HyDE vector
+// list when opts.HyDE is set, fused by FuseRanked with the index's fusion
+// settings (nil opts: the defaults the index records or its embedder
+// implies), then reranked when opts.Rerank is set. Each step is an
+// OpenTelemetry span on Genkit's tracer ("askyourdocs.search.vector",
+// ".text", ".hyde", ".fusion", ".rerank" under "askyourdocs.search") with
+// its result count and latency. HyDE and rerank never fail the search (see
+// GenerateHyDEText, RerankScores); a list's error does. An empty or blank
+// question is an error. Safe for concurrent use when s is.
+func Search(ctx context.Context, s Searcher, question string, opts *SearchOptions) (hits []SearchHit, err error) {
+	if s == nil {
+		return nil, errNoSearcher
+	}
+	if strings.TrimSpace(question) == "" {
+		return nil, errors.New("search: empty question")
+	}
+	var o SearchOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.K <= 0 {
+		o.K = DefaultSearchK
+	}
+	o.Depth = max(o.Depth, o.K)
+	if opts == nil || opts.Depth <= 0 {
+		o.Depth = max(DefaultSearchDepth, o.K)
+	}
+	if o.Mode == "" {
+		o.Mode = SearchModeFusion
+	}
+	if o.Mode != SearchModeFusion && o.Mode != SearchModeVector && o.Mode != SearchModeKeyword {
+		return nil, fmt.Errorf("search: unknown mode %q (want fusion, vector or keyword)", o.Mode)
+	}
+	ctx, end := searchSpan(ctx, "askyourdocs.search")
+	defer func() { end(len(hits), err) }()
+
+	fo, err := searchFusion(ctx, s, o.Fusion)
+	if err != nil {
+		return nil, err
+	}
+	var vector, text, hyde []*ai.Document
+	var verr, terr error
+	var wg sync.WaitGroup
+	if o.Mode != SearchModeKeyword {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, done := searchSpan(ctx, "askyourdocs.search.vector")
+			vector, verr = s.SearchVector(c, question, o.Depth, o.Filter)
+			done(len(vector), verr)
+		}()
+	}
+	if o.Mode != SearchModeVector {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, done := searchSpan(ctx, "askyourdocs.search.text")
+			text, terr = s.SearchText(c, question, o.Depth, o.Filter)
+			done(len(text), terr)
+		}()
+	}
+	var passage string
+	if o.Mode == SearchModeFusion && o.HyDE != nil {
+		c, done := searchSpan(ctx, "askyourdocs.search.hyde")
+		hyde, passage, err = searchHyDE(c, s, question, o)
+		done(len(hyde), err)
+	}
+	wg.Wait()
+	if err = errors.Join(verr, terr, err); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+
+	_, done := searchSpan(ctx, "askyourdocs.search.fusion")
+	applied := fo.forQuestion(question, len(text), o.Depth)
+	fused := FuseRanked(vector, text, hyde, applied)
+	done(len(fused), nil)
+	if o.Report != nil {
+		*o.Report = SearchReport{Fusion: applied, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage}
+	}
+
+	hits = make([]SearchHit, len(fused))
+	for i, f := range fused {
+		hits[i] = newSearchHit(f)
+	}
+	if o.Rerank != nil && len(hits) > 0 {
+		c, done := searchSpan(ctx, "askyourdocs.search.rerank")
+		n := o.RerankCandidates
+		if n <= 0 {
+			n = max(2*o.K, 20)
+		}
+		hits = searchRerank(c, o, question, hits[:min(n, len(hits))])
+		done(len(hits), nil)
+		if o.Report != nil {
+			o.Report.Reranked = true
+		}
+	}
+	if len(hits) > o.K {
+		hits = hits[:o.K]
+	}
+	chars := o.ExcerptChars
+	if chars <= 0 {
+		chars = defaultExcerptChars
+	}
+	cc := &confidenceChecker{s: s, question: question, keywords: ExtractKeywords(question, searchStopWords), absent: map[string]bool{}}
+	for i := range hits {
+		h := &hits[i]
+		h.Excerpt = ExcerptWithHeading(h.Text, question, chars)
+		h.Contents = looksLikeContents(h.Passage)
+		if h.Rerank >= 0 {
+			h.Confidence, h.ConfidenceBasis = h.Rerank, "rerank"
+			continue
+		}
+		h.Confidence, h.ConfidenceBasis = cc.evidenceConfidence(ctx, h.Passage, h.VectorRank, h.TextRank)
+	}
+	return hits, nil
+}
+
+// newSearchHit fills a hit's document fields from a fused result.
+func newSearchHit(f FusedHit) SearchHit {
+	h := SearchHit{Doc: f.Doc, Text: f.Text, Score: f.Score, VectorRank: f.VectorRank, TextRank: f.TextRank, HyDERank: f.HyDERank, Rerank: -1}
+	if f.Doc != nil {
+		m := f.Doc.Metadata
+		h.URL, h.Source = metaString(m, MetaURL), metaString(m, MetaSource)
+		h.Pages, h.Section = metaString(m, MetaPages), metaString(m, MetaBreadcrumb)
+		h.Passage = metaString(m, MetaParentText)
+	}
+	if h.Passage == "" {
+		h.Passage = h.Text
+	}
+	return h
+}
+
+// searchHyDE writes the HyDE passage and searches by it (as a passage when
+// the store can, else as a query). A passage equal to the question (HyDE
+// failed) adds no list.
+func searchHyDE(ctx context.Context, s Searcher, question string, o SearchOptions) ([]*ai.Document, string, error) {
+	passage := GenerateHyDEText(ctx, o.HyDE.Prompt, o.HyDE.Model, o.HyDE.Config, question)
+	if passage == question {
+		return nil, "", nil
+	}
+	var docs []*ai.Document
+	var err error
+	if ds, ok := s.(documentSearcher); ok {
+		docs, err = ds.searchVectorDoc(ctx, ai.DocumentFromText(passage, nil), o.Depth, o.Filter)
+	} else {
+		docs, err = s.SearchVector(ctx, passage, o.Depth, o.Filter)
+	}
+	return docs, passage, err
+}
+
+// searchRerank scores cand with the rerank prompt and sorts them by score
+// (stable: the fused order breaks ties).
+func searchRerank(ctx context.Context, o SearchOptions, question string, cand []SearchHit) []SearchHit {
+	texts := make([]string, len(cand))
+	for i, h := range cand {
+		texts[i] = h.Text
+	}
+	scores := RerankScores(ctx, o.Rerank.Prompt, o.Rerank.Model, o.Rerank.Config, question, texts, o.RerankOptions)
+	for i := range cand {
+		cand[i].Rerank = scores[i]
+	}
+	sort.SliceStable(cand, func(i, j int) bool { return cand[i].Rerank > cand[j].Rerank })
+	return cand
+}
+
+// searchFusion returns the fusion settings of a search: the caller's, else
+// the index's record, else the defaults of the store's embedder.
+func searchFusion(ctx context.Context, s Searcher, given *FusionOptions) (FusionOptions, error) {
+	if given != nil {
+		return given.withDefaults(), nil
+	}
+	if r, ok := s.(IndexRecorder); ok {
+		info, found, err := r.IndexInfo(ctx)
+		if err != nil {
+			return FusionOptions{}, fmt.Errorf("search: %w", err)
+		}
+		if found {
+			if info.Fusion != nil {
+				return info.Fusion.withDefaults(), nil
+			}
+			return FusionDefaults(info.Embedder), nil
+		}
+	}
+	if e, ok := s.(interface{ embedder() ai.Embedder }); ok && e.embedder() != nil {
+		return FusionDefaults(e.embedder().Name()), nil
+	}
+	return FusionDefaults(""), nil
+}
