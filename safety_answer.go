@@ -33,7 +33,7 @@ const removedLinkMarker = "[Link entfernt]"
 // shown with the sanitized text. Code spans and blocks are treated like
 // prose (their URLs and tags are removed too).
 func SanitizeAnswer(answer string, allowedURLs []string) string {
-	out, _ := sanitizeAnswerLoop(answer, allowedURLs, false)
+	out, _ := sanitizeAnswerLoop(answer, allowedURLs, false, removedLinkMarker)
 	return out
 }
 
@@ -49,7 +49,7 @@ func AnswerLeaks(answer string, allowedURLs []string) []string {
 	if strings.Contains(strings.ToUpper(SanitizeUntrusted(answer)), InjectionCanary) {
 		found = append(found, "canary")
 	}
-	_, leaks := sanitizeAnswerLoop(answer, allowedURLs, true)
+	_, leaks := sanitizeAnswerLoop(answer, allowedURLs, true, removedLinkMarker)
 	for _, l := range leaks {
 		if !answerContains(found, l) {
 			found = append(found, l)
@@ -72,11 +72,11 @@ func answerContains(list []string, s string) bool {
 // most a few rounds; findings come from the first round only. If the text
 // still changes after that, what is left that looks like markup is
 // neutralised.
-func sanitizeAnswerLoop(answer string, allowed []string, collect bool) (string, []string) {
+func sanitizeAnswerLoop(answer string, allowed []string, collect bool, marker string) (string, []string) {
 	if !utf8.ValidString(answer) {
 		answer = strings.ToValidUTF8(answer, "\uFFFD")
 	}
-	sc := answerScanner{allowed: allowed, collect: collect}
+	sc := answerScanner{allowed: allowed, collect: collect, marker: marker}
 	out := sc.sanitize(answer)
 	leaks := sc.leaks
 	sc.collect = false
@@ -100,6 +100,7 @@ type answerScanner struct {
 	collect bool
 	leaks   []string
 	refs    map[string]string // reference label (folded) -> destination
+	marker  string            // what replaces a removed link
 }
 
 func (sc *answerScanner) leak(kind string) {
@@ -172,7 +173,7 @@ func (sc *answerScanner) scan(b *strings.Builder, s string, from, to int, bracke
 						sc.scan(b, s, i+1, close, brackets)
 						b.WriteByte(' ')
 					}
-					b.WriteString(removedLinkMarker)
+					b.WriteString(sc.marker)
 				}
 				i = end
 				continue
@@ -189,7 +190,7 @@ func (sc *answerScanner) scan(b *strings.Builder, s string, from, to int, bracke
 					b.WriteString(u)
 				} else {
 					sc.leak("url:" + u)
-					b.WriteString(removedLinkMarker)
+					b.WriteString(sc.marker)
 				}
 				i = end
 				continue

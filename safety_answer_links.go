@@ -252,7 +252,7 @@ func (sc *answerScanner) markup(b *strings.Builder, s string, i, to int) (int, b
 			b.WriteString(rest[:n])
 		} else {
 			sc.leak("link:" + u)
-			b.WriteString(removedLinkMarker)
+			b.WriteString(sc.marker)
 		}
 		return i + n, true
 	}

@@ -156,7 +156,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	}
 	out.Mode = answerLLM
 	out.Model = b.llmSpec
-	out.Answer = strings.TrimSpace(askyourdocs.SanitizeAnswer(resp.Text(), allowed))
+	out.Answer = strings.TrimSpace(sanitizeAnswer(resp.Text(), allowed))
 	return out, nil
 }
 
@@ -353,6 +353,12 @@ func confColor(st style, label string) string {
 	return st.red(label)
 }
 
+// sanitizeAnswer is the engine's SanitizeAnswer with the English
+// removed-link marker: the CLI, serve and MCP speak English.
+func sanitizeAnswer(answer string, allowed []string) string {
+	return askyourdocs.SanitizeAnswerWith(answer, allowed, askyourdocs.WithRemovedLinkMarker(askyourdocs.EnglishRemovedLinkMarker))
+}
+
 // sanitizingWriter streams model text through SanitizeAnswer: text without
 // link or markup characters is passed on at once; text that may hold a
 // link or image is held back until its line ends, then sanitised whole.
@@ -397,7 +403,7 @@ func (s *sanitizingWriter) out(t string) {
 		return
 	}
 	trail := t[len(strings.TrimRight(t, " \n")):]
-	clean := askyourdocs.SanitizeAnswer(t, s.allowed)
+	clean := sanitizeAnswer(t, s.allowed)
 	if !s.started {
 		clean = strings.TrimLeft(clean, " \n")
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	askyourdocs "github.com/dbis-ilm/askyourdocs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,7 +162,7 @@ func TestRunInProcess(t *testing.T) {
 // (no image or foreign link gets through half-written).
 func TestSanitizingWriter(t *testing.T) {
 	reply := "You can cancel up to 48 hours before [1].\n![x](https://evil.example/p.png) See [here](https://evil.example/a) or https://evil.example/b now.\nDone [2]."
-	want := askyourdocs.SanitizeAnswer(reply, nil)
+	want := sanitizeAnswer(reply, nil)
 	for size := 1; size <= len(reply); size++ {
 		var got strings.Builder
 		sw := &sanitizingWriter{emit: func(s string) { got.WriteString(s) }}
@@ -171,7 +170,7 @@ func TestSanitizingWriter(t *testing.T) {
 			sw.write(reply[i:min(i+size, len(reply))])
 		}
 		sw.flush()
-		if strings.Contains(got.String(), "evil.example") || strings.Contains(got.String(), "![") {
+		if strings.Contains(got.String(), "evil.example") || strings.Contains(got.String(), "![") || strings.Contains(got.String(), "entfernt") {
 			t.Fatalf("chunks of %d: leaked: %q", size, got.String())
 		}
 		if strings.Join(strings.Fields(got.String()), " ") != strings.Join(strings.Fields(want), " ") {

@@ -213,6 +213,9 @@ type citation struct {
 	// passage is the text the answer was given (ParentText), for serve's
 	// excerpts; not printed.
 	passage string
+	// chunk is the cited chunk's text (serve's passage view finds it by
+	// its hash).
+	chunk string
 	// headings are the section's headings (breadcrumb elements and the
 	// headings of merged sections), which excerpts keep apart from the text.
 	headings []string
@@ -224,6 +227,7 @@ func citationOf(h hit) citation {
 		Pages: h.meta(metaPages), Breadcrumb: h.meta(metaBreadcrumb)}
 	c.Display = shortPath(c.URL, c.Source)
 	c.Link = citationLink(c.URL, c.Pages, c.Breadcrumb)
+	c.chunk = h.text
 	if c.Breadcrumb != "" {
 		c.headings = strings.Split(c.Breadcrumb, " > ")
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,9 +61,12 @@ type askOutput struct {
 // serveCitation is one numbered citation of an answer.
 type serveCitation struct {
 	N int `json:"n"`
-	// URL opens the source: the page's URL, or the file's download link
-	// (with #page=N for a PDF page).
-	URL   string `json:"url"`
+	// URL opens the source: the page's URL, or the passage view of a
+	// file (/view?url=FILE&chunk=ID#passage).
+	URL string `json:"url"`
+	// File is a file's download route (#page=N for a PDF page); "" for a
+	// web page.
+	File  string `json:"file,omitempty"`
 	Title string `json:"title"`
 	// Source is the indexed file path or page URL.
 	Source  string `json:"source"`
@@ -141,9 +143,15 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 			onText(part)
 		}
 	}
+	labels, err := s.sourceLabels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var excerpts []string
 	for _, c := range res.Citations {
-		sc := citationForWeb(c)
-		sc.Excerpt = bestExcerpt(c.passage, res.Answer, standalone, res.Mode == answerLLM)
+		sc := citationForWeb(c, labels)
+		sc.Excerpt = bestExcerpt(c.passage, res.Answer, standalone, res.Mode == answerLLM, excerpts)
+		excerpts = append(excerpts, sc.Excerpt)
 		out.Citations = append(out.Citations, sc)
 		out.Sources = append(out.Sources, sourceRef{URL: sc.URL, Text: c.passage})
 	}
@@ -162,8 +170,9 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 }
 
 // citationForWeb turns a CLI citation into a link: the URL of a web page,
-// the download route of a file (#page=N for a PDF).
-func citationForWeb(c citation) serveCitation {
+// the passage view of a file (File is its download route, #page=N for a
+// PDF). labels are the sources' labels (sourceLabels).
+func citationForWeb(c citation, labels map[string]string) serveCitation {
 	sc := serveCitation{N: c.N, Source: c.URL, Pages: c.Pages}
 	if p, _, _ := strings.Cut(c.Pages, "-"); p != "" {
 		sc.Page, _ = strconv.Atoi(p)
@@ -172,11 +181,12 @@ func citationForWeb(c citation) serveCitation {
 		sc.URL = c.URL
 		sc.Title = c.URL
 	} else {
-		sc.URL = "/files?url=" + url.QueryEscape(c.URL)
-		if sc.Page > 0 && strings.EqualFold(filepath.Ext(c.URL), ".pdf") {
-			sc.URL += "#page=" + strconv.Itoa(sc.Page)
+		sc.URL = viewLink(c.URL, c.chunk)
+		sc.File = fileLink(c.URL, sc.Page)
+		sc.Title = labels[c.URL]
+		if sc.Title == "" {
+			sc.Title = filepath.Base(c.URL)
 		}
-		sc.Title = filepath.Base(c.URL)
 	}
 	if c.Breadcrumb != "" {
 		sc.Title += " – " + c.Breadcrumb
@@ -263,15 +273,29 @@ type askPage struct {
 	Out      *askOutput
 	Error    string
 	LLM      bool
+	// Front is what the page says before the first question: what is
+	// indexed and example questions.
+	Front *frontInfo
 }
 
-// handleAskPage is GET /ask[?q=...&hq=...&ha=...]: the question form, and
-// the answer rendered on the server when q is given (the page works
-// without JavaScript; hq/ha carry the earlier turns of a conversation).
+// handleAskPage is GET /ask: the question form (with what is indexed and
+// example questions), and the answer rendered on the server when a share
+// link's q is given (hq/ha carry earlier turns).
 func (s *server) handleAskPage(w http.ResponseWriter, r *http.Request) {
 	qv := r.URL.Query()
-	page := askPage{Question: strings.TrimSpace(qv.Get("q")), LLM: s.b.llm != nil}
-	hq, ha := qv["hq"], qv["ha"]
+	s.askPageFor(w, r, qv.Get("q"), qv["hq"], qv["ha"])
+}
+
+// handleAskForm is POST /ask, the ask form without JavaScript: the
+// question and the conversation so far travel in the body, not the URL.
+func (s *server) handleAskForm(w http.ResponseWriter, r *http.Request) {
+	s.askPageFor(w, r, r.PostFormValue("q"), r.PostForm["hq"], r.PostForm["ha"])
+}
+
+// askPageFor answers q (when given) after the turns hq/ha and renders the
+// Ask page.
+func (s *server) askPageFor(w http.ResponseWriter, r *http.Request, q string, hq, ha []string) {
+	page := askPage{Question: strings.TrimSpace(q), LLM: s.b.llm != nil}
 	for i := 0; i < len(hq) && i < len(ha) && i < 20; i++ {
 		page.History = append(page.History, askyourdocs.QATurn{Question: hq[i], Answer: ha[i]})
 	}
@@ -283,6 +307,8 @@ func (s *server) handleAskPage(w http.ResponseWriter, r *http.Request) {
 		} else {
 			page.Out = out
 		}
+	} else if len(page.History) == 0 {
+		page.Front = s.front(r.Context())
 	}
 	s.render(w, r, status, "ask.html", page)
 }

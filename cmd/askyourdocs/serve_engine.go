@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
@@ -142,10 +143,41 @@ func fallbackQuestion(question string, h []askyourdocs.QATurn) string {
 // bestExcerpt is the short verbatim quote of a citation: the sentence of
 // the passage that best matches a generated answer, or, for an extractive
 // answer (which is the passages themselves), the part that best matches
-// the question.
-func bestExcerpt(passage, answer, question string, generated bool) string {
-	if generated {
-		return askyourdocs.BestExcerpt(passage, answer)
+// the question. A quote that repeats one of used (an earlier citation's,
+// as overlapping passages of one section give) is replaced by the best
+// of the passage's other sentences.
+func bestExcerpt(passage, answer, question string, generated bool, used []string) string {
+	pick := func(text string) string {
+		if generated {
+			return askyourdocs.BestExcerpt(text, answer)
+		}
+		return askyourdocs.BestExcerptFor(text, question, 0)
 	}
-	return askyourdocs.BestExcerptFor(passage, question, 0)
+	ex := pick(passage)
+	if !repeats(ex, used) {
+		return ex
+	}
+	var rest []string
+	for _, sent := range splitSentences(strings.Join(strings.Fields(passage), " ")) {
+		if !repeats(sent, used) {
+			rest = append(rest, sent)
+		}
+	}
+	if len(rest) == 0 {
+		return ex
+	}
+	return pick(strings.Join(rest, " "))
+}
+
+// repeats reports whether quote is (part of) one of used, or one of used
+// is part of it.
+func repeats(quote string, used []string) bool {
+	q := strings.TrimSuffix(quote, "…")
+	for _, u := range used {
+		u = strings.TrimSuffix(u, "…")
+		if q != "" && u != "" && (strings.Contains(u, q) || strings.Contains(q, u)) {
+			return true
+		}
+	}
+	return false
 }

@@ -305,11 +305,18 @@ func (s *server) sources(ctx context.Context) ([]sourceView, error) {
 	if err != nil {
 		return nil, err
 	}
+	var files []string
+	for _, src := range srcs {
+		if !isURL(src.URL) {
+			files = append(files, src.URL)
+		}
+	}
+	labels := distinctLabels(files, s.isUpload)
 	out := make([]sourceView, 0, len(srcs))
 	for _, src := range srcs {
 		v := sourceView{URL: src.URL, Source: src.Source, Chunks: src.Chunks, Title: src.URL, Link: src.URL}
 		if !isURL(src.URL) {
-			v.Title = s.displayName(src.URL)
+			v.Title = labels[src.URL]
 			v.Link = "/files?url=" + url.QueryEscape(src.URL)
 		}
 		out = append(out, v)
@@ -419,6 +426,10 @@ type indexPage struct {
 	Accept      string
 	Exts        string
 	MaxUploadMB int64
+	// MaxUploadBytes is the limit the page checks before sending.
+	MaxUploadBytes int64
+	// UploadError is why the last upload (a form post) was refused.
+	UploadError string
 	AuthOn      bool
 	// Self is the page's own path and query, the target of its refresh
 	// without JavaScript: a plain refresh of a URL with a fragment
@@ -428,6 +439,12 @@ type indexPage struct {
 }
 
 func (s *server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
+	s.renderIndex(w, r, http.StatusOK, "")
+}
+
+// renderIndex renders the Index page with status; uploadErr, when set,
+// is shown in the upload form (a refused upload without JavaScript).
+func (s *server) renderIndex(w http.ResponseWriter, r *http.Request, status int, uploadErr string) {
 	srcs, err := s.sources(r.Context())
 	if err != nil {
 		jsonOrPageError(w, r, http.StatusInternalServerError, "the sources could not be listed")
@@ -435,11 +452,14 @@ func (s *server) handleIndexPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := indexPage{Sources: srcs, Accept: strings.Join(supportedUploadExts(), ","),
 		Exts: strings.Join(supportedUploadExts(), ", "), MaxUploadMB: s.opts.maxUpload >> 20, AuthOn: s.authRequired(),
-		Self: r.URL.RequestURI()}
+		Self: "/index", MaxUploadBytes: s.opts.maxUpload, UploadError: uploadErr}
+	if r.Method == http.MethodGet {
+		p.Self = r.URL.RequestURI()
+	}
 	for _, v := range listJobs(s.jobs, 20) {
 		j := toJobJSON(v)
 		p.Running = p.Running || !j.Finished
 		p.Jobs = append(p.Jobs, j)
 	}
-	s.render(w, r, http.StatusOK, "index.html", p)
+	s.render(w, r, status, "index.html", p)
 }

@@ -17,7 +17,7 @@ var webFiles embed.FS
 
 // pageTemplates maps a page's file name to its template: web/layout.html
 // with the page's "content" block.
-var pageTemplates = parsePages("ask.html", "index.html", "login.html", "thanks.html", "error.html")
+var pageTemplates = parsePages("ask.html", "index.html", "login.html", "thanks.html", "error.html", "view.html")
 
 // errorTemplate renders error pages.
 var errorTemplate = pageTemplates["error.html"]

@@ -186,15 +186,16 @@ func TestServeAskUploadFeedback(t *testing.T) {
 	}
 	c := a.Citations[0]
 	if c.Title != "handbook.pdf" && !strings.HasPrefix(c.Title, "handbook.pdf ") || c.Page != 1 ||
-		!strings.HasPrefix(c.URL, "/files?url=") || !strings.HasSuffix(c.URL, "#page=1") || !strings.Contains(c.Excerpt, "48 hours") {
+		!strings.HasPrefix(c.URL, "/view?url=") || !strings.HasSuffix(c.URL, "#passage") ||
+		!strings.HasPrefix(c.File, "/files?url=") || !strings.HasSuffix(c.File, "#page=1") || !strings.Contains(c.Excerpt, "48 hours") {
 		t.Errorf("first citation: %+v", c)
 	}
 	if len(a.Sources) != len(a.Citations) || a.Sources[0].URL != c.URL {
 		t.Errorf("sources %+v do not mirror the citations", a.Sources)
 	}
 
-	// The citation's link serves the PDF inline.
-	resp, body := ts.request(t, nil, "GET", strings.TrimSuffix(c.URL, "#page=1"), "", nil, nil)
+	// The citation's file link serves the PDF inline.
+	resp, body := ts.request(t, nil, "GET", strings.TrimSuffix(c.File, "#page=1"), "", nil, nil)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(body, "%PDF-") {
 		t.Errorf("file route: %s %s", resp.Status, resp.Header)
 	}

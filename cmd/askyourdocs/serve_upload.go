@@ -71,6 +71,11 @@ func (s *server) tooLargeMsg() string {
 // not read (the connection closes).
 func (s *server) uploadFailed(w http.ResponseWriter, r *http.Request, e *uploadError) {
 	w.Header().Set("Connection", "close")
+	if wantsHTML(r) {
+		// The form's own page, with the reason in the form.
+		s.renderIndex(w, r, e.status, e.msg)
+		return
+	}
 	jsonOrPageError(w, r, e.status, e.msg)
 }
 

@@ -11,20 +11,21 @@ function el(tag, attrs, text) {
   return e;
 }
 
-// safeHref allows only the app's own file links and web pages.
+// safeHref allows only the app's own passage and file links and web pages.
 function safeHref(u) {
-  return /^(https?:\/\/|\/files\?)/.test(u) ? u : "#";
+  return /^(https?:\/\/|\/files\?|\/view\?)/.test(u) ? u : "#";
 }
 
 function renderParagraphs(div, text) {
   div.replaceChildren(...text.trim().split("\n\n").map(p => el("p", {}, p)));
 }
 
-async function postJSON(url, body, accept) {
+async function postJSON(url, body, accept, signal) {
   return fetch(url, {
     method: "POST",
     headers: {"Content-Type": "application/json", "Accept": accept || "application/json", "X-CSRF-Token": csrf()},
     body: JSON.stringify(body),
+    signal,
   });
 }
 
@@ -56,12 +57,19 @@ function historyOf(form) {
   return qs.map((q, i) => ({question: q, answer: as[i] || ""}));
 }
 
-async function ask(form) {
+// busy is the answer being streamed (its AbortController), null when none:
+// a second Enter or click while an answer streams sends nothing.
+let busy = null;
+
+async function ask(form, text) {
+  if (busy) return;
   const textarea = form.querySelector("textarea");
-  const question = textarea.value.trim();
+  const question = (text || textarea.value).trim();
   if (!question) return;
   const conv = document.getElementById("conversation");
   for (const e of conv.querySelectorAll(".error")) e.remove();
+  const front = document.querySelector(".front");
+  if (front) front.remove();
   const turn = el("article", {class: "turn", "aria-busy": "true"});
   const answer = el("div", {class: "a"});
   const stream = el("p", {class: "streaming"});
@@ -69,9 +77,14 @@ async function ask(form) {
   turn.append(el("p", {class: "q"}, question), answer);
   conv.append(turn);
   const button = form.querySelector('button[type="submit"]');
+  const stop = document.getElementById("stop");
+  const ctrl = new AbortController();
+  busy = ctrl;
   button.disabled = true;
+  form.setAttribute("aria-busy", "true");
+  if (stop) { stop.hidden = false; stop.onclick = () => ctrl.abort(); }
   try {
-    const resp = await postJSON("/api/ask", {question, history: historyOf(form)}, "text/event-stream");
+    const resp = await postJSON("/api/ask", {question, history: historyOf(form)}, "text/event-stream", ctrl.signal);
     if (!resp.ok || !resp.body) {
       const body = await resp.json().catch(() => ({}));
       throw new Error(body.error || resp.statusText);
@@ -103,17 +116,29 @@ async function ask(form) {
     textarea.value = "";
     form.querySelector("label").textContent = "Follow-up question";
   } catch (err) {
-    turn.remove();
-    conv.append(el("p", {class: "error", role: "alert"}, "Error: " + err.message));
+    if (ctrl.signal.aborted) {
+      // Stopped: what was streamed stays, marked as incomplete; it is not
+      // part of the conversation a follow-up refers to.
+      stream.classList.remove("streaming");
+      answer.append(el("p", {class: "stopped", role: "status"}, "Stopped."));
+    } else {
+      turn.remove();
+      conv.append(el("p", {class: "error", role: "alert"}, "Error: " + err.message));
+    }
   } finally {
     turn.removeAttribute("aria-busy");
+    form.removeAttribute("aria-busy");
     button.disabled = false;
+    if (stop) { stop.hidden = true; stop.onclick = null; }
+    busy = null;
+    textarea.focus();
   }
 }
 
 function showAnswer(turn, answer, out) {
   // The sanitised answer replaces what was streamed.
   renderParagraphs(answer, out.answer);
+  if (out.noMatch) answer.classList.add("nomatch");
   turn.dataset.id = out.id;
   const conf = el("p", {class: "confidence"}, "Confidence: ");
   conf.append(el("strong", {}, out.confidence));
@@ -123,6 +148,7 @@ function showAnswer(turn, answer, out) {
     for (const c of out.citations) {
       const li = el("li");
       li.append(el("a", {href: safeHref(c.url), target: "_blank", rel: "noopener"}, c.title + (c.pages ? ", p. " + c.pages : "")));
+      if (c.file) li.append(" ", el("a", {href: safeHref(c.file), class: "orig", target: "_blank", rel: "noopener"}, "original"));
       li.append(el("blockquote", {}, c.excerpt));
       ol.append(li);
     }
@@ -177,6 +203,62 @@ async function pollJobs(list) {
   }
 }
 
+// Uploads on the Index page: checked in the browser first (size, type),
+// then sent with a progress bar; a refused upload is shown in the form.
+function setupUpload(form) {
+  const input = form.querySelector('input[type="file"]');
+  const max = Number(form.dataset.maxBytes);
+  const exts = (input.getAttribute("accept") || "").split(",").filter(Boolean);
+  const bar = form.querySelector("progress");
+  const status = form.querySelector(".upload-status");
+  const fail = msg => {
+    let e = form.querySelector(".upload-error");
+    if (!e) { e = el("p", {class: "error upload-error", role: "alert"}); form.append(e); }
+    e.textContent = msg;
+    bar.hidden = true;
+  };
+  form.addEventListener("submit", e => {
+    e.preventDefault();
+    const old = form.querySelector(".upload-error");
+    if (old) old.remove();
+    const files = [...input.files];
+    if (!files.length) return fail("Choose at least one file.");
+    const bad = files.find(f => exts.length && !exts.some(x => f.name.toLowerCase().endsWith(x)));
+    if (bad) return fail(bad.name + ": this file type cannot be indexed (supported: " + exts.join(", ") + ").");
+    const total = files.reduce((n, f) => n + f.size, 0);
+    if (max && total > max) return fail("The files are " + (total / 1048576).toFixed(1) + " MiB together; the server takes at most " + Math.floor(max / 1048576) + " MiB per upload.");
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", form.action);
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.setRequestHeader("X-CSRF-Token", csrf());
+    bar.hidden = false;
+    bar.value = 0;
+    const button = form.querySelector('button[type="submit"]');
+    button.disabled = true;
+    xhr.upload.addEventListener("progress", ev => {
+      if (ev.lengthComputable) {
+        bar.max = ev.total;
+        bar.value = ev.loaded;
+        status.textContent = "Uploading: " + Math.round(100 * ev.loaded / ev.total) + " %";
+      }
+    });
+    xhr.addEventListener("load", () => {
+      button.disabled = false;
+      let body = {};
+      try { body = JSON.parse(xhr.responseText); } catch (_) { /* not JSON */ }
+      if (xhr.status === 202 && body.jobId) {
+        status.textContent = "Uploaded; indexing.";
+        location.assign("/index?job=" + encodeURIComponent(body.jobId) + "#jobs");
+        return;
+      }
+      status.textContent = "";
+      fail("Upload refused: " + (body.error || xhr.statusText || "HTTP " + xhr.status));
+    });
+    xhr.addEventListener("error", () => { button.disabled = false; status.textContent = ""; fail("The upload failed: the connection was lost."); });
+    xhr.send(new FormData(form));
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const form = document.getElementById("ask-form");
   if (form) {
@@ -184,7 +266,12 @@ document.addEventListener("DOMContentLoaded", () => {
     form.querySelector("textarea").addEventListener("keydown", e => {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); ask(form); }
     });
+    for (const ex of document.querySelectorAll("form.example")) {
+      ex.addEventListener("submit", e => { e.preventDefault(); ask(form, ex.querySelector('[name="q"]').value); });
+    }
   }
+  const upload = document.getElementById("upload-form");
+  if (upload) setupUpload(upload);
   for (const f of document.querySelectorAll('form[action="/feedback"]')) {
     f.addEventListener("submit", e => {
       e.preventDefault();
