@@ -1,9 +1,5 @@
 package main
 
-import (
-	askyourdocs "github.com/dbis-ilm/askyourdocs"
-)
-
 // Every answer leaves the CLI sanitised: SanitizeAnswer against the cited
 // web URLs removes Markdown images, raw HTML (script elements whole, so
 // no onerror attribute survives) and links to other sites from whatever a
@@ -26,9 +22,9 @@ func citedURLs(cits []citation) []string {
 // sanitizeQuotes sanitises an extractive answer and its quoted passages.
 func (o *answerResult) sanitizeQuotes() {
 	allowed := citedURLs(o.Citations)
-	o.Answer = askyourdocs.SanitizeAnswer(o.Answer, allowed)
+	o.Answer = sanitizeAnswer(o.Answer, allowed)
 	for i, p := range o.passages {
-		o.passages[i] = askyourdocs.SanitizeAnswer(p, allowed)
+		o.passages[i] = sanitizeAnswer(p, allowed)
 	}
 }
 
@@ -38,17 +34,17 @@ func (o *answerResult) sanitizeQuotes() {
 func (o *answerResult) sanitized() *answerResult {
 	c := *o
 	allowed := citedURLs(o.Citations)
-	c.Answer = askyourdocs.SanitizeAnswer(o.Answer, allowed)
-	c.HyDE = askyourdocs.SanitizeAnswer(o.HyDE, allowed)
+	c.Answer = sanitizeAnswer(o.Answer, allowed)
+	c.HyDE = sanitizeAnswer(o.HyDE, allowed)
 	c.Citations = make([]citation, len(o.Citations))
 	for i, ct := range o.Citations {
-		ct.Breadcrumb = askyourdocs.SanitizeAnswer(ct.Breadcrumb, allowed)
-		ct.passage = askyourdocs.SanitizeAnswer(ct.passage, allowed)
+		ct.Breadcrumb = sanitizeAnswer(ct.Breadcrumb, allowed)
+		ct.passage = sanitizeAnswer(ct.passage, allowed)
 		c.Citations[i] = ct
 	}
 	c.passages = make([]string, len(o.passages))
 	for i, p := range o.passages {
-		c.passages[i] = askyourdocs.SanitizeAnswer(p, allowed)
+		c.passages[i] = sanitizeAnswer(p, allowed)
 	}
 	return &c
 }
@@ -59,8 +55,8 @@ func sanitizeSearch(o searchOutput) searchOutput {
 	res := make([]searchResult, len(o.Results))
 	for i, r := range o.Results {
 		allowed := citedURLs([]citation{r.citation})
-		r.Text = askyourdocs.SanitizeAnswer(r.Text, allowed)
-		r.Breadcrumb = askyourdocs.SanitizeAnswer(r.Breadcrumb, allowed)
+		r.Text = sanitizeAnswer(r.Text, allowed)
+		r.Breadcrumb = sanitizeAnswer(r.Breadcrumb, allowed)
 		res[i] = r
 	}
 	o.Results = res
@@ -76,12 +72,12 @@ func sanitizeAskOutput(out *askOutput) {
 			allowed = append(allowed, c.Source)
 		}
 	}
-	out.Answer = askyourdocs.SanitizeAnswer(out.Answer, allowed)
+	out.Answer = sanitizeAnswer(out.Answer, allowed)
 	for i := range out.Citations {
-		out.Citations[i].Title = askyourdocs.SanitizeAnswer(out.Citations[i].Title, allowed)
-		out.Citations[i].Excerpt = askyourdocs.SanitizeAnswer(out.Citations[i].Excerpt, allowed)
+		out.Citations[i].Title = sanitizeAnswer(out.Citations[i].Title, allowed)
+		out.Citations[i].Excerpt = sanitizeAnswer(out.Citations[i].Excerpt, allowed)
 	}
 	for i := range out.Sources {
-		out.Sources[i].Text = askyourdocs.SanitizeAnswer(out.Sources[i].Text, allowed)
+		out.Sources[i].Text = sanitizeAnswer(out.Sources[i].Text, allowed)
 	}
 }

@@ -109,7 +109,7 @@ func buildViewPage(paras []askyourdocs.Paragraph, ref string) viewPage {
 		}
 	}
 	from, to := 0, min(len(paras), viewMaxParas) // section shown
-	hitFrom, hitTo := -1, -1                      // paragraphs of the chunk
+	hitFrom, hitTo := -1, -1                     // paragraphs of the chunk
 	if chunk != nil {
 		hitFrom, hitTo = locateChunk(paras, chunk.Text)
 	}
