@@ -47,6 +47,17 @@ func extractPDF(path string) ([]Paragraph, error) {
 // reading order, with headings marked and breadcrumbs filled. Errors wrap
 // ErrPDFEncrypted, ErrPDFNoText or ErrPDFMalformed. It never panics.
 func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
+	return extractPDFData(data, nil)
+}
+
+// pdfOCRFunc reads the given pages of the PDF being extracted through OCR;
+// lang is the document's /Lang ("" when absent).
+type pdfOCRFunc func(pages []ocrPDFPage, lang string) ([]Paragraph, error)
+
+// extractPDFData is extractPDFBytes that, with ocr set, reads the pages
+// without a text layer through ocr (see pdfNeedsOCR) and merges their
+// paragraphs in page order with those of the other pages.
+func extractPDFData(data []byte, ocr pdfOCRFunc) (paras []Paragraph, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			paras, err = nil, fmt.Errorf("%w: %v", ErrPDFMalformed, r)
@@ -62,6 +73,7 @@ func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
 	}
 	fonts := &pdfFontCache{byKey: map[string]*pdfFont{}, byRes: map[string]*pdfFont{}}
 	doc := make([]pdfPageLines, len(pages))
+	counts := make([]int, len(pages)) // glyphs per page
 	var firstErr error
 	failed, glyphs := 0, 0
 	run := &pdfPageRun{fonts: fonts}
@@ -70,11 +82,17 @@ func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
 		lines, rules, n, perr := pdfReadPage(pg, run)
 		doc[i] = pdfPageLines{lines: lines, rules: rules, height: pg.height()}
 		glyphs += n
+		counts[i] = n
 		if perr != nil {
 			failed++
 			if firstErr == nil {
 				firstErr = fmt.Errorf("page %d: %w", i+1, perr)
 			}
+		}
+	}
+	if ocr != nil && !(glyphs == 0 && failed > 0) {
+		if scanned := pdfScannedPages(pages, doc, counts); len(scanned) > 0 {
+			return pdfWithOCR(doc, scanned, ocr, r.Trailer().Key("Root").Key("Lang").Text())
 		}
 	}
 	if glyphs == 0 {

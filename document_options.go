@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ExtractOptions configures ExtractParagraphsWith. The zero value reads as
+// ExtractParagraphs does.
+type ExtractOptions struct {
+	// OCR, when set, reads the pages of a PDF that have no text layer (all
+	// of them for a scan, some for a mixed PDF) and image files (.png,
+	// .jpg, .jpeg, .tif, .tiff) through OCR. Nil keeps ErrPDFNoText for
+	// scans and refuses images.
+	OCR *OCR
+}
+
+// ExtractParagraphsWith is ExtractParagraphs with options: with
+// opts.OCR it also reads scanned PDFs, the scanned pages of mixed PDFs and
+// image files through OCR, PageNum being the page (or TIFF page) the text
+// was read on. ctx bounds the OCR programs it runs; cancelling it stops
+// them. Errors are those of ExtractParagraphs and, with OCR, errors
+// wrapping ErrOCRUnavailable or ErrOCRFailed. An image file without
+// opts.OCR gives an error wrapping ErrUnsupportedFormat and
+// ErrOCRUnavailable.
+func ExtractParagraphsWith(ctx context.Context, path string, opts ExtractOptions) ([]Paragraph, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	switch {
+	case SupportedImageExt(ext) && opts.OCR == nil:
+		return nil, fmt.Errorf("extract paragraphs from %s: %w: an image (%s) is read only through OCR: %w", path, ErrUnsupportedFormat, ext, ErrOCRUnavailable)
+	case SupportedImageExt(ext):
+		return opts.OCR.ReadImage(ctx, path)
+	case ext == ".pdf" && opts.OCR != nil:
+		return extractPDFWithOCR(ctx, path, opts.OCR)
+	}
+	return ExtractParagraphs(path)
+}
+
+// extractPDFWithOCR is extractPDF reading the pages without a text layer
+// through o.
+func extractPDFWithOCR(ctx context.Context, path string, o *OCR) ([]Paragraph, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("extract pdf: %w", err)
+	}
+	paras, err := extractPDFData(data, func(pages []ocrPDFPage, lang string) ([]Paragraph, error) {
+		return o.readPDFPages(ctx, path, pages, lang)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("extract pdf %s: %w", path, err)
+	}
+	return paras, nil
+}

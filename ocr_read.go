@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"image"
+	_ "image/jpeg" // DecodeConfig of .jpg scans
+	_ "image/png"  // DecodeConfig of .png scans
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// maxImageFileBytes bounds an image file handed to OCR.
+const maxImageFileBytes = 64 << 20
+
+// imageExts are the image formats OCR reads.
+var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".tif": true, ".tiff": true}
+
+// SupportedImageExt reports whether ExtractParagraphsWith reads files with
+// the extension ext (with the dot, in any case) through OCR: .png, .jpg,
+// .jpeg, .tif and .tiff. Without an OCR they give an error wrapping
+// ErrUnsupportedFormat and ErrOCRUnavailable.
+func SupportedImageExt(ext string) bool {
+	return imageExts[strings.ToLower(ext)]
+}
+
+// ReadImage returns the paragraphs tesseract reads in the image file at
+// path (.png, .jpg, .jpeg, .tif, .tiff; every page of a multi-page TIFF,
+// PageNum counting them from 1). Headings are guessed from the text size.
+// Errors wrap ErrOCRUnavailable, ErrOCRFailed, ErrDocumentTooLarge (over 64
+// MiB or 120 megapixels) or ErrInvalidDocument (not a readable image).
+func (o *OCR) ReadImage(ctx context.Context, path string) ([]Paragraph, error) {
+	if err := o.checkImage(path); err != nil {
+		return nil, fmt.Errorf("ocr %s: %w", path, err)
+	}
+	lang, err := o.languages(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("ocr %s: %w", path, err)
+	}
+	arg := path
+	if strings.HasPrefix(arg, "-") {
+		arg = "." + string(os.PathSeparator) + arg // not an option
+	}
+	// A multi-page TIFF takes a page's time per page, up to MaxPages.
+	timeout := o.pageTimeout()
+	if ext := strings.ToLower(filepath.Ext(path)); ext == ".tif" || ext == ".tiff" {
+		timeout *= 4
+	}
+	tsv, err := o.run(ctx, timeout, o.Tesseract, arg, "stdout", "-l", lang, "--psm", "3", "tsv")
+	if err != nil {
+		return nil, fmt.Errorf("ocr %s: %w", path, err)
+	}
+	words := ocrParseTSV(tsv)
+	if n := lastPage(words); n > o.maxPages() {
+		return nil, fmt.Errorf("ocr %s: %w: %d pages, more than the OCR limit of %d", path, ErrDocumentTooLarge, n, o.maxPages())
+	}
+	return ocrParagraphs(ocrGroup(words, o.minConfidence()), &ocrHeadingStack{}, nil), nil
+}
+
+func lastPage(words []ocrWord) int {
+	n := 0
+	for _, w := range words {
+		n = max(n, w.page)
+	}
+	return n
+}
+
+// checkImage bounds an image file before tesseract sees it: its size and,
+// for PNG and JPEG, its pixel count (a small file can declare a huge
+// canvas).
+func (o *OCR) checkImage(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() > maxImageFileBytes {
+		return fmt.Errorf("%w: image of %d bytes, more than %d", ErrDocumentTooLarge, st.Size(), maxImageFileBytes)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png", ".jpg", ".jpeg":
+		cfg, _, err := image.DecodeConfig(f)
+		if err != nil {
+			return fmt.Errorf("%w: not a readable image: %w", ErrInvalidDocument, err)
+		}
+		if px := int64(cfg.Width) * int64(cfg.Height); px > ocrMaxPixels {
+			return fmt.Errorf("%w: image of %dx%d pixels, more than %d", ErrDocumentTooLarge, cfg.Width, cfg.Height, ocrMaxPixels)
+		}
+	}
+	return nil
+}
+
+// ocrPDFPage is a PDF page to OCR: its 1-based number and size in points.
+type ocrPDFPage struct {
+	num           int
+	width, height float64
+}
+
+// readPDFPages renders each page of the PDF file at path with pdftoppm and
+// reads it with tesseract, returning the paragraphs in page order. docLang
+// is the PDF's /Lang ("" when absent). The rendered images live in a
+// temporary directory removed before it returns.
+func (o *OCR) readPDFPages(ctx context.Context, path string, pages []ocrPDFPage, docLang string) ([]Paragraph, error) {
+	if o.Pdftoppm == "" {
+		return nil, fmt.Errorf("%w: pdftoppm (poppler-utils) not found in PATH: %s", ErrOCRUnavailable, OCRInstallAdvice())
+	}
+	if len(pages) > o.maxPages() {
+		return nil, fmt.Errorf("%w: %d pages without a text layer, more than the OCR limit of %d", ErrDocumentTooLarge, len(pages), o.maxPages())
+	}
+	lang, err := o.languages(ctx, docLang)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "askyourdocs-ocr-")
+	if err != nil {
+		return nil, fmt.Errorf("ocr: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	arg := path
+	if strings.HasPrefix(arg, "-") {
+		arg = "." + string(os.PathSeparator) + arg
+	}
+	stack := &ocrHeadingStack{}
+	var out []Paragraph
+	for _, pg := range pages {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		paras, err := o.readPDFPage(ctx, arg, dir, pg, lang, stack)
+		if err != nil {
+			return nil, fmt.Errorf("page %d: %w", pg.num, err)
+		}
+		out = append(out, paras...)
+	}
+	return out, nil
+}
+
+// readPDFPage renders and reads one page (see readPDFPages).
+func (o *OCR) readPDFPage(ctx context.Context, pdfPath, dir string, pg ocrPDFPage, lang string, stack *ocrHeadingStack) ([]Paragraph, error) {
+	dpi := o.dpi()
+	// A huge page box would render a huge bitmap: lower the resolution.
+	for dpi > 36 && pg.width*pg.height*float64(dpi*dpi)/(72*72) > ocrMaxPixels {
+		dpi = dpi * 3 / 4
+	}
+	n := strconv.Itoa(pg.num)
+	prefix := filepath.Join(dir, "page")
+	if _, err := o.run(ctx, o.pageTimeout(), o.Pdftoppm, "-f", n, "-l", n, "-r", strconv.Itoa(dpi), "-gray", "-png", "-singlefile", pdfPath, prefix); err != nil {
+		return nil, err
+	}
+	img := prefix + ".png"
+	defer os.Remove(img)
+	tsv, err := o.run(ctx, o.pageTimeout(), o.Tesseract, img, "stdout", "-l", lang, "--dpi", strconv.Itoa(dpi), "--psm", "3", "tsv")
+	if err != nil {
+		return nil, err
+	}
+	return ocrParagraphs(ocrGroup(ocrParseTSV(tsv), o.minConfidence()), stack, func(int) int { return pg.num }), nil
+}
