@@ -34,6 +34,7 @@
 //   - docx*.go: the .docx reader (body, styles, tables, notes, properties)
 //   - pptx.go, xlsx.go, odf*.go, epub.go, markdown.go, text.go: the other formats
 //   - zipguard.go: the zip-bomb and size guard shared by zip-based formats
+//   - ocr*.go: [OCR], scanned PDF pages and images through tesseract
 //   - table_rows.go: table rows as labelled paragraphs
 //   - web*.go: [FetchWebPage] and the SSRF guard (web_guard.go),
 //     [HTMLToStructuredText] (web_html*.go)

@@ -20,7 +20,8 @@ var ErrPDFEncrypted = errors.New("pdf is encrypted")
 
 // ErrPDFNoText is returned (wrapped) by ExtractParagraphs for a readable PDF
 // whose pages carry no extractable text: a scan or other image-only PDF
-// (run OCR first), or text drawn without a usable character mapping.
+// (ExtractParagraphsWith with an OCR reads it), or text drawn without a
+// usable character mapping.
 var ErrPDFNoText = errors.New("pdf has no extractable text")
 
 // ErrPDFMalformed is returned (wrapped) by ExtractParagraphs for a file that

@@ -37,12 +37,15 @@ type FileSource struct {
 	// found in, so that a folder's files can be deleted together with
 	// DeleteBySource. Empty means Path.
 	Source string
+	// OCR, when set, reads scanned PDF pages and image files (see
+	// ExtractOptions.OCR); nil reads as ExtractParagraphs does.
+	OCR *OCR
 }
 
 // NewFileSource returns the IngestSource of the file at path (made
 // absolute). It fails when the path does not name a regular file or its
 // extension is not one the engine reads (an error wrapping
-// ErrUnsupportedFormat).
+// ErrUnsupportedFormat); images are accepted, and read when OCR is set.
 func NewFileSource(path string) (*FileSource, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -55,7 +58,7 @@ func NewFileSource(path string) (*FileSource, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("file source %s: not a regular file", abs)
 	}
-	if ext := filepath.Ext(abs); !isHTMLExt(ext) && !SupportedDocumentExt(ext) && ext != "" {
+	if ext := filepath.Ext(abs); !isHTMLExt(ext) && !SupportedDocumentExt(ext) && !SupportedImageExt(ext) && ext != "" {
 		return nil, fmt.Errorf("file source %s: %w", abs, ErrUnsupportedFormat)
 	}
 	return &FileSource{Path: abs}, nil
@@ -79,7 +82,7 @@ func (s *FileSource) Fetch(ctx context.Context) ([]Paragraph, error) {
 		return nil, err
 	}
 	if !isHTMLExt(filepath.Ext(s.Path)) {
-		return ExtractParagraphs(s.Path)
+		return ExtractParagraphsWith(ctx, s.Path, ExtractOptions{OCR: s.OCR})
 	}
 	f, err := os.Open(s.Path)
 	if err != nil {

@@ -221,5 +221,8 @@ func unsupportedFileError(abs string) error {
 	if advice := askyourdocs.LegacyFormatAdvice(ext); advice != "" {
 		return fmt.Errorf("unsupported file type %q: %s", ext, advice)
 	}
+	if askyourdocs.SupportedImageExt(ext) {
+		return fmt.Errorf("unsupported file type %q: images are read through OCR, which is not installed: %s", ext, askyourdocs.OCRInstallAdvice())
+	}
 	return fmt.Errorf("unsupported file type %q (supported: %s)", ext, supportedExtList)
 }

@@ -57,6 +57,8 @@ func (a *cliApp) cmdDoctor(ctx context.Context, args []string) error {
 		a.doctorPostgres(ctx, rep, dsn)
 	}
 
+	a.doctorOCR(ctx, rep)
+
 	// The index: what the other commands would use and what is in it.
 	if dsn == "" {
 		if _, err := os.Stat(cf.data); err != nil {

@@ -148,7 +148,7 @@ func mixedFolder(t *testing.T) string {
 	copyFixture(t, "../../testdata/cli/docs/prices.html", filepath.Join(dir, "guides", "prices.html"))
 	copyFixture(t, "../../testdata/pdf/encrypted.pdf", filepath.Join(dir, "locked.pdf"))
 	copyFixture(t, "../../testdata/pdf/truncated.pdf", filepath.Join(dir, "broken", "truncated.pdf"))
-	for name, text := range map[string]string{"notes.rtf": `{\rtf1 rich text is not indexed}`, "logo.png": "\x89PNG"} {
+	for name, text := range map[string]string{"notes.rtf": `{\rtf1 rich text is not indexed}`, "logo.gif": "GIF89a"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -393,7 +393,7 @@ func TestEndToEndIndexAskSearch(t *testing.T) {
 		t.Fatalf("index with broken files should exit %d:\n%s", exitError, r)
 	}
 	for _, want := range []string{
-		"Indexed 3 sources", "Skipped 2 files: .png 1, .rtf 1",
+		"Indexed 3 sources", "Skipped 2 files: .gif 1, .rtf 1",
 		"locked.pdf: encrypted PDF: a password is needed to open it\n", "truncated.pdf: unreadable PDF", "Failed 2:",
 	} {
 		if !strings.Contains(r.stdout, want) {

@@ -74,6 +74,8 @@ func fileKind(path string) string {
 		return "html"
 	case askyourdocs.SupportedDocumentExt(ext):
 		return strings.TrimPrefix(ext, ".")
+	case askyourdocs.SupportedImageExt(ext) && cliOCR() != nil:
+		return strings.TrimPrefix(ext, ".") // a scan, read through OCR
 	}
 	return ""
 }
@@ -83,7 +85,7 @@ func newFileSource(abs, source, kind string) *docSource {
 	s := &docSource{url: abs, source: source, kind: kind}
 	// The engine's FileSource reads every format by its extension (HTML
 	// through HTMLToStructuredText); the CLI adds its own metadata.
-	s.fetch = (&askyourdocs.FileSource{Path: abs}).Fetch
+	s.fetch = (&askyourdocs.FileSource{Path: abs, OCR: cliOCR()}).Fetch
 	return s
 }
 
@@ -493,7 +495,8 @@ func explainIndexError(err error) string {
 	}{
 		{askyourdocs.ErrPrivateTarget, "refused by the SSRF guard", "pass --allow-private to index local or intranet sites you trust"},
 		{askyourdocs.ErrPDFEncrypted, "encrypted PDF", ""},
-		{askyourdocs.ErrPDFNoText, "PDF without a text layer, e.g. a scan", "run OCR first"},
+		{askyourdocs.ErrPDFNoText, "PDF without a text layer, e.g. a scan", ocrHint()},
+		{askyourdocs.ErrOCRFailed, "OCR failed", ""},
 		{askyourdocs.ErrPDFMalformed, "unreadable PDF", ""},
 		{askyourdocs.ErrInvalidDocx, "unreadable .docx", ""},
 		{askyourdocs.ErrNoDocuments, "no text found", ""},

@@ -14,11 +14,11 @@ import (
 )
 
 // supportedUploadExts are the file extensions the engine reads, for the
-// upload form and its error messages.
+// upload form and its error messages; images only when OCR is installed.
 func supportedUploadExts() []string {
 	var out []string
 	for _, e := range []string{".pdf", ".docx", ".html", ".htm", ".xhtml", ".md", ".markdown", ".txt", ".text", ".odt",
-		".ods", ".odp", ".pptx", ".xlsx", ".epub", ".rtf", ".csv", ".doc"} {
+		".ods", ".odp", ".pptx", ".xlsx", ".epub", ".rtf", ".csv", ".doc", ".png", ".jpg", ".jpeg", ".tif", ".tiff"} {
 		if fileKind("x"+e) != "" {
 			out = append(out, e)
 		}
