@@ -225,7 +225,9 @@ func JobStatusHandler(jobs JobQueue) http.HandlerFunc {
 
 // EvalDatasetHandler returns a handler for GET /api/eval/datasets/{name}
 // that serves the file name from dir. Only names of the form
-// eval_dataset_<letters, digits, '.', '_', '-'>.json are served; any other
+// eval_dataset_<letters, digits, '.', '_', '-'>.json are served (a short
+// name, "feedback" or "eval_dataset_feedback", is completed to
+// eval_dataset_feedback.json); any other
 // (paths, "..", NUL bytes, other files) gets 404, as the original engine
 // answers. Only a regular file is served: the name is checked with Lstat
 // inside dir first, so a symbolic link, a directory, a FIFO or a device
@@ -239,7 +241,7 @@ func EvalDatasetHandler(dir string) http.HandlerFunc {
 			evalHTTPError(w, http.StatusMethodNotAllowed, "use GET")
 			return
 		}
-		name := r.PathValue("name")
+		name := evalDatasetFileName(r.PathValue("name"))
 		if !ValidEvalDatasetName(name) {
 			evalHTTPError(w, http.StatusNotFound, fmt.Sprintf("dataset %q not found: names are eval_dataset_<name>.json", name))
 			return
@@ -255,6 +257,18 @@ func EvalDatasetHandler(dir string) http.HandlerFunc {
 		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 		http.ServeContent(w, r, name, info.ModTime(), f)
 	}
+}
+
+// evalDatasetFileName completes a short dataset name: "feedback" and
+// "eval_dataset_feedback" both name eval_dataset_feedback.json.
+func evalDatasetFileName(name string) string {
+	if !strings.HasSuffix(name, ".json") {
+		name += ".json"
+	}
+	if !strings.HasPrefix(name, "eval_dataset_") {
+		name = "eval_dataset_" + name
+	}
+	return name
 }
 
 // evalOpenDataset opens the regular file name inside dir, never leaving dir

@@ -122,6 +122,10 @@ func TestEvalDatasetHandler(t *testing.T) {
 		status int
 	}{
 		{"eval_dataset_ok.json", 200},
+		{"ok", 200},              // the short name of the error text
+		{"eval_dataset_ok", 200}, // without .json
+		{"ok.json", 200},
+		{"inside", 404},
 		{"eval_dataset_inside.json", 404}, // a symbolic link is not a regular file
 		{"eval_dataset_missing.json", 404},
 		{"eval_dataset_escape.json", 404},

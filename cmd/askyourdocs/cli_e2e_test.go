@@ -168,7 +168,7 @@ func TestIndexFolderSync(t *testing.T) {
 		rep.Empty[0].URL != filepath.Join(work, "docs", "empty.docx") {
 		t.Errorf("re-index after deleting faq.docx: %+v", rep)
 	}
-	want := []string{"chunks", "deleted", "embedded", "embedder", "empty", "failed", "interrupted", "removed", "seconds", "skipped", "sources", "store", "unchanged"}
+	want := []string{"brokenLinks", "chunks", "deleted", "embedded", "embedder", "empty", "failed", "interrupted", "removed", "seconds", "skipped", "sources", "store", "unchanged"}
 	if keys := jsonKeys(t, []byte(r.stdout)); !slices.Equal(keys, want) {
 		t.Errorf("index --json keys %q, want %q", keys, want)
 	}

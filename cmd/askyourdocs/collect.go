@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -62,6 +63,9 @@ func collectFiles(arg string, excludes []string, skipped map[string]int) (*colle
 			if looksLikeHost(arg) {
 				return nil, withHint(errors.New("no such file or directory"),
 					fmt.Sprintf("to index a web page, give its URL: askyourdocs index https://%s", arg))
+			}
+			if hint := localURLHint(arg); hint != "" {
+				return nil, withHint(errors.New("no such file or directory"), hint)
 			}
 			return nil, errors.New("no such file or directory")
 		}
@@ -207,6 +211,29 @@ func looksLikeHost(arg string) bool {
 	}
 	host, _, _ := strings.Cut(arg, "/")
 	return fileKind(host) == "" && !strings.HasPrefix(arg, ".")
+}
+
+// hostPortLike matches a host with a port ("localhost:8765/x.html",
+// "127.0.0.1:8000", "[::1]:80/", "docs.example.com:8080/a"), or localhost
+// alone ("localhost/x.html").
+var hostPortLike = regexp.MustCompile(`^((localhost|[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)*|\[[0-9a-fA-F:.]+\]):[0-9]{1,5}|localhost)(/|$)`)
+
+// localURLHint is the "give its URL" hint for a missing path that names a
+// host with a port, or localhost: http:// for loopback and private hosts,
+// with --allow-private, which fetching them needs.
+func localURLHint(arg string) string {
+	m := hostPortLike.FindStringSubmatch(arg)
+	if m == nil {
+		return ""
+	}
+	host := m[1]
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); host == "localhost" || (ip != nil && (ip.IsLoopback() || ip.IsPrivate())) {
+		return fmt.Sprintf("to index a web page on this machine or network, give its URL: askyourdocs index --allow-private http://%s", arg)
+	}
+	return fmt.Sprintf("to index a web page, give its URL: askyourdocs index https://%s", arg)
 }
 
 // root returns the folder a walk started at ("" for a single file).

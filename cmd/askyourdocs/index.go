@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -120,6 +121,10 @@ type indexReport struct {
 	// Skipped counts files not indexed, by extension or reason
 	// (".txt", "excluded", "symlink loop", ...).
 	Skipped map[string]int `json:"skipped"`
+	// BrokenLinks are crawled links whose pages answered 404 or 410:
+	// warnings, not failures (the exit status stays 0 when nothing else
+	// failed).
+	BrokenLinks []failedSource `json:"brokenLinks"`
 	// Empty are documents without text (empty, or a scan without a text
 	// layer): reported, not failures.
 	Empty []failedSource `json:"empty"`
@@ -143,7 +148,8 @@ type removedSource struct {
 // newIndexReport returns an empty report whose lists are empty, not nil
 // (every key of the JSON output is always present).
 func newIndexReport() *indexReport {
-	return &indexReport{Skipped: map[string]int{}, Failed: []failedSource{}, Empty: []failedSource{}, Removed: []removedSource{}}
+	return &indexReport{Skipped: map[string]int{}, Failed: []failedSource{}, BrokenLinks: []failedSource{},
+		Empty: []failedSource{}, Removed: []removedSource{}}
 }
 
 // failedSource is one file, page or crawl that failed or was skipped:
@@ -459,6 +465,10 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 		if !ok {
 			u, reason = source, e
 		}
+		if isBrokenLink(u, reason, seeds) {
+			ix.rep.BrokenLinks = append(ix.rep.BrokenLinks, failedSource{Source: u, URL: u, Reason: reason})
+			continue
+		}
 		ix.addFailure(u, reason)
 	}
 	if err != nil && ctx.Err() == nil && len(ix.rep.Failed) == failedBefore {
@@ -466,6 +476,24 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 	}
 	// The crawl used up fewer pages than --max-pages: settle the total.
 	ix.prog.setTotal(ix.prog.finished)
+}
+
+// brokenLinkStatus matches the crawl's error for a page that is gone.
+var brokenLinkStatus = regexp.MustCompile(`^HTTP status (404|410) `)
+
+// isBrokenLink reports whether a crawl error is a linked page (not a
+// seed) answering 404 Not Found or 410 Gone: a broken link of the site,
+// not a failure of the crawl.
+func isBrokenLink(u, reason string, seeds []string) bool {
+	if !brokenLinkStatus.MatchString(reason) {
+		return false
+	}
+	for _, s := range seeds {
+		if strings.TrimSuffix(s, "/") == strings.TrimSuffix(u, "/") {
+			return false
+		}
+	}
+	return true
 }
 
 func (ix *indexer) dataDirForCache() string {
@@ -557,6 +585,16 @@ func (a *cliApp) printIndexSummary(rep *indexReport) {
 		}
 		fmt.Fprintf(w, "Skipped %s: %s\n", count(n, "file", "files"), strings.Join(parts, ", "))
 	}
+	if n := len(rep.BrokenLinks); n > 0 {
+		fmt.Fprintf(w, "%s\n", st.yellow(fmt.Sprintf("Warning: %s (HTTP 404/410) skipped:", count(n, "broken link", "broken links"))))
+		for i, f := range rep.BrokenLinks {
+			if i == maxBrokenLinksShown && n > maxBrokenLinksShown+1 {
+				fmt.Fprintf(w, "  ... and %d more (--json lists them all)\n", n-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s: %s\n", f.Source, f.Reason)
+		}
+	}
 	if len(rep.Failed) > 0 {
 		fmt.Fprintf(w, "%s\n", st.red(fmt.Sprintf("Failed %d:", len(rep.Failed))))
 		for _, f := range rep.Failed {
@@ -567,6 +605,9 @@ func (a *cliApp) printIndexSummary(rep *indexReport) {
 		fmt.Fprintf(w, "Interrupted while indexing %s: rolled back; everything before it is kept.\n", rep.Interrupted)
 	}
 }
+
+// maxBrokenLinksShown is how many broken links the summary lists.
+const maxBrokenLinksShown = 10
 
 func sumCounts(m map[string]int) int {
 	n := 0

@@ -138,7 +138,7 @@ func init() {
 		{name: "serve", summary: "serve the index as a web app (ask, upload, feedback) on loopback",
 			examples: []string{"serve", "serve --addr 127.0.0.1:8080"},
 			run:      (*cliApp).cmdServe},
-		{name: "demo", args: "[QUESTION]", summary: "index testdata/cli/docs into a temporary index and ask about it",
+		{name: "demo", args: "[QUESTION]", summary: "index the built-in demo documents into a temporary index and ask about them",
 			examples: []string{"demo", `demo "What is the minimum age for a single kayak?"`},
 			run:      (*cliApp).cmdDemo},
 		{name: "help", args: "[COMMAND]", summary: "show help for a command (same as COMMAND --help)",
@@ -161,6 +161,8 @@ func lookupCommand(name string) *command {
 
 // run executes one command line and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Documents and file names reach the output: no terminal escapes.
+	stdout, stderr = newTermSafeWriter(stdout), newTermSafeWriter(stderr)
 	app := &cliApp{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	app.jsonErrors = wantsJSON(args)
 	// Global flags may come before the command: move them behind it.

@@ -65,15 +65,26 @@ func (s style) link(target, text string) string {
 	return "\033]8;;" + target + "\033\\" + text + "\033]8;;\033\\"
 }
 
-// isTerminal reports whether w is a terminal.
+// isTerminal reports whether w (or the writer it wraps) is a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := unwrapWriter(w).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// unwrapWriter returns the writer under wrappers such as termSafeWriter.
+func unwrapWriter(w io.Writer) io.Writer {
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
 }
 
 // terminalWidth returns the width of the terminal w, 80 when unknown.
 func terminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
+	if f, ok := unwrapWriter(w).(*os.File); ok {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 			return cols
 		}

@@ -6,3 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")"
 soffice --headless --infilter="HTML (StarWriter)" --convert-to pdf:writer_web_pdf_Export --outdir docs src/handbook.html >/dev/null
 soffice --headless --infilter="HTML (StarWriter)" --convert-to 'docx:MS Word 2007 XML' --outdir docs src/faq.html >/dev/null
+# The demo command embeds a copy (go:embed cannot reach this folder).
+cp docs/handbook.pdf docs/faq.docx docs/prices.html ../../cmd/askyourdocs/demodocs/
