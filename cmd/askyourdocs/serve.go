@@ -37,6 +37,9 @@ type serveOptions struct {
 	// several serve processes it is a directory all of them read at the
 	// same path. pgDSN, when set, holds the jobs (else dataDir/jobs.sqlite).
 	uploadDir, pgDSN string
+	// jobDeadAfter is how long a serve process may go without a heartbeat
+	// before others run its jobs again (default 15 s).
+	jobDeadAfter time.Duration
 	// logOut receives the startup notes.
 	logOut io.Writer
 	// publicFiles serves /files and the file paths of /api/sources to
@@ -165,6 +168,7 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 	tlsKey := fset.String("tls-key", "", "the PEM private key of --tls-cert")
 	publicFiles := fset.Bool("public-files", false, "serve /files and /api/sources to everyone even when "+envServePassword+" is set")
 	uploads := fset.String("uploads", "", "directory of uploaded files, shared by all serve processes (default DATA/uploads)")
+	jobDeadAfter := fset.Duration("job-dead-after", 15*time.Second, "run a job again when the serve process running it has been silent this long")
 	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
@@ -182,7 +186,9 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		dataDir:   cf.data,
 		uploadDir: *uploads,
 		pgDSN:     cf.pg,
-		logOut:    a.stderr,
+
+		jobDeadAfter: *jobDeadAfter,
+		logOut:       a.stderr,
 
 		publicFiles: *publicFiles,
 	}

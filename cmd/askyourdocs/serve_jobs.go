@@ -25,14 +25,18 @@ const jobsFile = "jobs.sqlite"
 // (--pg), so that every process serving that index shares one queue, or
 // else on dataDir/jobs.sqlite.
 func openServeJobs(ctx context.Context, opts serveOptions) (serveJobs, error) {
+	var jo *askyourdocs.DurableJobStoreOptions
+	if d := opts.jobDeadAfter; d > 0 {
+		jo = &askyourdocs.DurableJobStoreOptions{DeadAfter: d, Heartbeat: d / 5}
+	}
 	if opts.pgDSN != "" {
-		s, err := askyourdocs.OpenDurableJobStorePG(ctx, opts.pgDSN, nil)
+		s, err := askyourdocs.OpenDurableJobStorePG(ctx, opts.pgDSN, jo)
 		if err != nil {
 			return nil, fmt.Errorf("serve: jobs: %w", err)
 		}
 		return s, nil
 	}
-	s, err := askyourdocs.OpenDurableJobStoreSQLite(ctx, filepath.Join(opts.dataDir, jobsFile), nil)
+	s, err := askyourdocs.OpenDurableJobStoreSQLite(ctx, filepath.Join(opts.dataDir, jobsFile), jo)
 	if err != nil {
 		return nil, fmt.Errorf("serve: jobs: %w", err)
 	}
