@@ -166,6 +166,7 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 		slog.Warn("serve: logging the answer failed", "err", err)
 		out.ID = ""
 	}
+	s.hidePaths(ctx, out)
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/subtle"
 	"crypto/tls"
 	"encoding/json"
@@ -184,8 +185,38 @@ func (s *server) secure(next http.Handler) http.Handler {
 				jsonOrPageError(w, r, http.StatusInternalServerError, "internal error")
 			}
 		}()
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, r)))
 	})
+}
+
+// requestKey carries the request in its context, for hidePaths.
+type requestKey struct{}
+
+// hidePaths takes the server's file paths out of an answer for a visitor
+// who may not open files (a password is set, --public-files is not, and
+// the request of ctx is not the admin's): a citation of a file keeps its
+// label as source and links to the login page instead of the passage view
+// and the file, whose links name the path. Answers outside a request (eval
+// jobs) keep them.
+func (s *server) hidePaths(ctx context.Context, out *askOutput) {
+	r, _ := ctx.Value(requestKey{}).(*http.Request)
+	if r == nil || !s.authRequired() || s.opts.publicFiles || s.isAdmin(r) {
+		return
+	}
+	for i, c := range out.Citations {
+		if isURL(c.Source) {
+			continue
+		}
+		label, _, _ := strings.Cut(c.Title, " – ")
+		out.Citations[i].Source = label
+		out.Citations[i].URL = "/login?next=" + url.QueryEscape("/ask")
+		out.Citations[i].File = ""
+	}
+	for i, src := range out.Sources {
+		if !isURL(src.URL) {
+			out.Sources[i].URL = ""
+		}
+	}
 }
 
 // loopbackHost reports whether a Host header names this machine.

@@ -528,6 +528,20 @@ func TestServeFilesNeedAdmin(t *testing.T) {
 			t.Errorf("GET %s as admin: %s", p, resp.Status)
 		}
 	}
+	// Answers name no server path to a visitor, and do to the admin.
+	body, _ := json.Marshal(askInput{Question: "How much does a tour cost?"})
+	resp, out := ts.request(t, nil, "POST", "/api/ask", "application/json", body, nil)
+	if resp.StatusCode != 200 || strings.Contains(out, ts.data) || strings.Contains(out, url.QueryEscape(ts.data)) || !strings.Contains(out, "prices.html") {
+		t.Errorf("visitor's answer: %s %s", resp.Status, out)
+	}
+	_, page := ts.request(t, nil, "GET", "/ask?q="+url.QueryEscape("How much does a tour cost?"), "", nil, nil)
+	if strings.Contains(page, ts.data) || strings.Contains(page, url.QueryEscape(ts.data)) {
+		t.Errorf("visitor's answer page names server paths")
+	}
+	_, out = ts.request(t, nil, "POST", "/api/ask", "application/json", body, map[string]string{"Authorization": hdr["Authorization"]})
+	if !strings.Contains(out, url.QueryEscape(srcs[0].URL)) {
+		t.Errorf("admin's answer has no file link: %s", out)
+	}
 	ts.s.opts.publicFiles = true
 	ts.s.handler = ts.s.routes()
 	if resp, _ := ts.request(t, nil, "GET", file, "", nil, nil); resp.StatusCode != 200 {
