@@ -136,7 +136,7 @@ func TestServeBrowser(t *testing.T) {
 		t.Fatalf("answer: %v", err)
 	}
 	answer, confidence := text(`.turn .a`), text(`.turn .confidence strong`)
-	href, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('.citations a').getAttribute('href')`))
+	href, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('.citations a.orig').getAttribute('href')`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestServeBrowser(t *testing.T) {
 	if !strings.Contains(href, "handbook.pdf") || !strings.HasSuffix(href, "#page=1") {
 		t.Errorf("first citation links to %q, want handbook.pdf#page=1", href)
 	}
-	resp, body := ts.request(t, nil, "GET", strings.TrimSuffix(href, "#page=1"), "", nil, nil)
+	resp, body := ts.request(t, nil, "GET", strings.TrimSuffix(href, "#page=1"), "", nil, map[string]string{"Authorization": basicAuth("admin", password)})
 	if resp.StatusCode != 200 || !strings.HasPrefix(body, "%PDF-") {
 		t.Errorf("citation link: %s", resp.Status)
 	}

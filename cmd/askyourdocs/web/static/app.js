@@ -187,6 +187,17 @@ function renderJob(j) {
   return li;
 }
 
+// showJobs lists the jobs now and follows them until they are finished
+// (then the page reloads to list the new sources).
+async function showJobs(list) {
+  const resp = await fetch("/api/jobs", {headers: {"Accept": "application/json"}});
+  if (!resp.ok) return location.reload();
+  const jobs = await resp.json();
+  list.replaceChildren(...jobs.map(renderJob));
+  if (jobs.every(j => j.finished)) return location.reload();
+  pollJobs(list);
+}
+
 async function pollJobs(list) {
   let wasRunning = [...list.querySelectorAll(".job")].some(li => !finished(li.dataset.status));
   while (wasRunning) {
@@ -247,8 +258,11 @@ function setupUpload(form) {
       let body = {};
       try { body = JSON.parse(xhr.responseText); } catch (_) { /* not JSON */ }
       if (xhr.status === 202 && body.jobId) {
-        status.textContent = "Uploaded; indexing.";
-        location.assign("/index?job=" + encodeURIComponent(body.jobId) + "#jobs");
+        bar.value = bar.max;
+        status.textContent = "Uploaded " + files.length + (files.length === 1 ? " file" : " files") + "; indexing.";
+        input.value = "";
+        history.replaceState(null, "", "/index?job=" + encodeURIComponent(body.jobId) + "#jobs");
+        showJobs(document.getElementById("job-list"));
         return;
       }
       status.textContent = "";
