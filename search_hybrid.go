@@ -118,7 +118,7 @@ type SearchHit struct {
 	// Passage is the text to show or give a model: MetaParentText when
 	// the chunk has one, else Text.
 	Passage string
-	// Contents reports that the passage looks like a table of contents or
+	// Contents reports that the chunk (Text) looks like a table of contents or
 	// an index.
 	Contents bool
 	// Confidence (0-10, see ConfidenceLabelWith) is how well the passage
@@ -258,7 +258,7 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	for i := range hits {
 		h := &hits[i]
 		h.Excerpt = ExcerptWithHeading(h.Text, question, chars)
-		h.Contents = looksLikeContents(h.Passage)
+		h.Contents = looksLikeContents(h.Text)
 		if h.Rerank >= 0 {
 			h.Confidence, h.ConfidenceBasis = h.Rerank, "rerank"
 			continue
@@ -317,15 +317,27 @@ func searchRerank(ctx context.Context, o SearchOptions, question string, cand []
 }
 
 // searchFusion returns the fusion settings of a search: the caller's, else
-// the index's record, else the defaults of the store's embedder.
+// the index's (IndexFusion).
 func searchFusion(ctx context.Context, s Searcher, given *FusionOptions) (FusionOptions, error) {
 	if given != nil {
 		return given.withDefaults(), nil
 	}
+	f, err := IndexFusion(ctx, s)
+	if err != nil {
+		return f, fmt.Errorf("search: %w", err)
+	}
+	return f, nil
+}
+
+// IndexFusion returns the fusion settings Search uses on s when the
+// options do not set them: those the index records (IndexInfo.Fusion),
+// else the defaults of the recorded embedder, else of the store's own
+// embedder (FusionDefaults), else the textbook fusion.
+func IndexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
 	if r, ok := s.(IndexRecorder); ok {
 		info, found, err := r.IndexInfo(ctx)
 		if err != nil {
-			return FusionOptions{}, fmt.Errorf("search: %w", err)
+			return FusionOptions{}, err
 		}
 		if found {
 			if info.Fusion != nil {

@@ -37,7 +37,7 @@ next:
 				continue next
 			}
 		}
-		if docs, err := b.store.keywordSearch(ctx, k, 1); err == nil && len(docs) == 0 {
+		if docs, err := b.store.SearchText(ctx, k, 1, nil); err == nil && len(docs) == 0 {
 			missing = append(missing, k)
 		}
 	}

@@ -84,12 +84,8 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 		c.passage = parents[i]
 		out.Citations = append(out.Citations, c)
 	}
-	if res.reranked {
-		out.Score = used[0].rerank
-		out.ConfidenceBasis = "rerank"
-	} else {
-		out.Score, out.ConfidenceBasis = b.evidenceScore(ctx, question, parents[0], used[0])
-	}
+	// Search's confidence: the rerank score, else the evidence score.
+	out.Score, out.ConfidenceBasis = used[0].confidence, used[0].confidenceBasis
 	out.Confidence = askyourdocs.ConfidenceLabelWith(out.Score, askyourdocs.WithLanguage("en"))
 	out.MissingTerms = b.missingTerms(ctx, question, parents)
 	if out.MissingTerms == nil {
@@ -213,7 +209,7 @@ func distinctPassages(hits []hit, n int) ([]hit, []string) {
 	ordered := make([]hit, 0, len(hits))
 	var toc []hit
 	for _, h := range hits {
-		if looksLikeTOC(h.text) {
+		if h.contents {
 			toc = append(toc, h)
 			continue
 		}

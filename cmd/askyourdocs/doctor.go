@@ -75,7 +75,7 @@ func (a *cliApp) cmdDoctor(ctx context.Context, args []string) error {
 			}
 		} else {
 			defer b.Close()
-			srcs, err := b.store.listSources(ctx)
+			srcs, err := b.store.Sources(ctx)
 			n, cerr := b.store.chunkCount(ctx)
 			switch {
 			case err != nil || cerr != nil:

@@ -39,8 +39,8 @@ func TestMain(m *testing.M) {
 	benchStores.Range(func(_, v any) bool {
 		be := v.(*backend)
 		be.Close()
-		if ls, ok := be.store.(*localStore); ok {
-			os.RemoveAll(ls.dir)
+		if ss, ok := be.store.(*sqliteStore); ok && ss.manifests != nil {
+			os.RemoveAll(ss.manifests.dir)
 		}
 		return true
 	})

@@ -155,7 +155,15 @@ func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
 	}
 	// Rank enough chunks to fill 10 distinct documents in most cases.
 	o.top = max(o.depth, 10)
-	o = o.forEmbedder(b.manifest.Embedder) // as retrieve does; reported below
+	// The fusion Search applies (the index's unless a flag set it), as
+	// reported below.
+	fusion, err := askyourdocs.IndexFusion(ctx, b.store)
+	if err != nil {
+		return err
+	}
+	if f := o.fusion(); f != nil {
+		fusion = *f
+	}
 	var results []evalModeResult
 	for _, m := range modes {
 		o.mode = m
@@ -169,10 +177,10 @@ func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"dataset": *dataset, "cases": len(ds.Cases), "embedder": b.manifest.Embedder,
-			"rrfK": o.rrfK, "vectorWeight": o.vectorWeight, "keywordWeight": o.keywordWeight, "depth": o.depth, "results": results})
+			"rrfK": fusion.RRFK, "vectorWeight": fusion.VectorWeight, "keywordWeight": fusion.TextWeight, "depth": o.depth, "results": results})
 	}
 	fmt.Fprintf(a.stdout, "%s: %d questions, embedder %s, fusion k=%d weights vector %.2g keyword %.2g, depth %d\n\n",
-		*dataset, len(ds.Cases), b.manifest.Embedder, o.rrfK, o.vectorWeight, o.keywordWeight, o.depth)
+		*dataset, len(ds.Cases), b.manifest.Embedder, fusion.RRFK, fusion.VectorWeight, fusion.TextWeight, o.depth)
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\thit@1\thit@5\tMRR@10\tnDCG@10\tmean ms\tp50 ms\tp95 ms\t")
 	for _, r := range results {

@@ -242,7 +242,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	defer b.Close()
 	rep.Store, rep.Embedder = storeLabel(b.store), b.manifest.Embedder
 	embeddedBefore := b.emb.docs.Load()
-	before, err := b.store.listSources(ctx)
+	before, err := b.store.Sources(ctx)
 	if err != nil {
 		return err
 	}
@@ -497,8 +497,8 @@ func isBrokenLink(u, reason string, seeds []string) bool {
 }
 
 func (ix *indexer) dataDirForCache() string {
-	if ls, ok := ix.b.store.(*localStore); ok {
-		return ls.dir
+	if ss, ok := ix.b.store.(*sqliteStore); ok && ss.manifests != nil {
+		return ss.manifests.dir
 	}
 	return os.TempDir()
 }

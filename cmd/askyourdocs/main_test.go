@@ -57,30 +57,6 @@ func TestRelevantKey(t *testing.T) {
 	}
 }
 
-func TestLooksLikeTOC(t *testing.T) {
-	toc := "Contents\n1 Introduction 1\n2 Booking 4\n2.1 Cancelling 5\n3 Safety 9\n4 Prices 12\n5 Contact 15"
-	leaders := "Introduction ........ 1 Booking ........ 4 Safety ........ 9"
-	index := "kayak, 12, 45 canoe, 3, 7 refund, 5, 9 booking, 4, 8 safety, 9, 10 age, 2, 3"
-	prose := "You can cancel a booking up to 14 days before the tour.\nThe refund is paid within 30 days.\nChildren under 12 paddle with an adult."
-	table := "Single kayak | 2 hours | 35 EUR\nDouble kayak | 2 hours | 55 EUR\nCanoe | 2 hours | 50 EUR\nSUP | 1 hour | 20 EUR\nGuide | 1 day | 150 EUR"
-	for text, want := range map[string]bool{toc: true, leaders: true, index: true, prose: false, table: false} {
-		if got := looksLikeTOC(text); got != want {
-			t.Errorf("looksLikeTOC(%q) = %v, want %v", text, got, want)
-		}
-	}
-}
-
-func TestExcerptWithHeading(t *testing.T) {
-	passage := "6.6.2 Manual input\nIf we enter the values by hand, the form checks them at once.\nOther text follows here."
-	got := excerptWithHeading(passage, "manual input values by hand", 300)
-	if !strings.HasPrefix(got, "6.6.2 Manual input\nIf we enter") {
-		t.Errorf("heading not on a line of its own: %q", got)
-	}
-	if got := excerptWithHeading("Plain sentence one. Plain sentence two.", "two", 300); strings.Contains(got, "\n") {
-		t.Errorf("no heading, yet a line break: %q", got)
-	}
-}
-
 func TestLoadEvalDataset(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) string {

@@ -124,7 +124,7 @@ func (b *backend) defineMCPTools() {
 	genkit.DefineTool(b.g, "list_sources",
 		"Lists the indexed documents: each file or web page with the folder or site it was indexed from and its number of passages.",
 		askyourdocs.StructuredToolHandler(func(ctx context.Context, _ mcpNoInput) (mcpSources, error) {
-			srcs, err := b.store.listSources(ctx)
+			srcs, err := b.store.Sources(ctx)
 			if err != nil {
 				return mcpSources{}, err
 			}

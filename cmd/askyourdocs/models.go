@@ -58,9 +58,7 @@ func (a *cliApp) logLevel() string {
 // store (not its __db_*.json file), the table of a PostgreSQL store.
 func storeLabel(s cliStore) string {
 	if ss, ok := s.(*sqliteStore); ok && ss.manifests != nil {
-		s = ss.manifests
-	}
-	if ls, ok := s.(*localStore); ok {
+		ls := ss.manifests
 		if ls.name != storeName {
 			return fmt.Sprintf("%s (store %q)", ls.dir, ls.name)
 		}

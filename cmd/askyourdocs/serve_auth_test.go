@@ -514,7 +514,7 @@ func TestServeFilesNeedAdmin(t *testing.T) {
 	if job.Status != "done" {
 		t.Fatalf("upload: %+v", job)
 	}
-	srcs, err := ts.s.b.store.listSources(context.Background())
+	srcs, err := ts.s.b.store.Sources(context.Background())
 	if err != nil || len(srcs) == 0 {
 		t.Fatal(err)
 	}

@@ -301,7 +301,7 @@ type sourceView struct {
 }
 
 func (s *server) sources(ctx context.Context) ([]sourceView, error) {
-	srcs, err := s.b.store.listSources(ctx)
+	srcs, err := s.b.store.Sources(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +340,7 @@ func (s *server) handleSourcesAPI(w http.ResponseWriter, r *http.Request) {
 // citation's #page=N works; everything else is a download.
 func (s *server) handleFile(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Query().Get("url")
-	srcs, err := s.b.store.listSources(r.Context())
+	srcs, err := s.b.store.Sources(r.Context())
 	if err != nil {
 		jsonOrPageError(w, r, http.StatusInternalServerError, "the sources could not be listed")
 		return

@@ -45,7 +45,7 @@ func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	srcs, err := b.store.listSources(ctx)
+	srcs, err := b.store.Sources(ctx)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (a *cliApp) cmdDelete(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	srcs, err := b.store.listSources(ctx)
+	srcs, err := b.store.Sources(ctx)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core/api"
 	"github.com/firebase/genkit/go/genkit"
-	"github.com/firebase/genkit/go/plugins/localvec"
 	"github.com/jackc/pgx/v5"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
@@ -27,8 +26,9 @@ import (
 // <data>/__db_askyourdocs.json, the PgvecStore table is named after it.
 const storeName = "askyourdocs"
 
-// manifestFile is the file next to the LocalvecStore database that records
-// which embedder built the index.
+// manifestFile is the file next to the database in which earlier versions
+// recorded which embedder built the index; the store records it itself
+// now (IndexInfo), and the file is migrated into it on open.
 const manifestFile = "askyourdocs-index.json"
 
 // cliLocalEmbedderDim is the built-in embedder's dimension in the CLI: 1024
@@ -37,7 +37,9 @@ const manifestFile = "askyourdocs-index.json"
 // no more); see README, Retrieval evaluation.
 const cliLocalEmbedderDim = 1024
 
-// pgManifestTable records the embedder of each PgvecStore the CLI built.
+// pgManifestTable is the table in which earlier versions recorded the
+// embedder of each PgvecStore the CLI built; migrated into the store's own
+// record on open.
 const pgManifestTable = "askyourdocs_cli_index"
 
 // errEmbedderMismatch is returned when the configured embedder is not the one
@@ -100,19 +102,19 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// cliStore is what the commands need from a store: the engine's write side
-// plus vector and keyword search and the listing.
+// cliStore is what the commands need from a store: the engine's read
+// interface (askyourdocs.Searcher, which Search runs on) and the record of
+// its embedder (askyourdocs.IndexRecorder), plus the CLI's bookkeeping.
 type cliStore interface {
-	askyourdocs.VectorStore
-	vectorSearch(ctx context.Context, q *ai.Document, k int) ([]*ai.Document, error)
-	keywordSearch(ctx context.Context, q string, k int) ([]*ai.Document, error)
-	listSources(ctx context.Context) ([]askyourdocs.Source, error)
+	askyourdocs.Searcher
+	askyourdocs.IndexRecorder
 	chunkCount(ctx context.Context) (int, error)
 	describe() string
-	// manifest returns the recorded embedder (ok false when none is).
-	manifest(ctx context.Context) (m indexManifest, ok bool, err error)
-	// saveManifest records the embedder that builds the index.
-	saveManifest(ctx context.Context, m indexManifest) error
+	// legacyManifest returns the embedder record an earlier version kept
+	// beside the store (ok false when there is none), and drop removes it
+	// once the store records it itself.
+	legacyManifest(ctx context.Context) (m indexManifest, ok bool, err error)
+	dropLegacyManifest(ctx context.Context) error
 	// bulk runs fn as one indexing run: the local store writes its file
 	// once at the end (and at each flush) instead of once per source.
 	bulk(fn func() error) error
@@ -120,48 +122,21 @@ type cliStore interface {
 	flush() error
 }
 
-// indexManifest records which embedder built an index.
+// indexManifest is the CLI's view of the embedder record (IndexInfo).
 type indexManifest struct {
 	Embedder string    `json:"embedder"`
 	Dim      int       `json:"dim"`
 	Created  time.Time `json:"created"`
 }
 
-// localStore is the default store: a LocalvecStore in a directory. It
-// embeds *LocalvecStore, so IndexSource diffs sources on it.
+// localStore names the index directory and store name of an embedded
+// store (for messages, the crawl cache and the legacy manifest file).
 type localStore struct {
-	*askyourdocs.LocalvecStore
 	dir, name string
 }
 
-func (s *localStore) vectorSearch(ctx context.Context, q *ai.Document, k int) ([]*ai.Document, error) {
-	resp, err := s.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: q, Options: &localvec.RetrieverOptions{K: k}})
-	if err != nil {
-		return nil, fmt.Errorf("vector search: %w", err)
-	}
-	return resp.Documents, nil
-}
-
-func (s *localStore) keywordSearch(ctx context.Context, q string, k int) ([]*ai.Document, error) {
-	docs, err := s.KeywordSearch(ctx, q, k, cliStopWords, nil)
-	if err != nil {
-		return nil, fmt.Errorf("keyword search: %w", err)
-	}
-	return docs, nil
-}
-
-func (s *localStore) listSources(ctx context.Context) ([]askyourdocs.Source, error) {
-	return s.Sources(ctx)
-}
-
-func (s *localStore) chunkCount(context.Context) (int, error) { return s.Len(), nil }
-
-func (s *localStore) describe() string { return s.Path() }
-
-func (s *localStore) bulk(fn func() error) error { return s.Bulk(fn) }
-func (s *localStore) flush() error               { return s.Flush() }
-
-// manifestPath is askyourdocs-index.json for the default store name, else
+// manifestPath is the legacy manifest beside the database:
+// askyourdocs-index.json for the default store name, else
 // <name>.askyourdocs-index.json.
 func (s *localStore) manifestPath() string {
 	if s.name == storeName {
@@ -170,70 +145,12 @@ func (s *localStore) manifestPath() string {
 	return filepath.Join(s.dir, s.name+"."+manifestFile)
 }
 
-func (s *localStore) manifest(context.Context) (indexManifest, bool, error) {
-	var m indexManifest
-	b, err := os.ReadFile(s.manifestPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return m, false, nil
-	}
-	if err != nil {
-		return m, false, fmt.Errorf("read index manifest: %w", err)
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, false, fmt.Errorf("read index manifest %s: %w", s.manifestPath(), err)
-	}
-	return m, true, nil
-}
-
-func (s *localStore) saveManifest(_ context.Context, m indexManifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode index manifest: %w", err)
-	}
-	// A temporary file of its own: two index runs may start at once.
-	p := s.manifestPath()
-	tmp, err := os.CreateTemp(filepath.Dir(p), filepath.Base(p)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write index manifest: %w", err)
-	}
-	_, werr := tmp.Write(append(b, '\n'))
-	if err := errors.Join(werr, tmp.Chmod(0o644), tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write index manifest: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write index manifest: %w", err)
-	}
-	return nil
-}
-
 // sqliteStore is the default store: an SQLiteStore <data>/<name>.db. It
-// embeds *SQLiteStore, so IndexSource diffs sources on it. The manifest is
-// the same file beside it as for the JSON store.
+// embeds *SQLiteStore, so IndexSource diffs sources on it and Search runs
+// on it; the store records its embedder in the database.
 type sqliteStore struct {
 	*askyourdocs.SQLiteStore
 	manifests *localStore
-}
-
-func (s *sqliteStore) vectorSearch(ctx context.Context, q *ai.Document, k int) ([]*ai.Document, error) {
-	docs, err := s.Retrieve(ctx, q, k)
-	if err != nil {
-		return nil, fmt.Errorf("vector search: %w", err)
-	}
-	return docs, nil
-}
-
-func (s *sqliteStore) keywordSearch(ctx context.Context, q string, k int) ([]*ai.Document, error) {
-	docs, err := s.KeywordSearch(ctx, q, k, cliStopWords, nil)
-	if err != nil {
-		return nil, fmt.Errorf("keyword search: %w", err)
-	}
-	return docs, nil
-}
-
-func (s *sqliteStore) listSources(ctx context.Context) ([]askyourdocs.Source, error) {
-	return s.Sources(ctx)
 }
 
 func (s *sqliteStore) chunkCount(ctx context.Context) (int, error) { return s.Len(ctx) }
@@ -243,12 +160,27 @@ func (s *sqliteStore) describe() string                            { return s.Pa
 func (s *sqliteStore) bulk(fn func() error) error { return fn() }
 func (s *sqliteStore) flush() error               { return nil }
 
-func (s *sqliteStore) manifest(ctx context.Context) (indexManifest, bool, error) {
-	return s.manifests.manifest(ctx)
+func (s *sqliteStore) legacyManifest(context.Context) (indexManifest, bool, error) {
+	var m indexManifest
+	p := s.manifests.manifestPath()
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("read index manifest: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, false, fmt.Errorf("read index manifest %s: %w", p, err)
+	}
+	return m, true, nil
 }
 
-func (s *sqliteStore) saveManifest(ctx context.Context, m indexManifest) error {
-	return s.manifests.saveManifest(ctx, m)
+func (s *sqliteStore) dropLegacyManifest(context.Context) error {
+	if err := os.Remove(s.manifests.manifestPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove the migrated index manifest: %w", err)
+	}
+	return nil
 }
 
 // sqlitePath returns the SQLite database of the store called name in dir.
@@ -461,7 +393,7 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 	if dsn != "" {
 		// NewPgvecStore empties a table built with another dimension, so
 		// the recorded embedder is checked before the store is opened.
-		recorded, err := pgRecordedManifest(ctx, dsn, cf.name)
+		recorded, err := pgRecordedEmbedder(ctx, dsn, cf.name)
 		if err != nil {
 			return nil, err
 		}
@@ -501,23 +433,34 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 	return b, nil
 }
 
-// checkManifest compares the recorded embedder with the configured one.
-// For the local embedder the dimension is known; for a model the recorded
-// dimension is trusted unless EMBEDDING_DIM says otherwise (the provider
-// then rejects vectors of another length).
+// checkManifest compares the embedder the store records (IndexInfo) with
+// the configured one, first moving a record an earlier version kept
+// beside the store into it. For the local embedder the dimension is known;
+// for a model the recorded dimension is trusted unless EMBEDDING_DIM says
+// otherwise (the provider then rejects vectors of another length). A
+// write records the embedder, with the fusion it implies, in an empty
+// store, in one step across processes.
 func (b *backend) checkManifest(ctx context.Context, dim int, write bool) error {
-	m, found, err := b.store.manifest(ctx)
+	info, found, err := b.store.IndexInfo(ctx)
 	if err != nil {
 		return err
 	}
-	if found {
-		if m.Embedder != b.manifest.Embedder || (dim > 0 && m.Dim != dim) {
-			return fmt.Errorf("%w: %s has vectors of %s (dim %d), but this run embeds with %s%s; "+
-				"set EMBEDDING_MODEL/EMBEDDING_DIM to match, or index into another --data directory",
-				errEmbedderMismatch, b.store.describe(), m.Embedder, m.Dim, b.manifest.Embedder, dimSuffix(dim))
+	if !found {
+		if m, ok, err := b.store.legacyManifest(ctx); err != nil {
+			return err
+		} else if ok {
+			fusion := askyourdocs.FusionDefaults(m.Embedder)
+			if info, _, err = b.store.RecordIndexInfo(ctx, askyourdocs.IndexInfo{Embedder: m.Embedder, Dim: m.Dim, Created: m.Created, Fusion: &fusion}, false); err != nil {
+				return err
+			}
+			if err := b.store.dropLegacyManifest(ctx); err != nil {
+				return err
+			}
+			found = true
 		}
-		b.manifest = m
-		return nil
+	}
+	if found {
+		return b.matchManifest(info, dim)
 	}
 	if !write {
 		return nil
@@ -527,29 +470,37 @@ func (b *backend) checkManifest(ctx context.Context, dim int, write bool) error 
 			return err
 		}
 	}
-	b.manifest.Dim = dim
-	if c, ok := b.store.(manifestClaimer); ok {
-		// Another process may be checking at the same moment: check and
-		// record in one step; a record it made first is checked as above.
-		b.manifest.Created = time.Now().UTC().Truncate(time.Second)
-		if found, err := c.claimManifest(ctx, b.manifest); err != nil || !found {
-			return err
-		}
-		return b.checkManifest(ctx, dim, write)
+	fusion := askyourdocs.FusionDefaults(b.manifest.Embedder)
+	want := askyourdocs.IndexInfo{Embedder: b.manifest.Embedder, Dim: dim, Created: time.Now().UTC().Truncate(time.Second), Fusion: &fusion}
+	// Another process may be checking at the same moment: RecordIndexInfo
+	// checks and records in one step; a record it made first is checked.
+	info, existed, err := b.store.RecordIndexInfo(ctx, want, true)
+	if errors.Is(err, askyourdocs.ErrIndexUnrecorded) {
+		// An index built by another program: its embedder is unknown, so
+		// mixing vectors would give garbage. Refuse rather than guess.
+		return fmt.Errorf("%w: %s holds chunks but no record of the embedder that built them; index into another --data directory",
+			errEmbedderMismatch, b.store.describe())
 	}
-	n, err := b.store.chunkCount(ctx)
 	if err != nil {
 		return err
 	}
-	if n > 0 {
-		// An index built by another program: its embedder is unknown, so
-		// mixing vectors would give garbage. Refuse rather than guess.
-		return fmt.Errorf("%w: %s holds %d chunks but no record of the embedder that built them; index into another --data directory",
-			errEmbedderMismatch, b.store.describe(), n)
+	if existed {
+		return b.matchManifest(info, dim)
 	}
-	b.manifest.Dim = dim
-	b.manifest.Created = time.Now().UTC().Truncate(time.Second)
-	return b.store.saveManifest(ctx, b.manifest)
+	b.manifest = indexManifest{Embedder: info.Embedder, Dim: info.Dim, Created: info.Created}
+	return nil
+}
+
+// matchManifest checks a recorded embedder against the configured one and
+// adopts the record.
+func (b *backend) matchManifest(info askyourdocs.IndexInfo, dim int) error {
+	if info.Embedder != b.manifest.Embedder || (dim > 0 && info.Dim != dim) {
+		return fmt.Errorf("%w: %s has vectors of %s (dim %d), but this run embeds with %s%s; "+
+			"set EMBEDDING_MODEL/EMBEDDING_DIM to match, or index into another --data directory",
+			errEmbedderMismatch, b.store.describe(), info.Embedder, info.Dim, b.manifest.Embedder, dimSuffix(dim))
+	}
+	b.manifest = indexManifest{Embedder: info.Embedder, Dim: info.Dim, Created: info.Created}
+	return nil
 }
 
 func dimSuffix(dim int) string {
@@ -583,10 +534,24 @@ func (b *backend) requireIndexed(ctx context.Context) error {
 	return nil
 }
 
-// pgRecordedManifest reads the recorded embedder of the store called name
-// with a connection of its own, before NewPgvecStore touches the schema; nil
-// when nothing is recorded.
-func pgRecordedManifest(ctx context.Context, dsn, name string) (*indexManifest, error) {
+// pgRecordedEmbedder reads the embedder recorded for the store called name
+// before NewPgvecStore touches the schema: the store's own record, else the
+// table an earlier version of the CLI kept; nil when nothing is recorded.
+func pgRecordedEmbedder(ctx context.Context, dsn, name string) (*indexManifest, error) {
+	info, found, err := askyourdocs.ReadPgvecIndexInfo(ctx, dsn, name)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		return &indexManifest{Embedder: info.Embedder, Dim: info.Dim, Created: info.Created}, nil
+	}
+	return pgLegacyManifest(ctx, dsn, name)
+}
+
+// pgLegacyManifest reads the record of the table askyourdocs_cli_index an
+// earlier version of the CLI kept, with a connection of its own; nil when
+// there is none.
+func pgLegacyManifest(ctx context.Context, dsn, name string) (*indexManifest, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)

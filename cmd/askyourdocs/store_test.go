@@ -53,9 +53,16 @@ func TestCLIExportAndMigrateJSONIndex(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "__db_askyourdocs.json") {
 		t.Fatalf("export:\n%s", r)
 	}
-	// An earlier version's directory: the JSON file and the manifest, and
-	// the empty database a migration killed before its commit leaves.
-	copyFixture(t, filepath.Join(data, manifestFile), filepath.Join(old, manifestFile))
+	// An earlier version's directory: the JSON file and the manifest file
+	// beside it (now the store records its embedder itself), and the empty
+	// database a migration killed before its commit leaves.
+	if _, err := os.Stat(filepath.Join(data, manifestFile)); err == nil {
+		t.Errorf("a new index wrote the legacy manifest file %s", manifestFile)
+	}
+	legacy := fmt.Sprintf(`{"embedder": %q, "dim": %d, "created": "2025-06-01T10:00:00Z"}`, askyourdocs.LocalEmbedderName(cliLocalEmbedderDim), cliLocalEmbedderDim)
+	if err := os.WriteFile(filepath.Join(old, manifestFile), []byte(legacy), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	killed, err := askyourdocs.NewSQLiteStore(t.Context(), nil, askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim), sqlitePath(old, storeName), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +77,19 @@ func TestCLIExportAndMigrateJSONIndex(t *testing.T) {
 	}
 	if r := runCLI(t, work, nil, "sources", "--data", old); strings.Contains(r.stderr, "migrated") {
 		t.Errorf("migrated twice:\n%s", r)
+	}
+	// The manifest file moved into the database.
+	if _, err := os.Stat(filepath.Join(old, manifestFile)); err == nil {
+		t.Errorf("the legacy manifest file is still there after the migration")
+	}
+	moved, err := askyourdocs.NewSQLiteStore(t.Context(), nil, askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim), sqlitePath(old, storeName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, found, err := moved.IndexInfo(t.Context())
+	moved.Close()
+	if err != nil || !found || info.Embedder != askyourdocs.LocalEmbedderName(cliLocalEmbedderDim) || info.Created.Year() != 2025 {
+		t.Errorf("record after the migration: %+v, found %v, %v", info, found, err)
 	}
 	if r := runCLI(t, work, nil, "export", "--data", data); r.code != exitUsage {
 		t.Errorf("export without --genkit:\n%s", r)
