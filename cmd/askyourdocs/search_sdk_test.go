@@ -51,4 +51,3 @@ func TestCLIAndSDKRankAlike(t *testing.T) {
 		}
 	}
 }
-

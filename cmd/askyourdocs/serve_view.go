@@ -172,7 +172,7 @@ func locateChunk(paras []askyourdocs.Paragraph, text string) (int, int) {
 // sourceLabels maps every indexed file to its label (distinctLabels) and
 // every indexed web page to its URL.
 func (s *server) sourceLabels(ctx context.Context) (map[string]string, error) {
-	srcs, err := s.b.store.listSources(ctx)
+	srcs, err := s.b.store.Sources(ctx)
 	if err != nil {
 		return nil, err
 	}
