@@ -375,7 +375,7 @@ func TestJSONShapes(t *testing.T) {
 		t.Errorf("index without -v shows log lines:\n%s", r)
 	}
 	r = runCLI(t, work, nil, "ask", "--data", data, "--json", "minimum age for a single kayak")
-	if keys := jsonKeys(t, []byte(r.stdout)); !slices.Equal(keys, []string{"answer", "citations", "confidence", "confidenceBasis", "hyde", "mode", "model", "note", "question", "score"}) {
+	if keys := jsonKeys(t, []byte(r.stdout)); !slices.Equal(keys, []string{"answer", "citations", "confidence", "confidenceBasis", "hyde", "missingTerms", "mode", "model", "noMatch", "note", "question", "score"}) {
 		t.Errorf("ask --json keys %q", keys)
 	}
 	var ans answerResult
