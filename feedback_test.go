@@ -99,8 +99,8 @@ func TestFeedbackStoreAppendRateReopen(t *testing.T) {
 		t.Fatalf("rating not cleared: %+v", got)
 	}
 	entries, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*"))
-	if len(entries) != 1 {
-		t.Fatalf("directory holds %v, want only the log (no temporary files left)", entries)
+	if len(entries) != 2 || entries[0] != path || entries[1] != path+".lock" {
+		t.Fatalf("directory holds %v, want only the log and its lock file (no temporary files left)", entries)
 	}
 }
 

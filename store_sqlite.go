@@ -273,29 +273,8 @@ func (s *SQLiteStore) checkOpen(op string) error {
 // write lock is taken up front, waiting up to the busy timeout for other
 // writers) on one connection, and commits when fn returns nil; otherwise it
 // rolls back and nothing fn did remains.
-func (s *SQLiteStore) write(ctx context.Context, fn func(conn *sql.Conn) error) (err error) {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return fmt.Errorf("begin write transaction: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
-			}
-		}
-	}()
-	if err := fn(conn); err != nil {
-		return err
-	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+func (s *SQLiteStore) write(ctx context.Context, fn func(conn *sql.Conn) error) error {
+	return sqliteWriteTx(ctx, s.db, fn)
 }
 
 // bumpGeneration increments the generation counter; every write
