@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -45,6 +44,12 @@ type serveOptions struct {
 	// publicFiles serves /files and the file paths of /api/sources to
 	// everyone even when a password is set (--public-files).
 	publicFiles bool
+	// maxAsks caps the asks answered at once; more get 503 with
+	// Retry-After (default defaultMaxAsks).
+	maxAsks int
+	// streamTimeout bounds a streamed answer, which --write-timeout
+	// does not (default 10 min).
+	streamTimeout time.Duration
 }
 
 const defaultMaxUpload = 32 << 20
@@ -56,7 +61,9 @@ type server struct {
 	// ctx is the server's long-lived context: jobs run with it.
 	ctx      context.Context
 	jobs     serveJobs
-	feedback *feedbackLog
+	feedback feedbackDB
+	metrics  *serveMetrics
+	askSlots chan struct{} // one per ask in flight (opts.maxAsks)
 	sessions *sessionStore
 	limiter  *loginLimiter
 	// uploadDir holds uploaded files, one random directory per upload;
@@ -96,7 +103,7 @@ func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, err
 		return nil, err
 	}
 	s.sessions = sessions
-	fb, err := openFeedback(filepath.Join(opts.dataDir, "feedback.json"))
+	fb, err := openServeFeedback(ctx, b, opts.dataDir, opts.logOut)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +111,7 @@ func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, err
 	if s.jobs, err = openServeJobs(ctx, opts); err != nil {
 		return nil, err
 	}
+	s.initOps()
 	s.defineFlows()
 	s.handleJobKinds()
 	s.handler = s.routes()
@@ -130,9 +138,9 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ask", http.StatusSeeOther)
 	})
-	mux.HandleFunc("GET /ask", s.handleAskPage)
-	mux.HandleFunc("POST /ask", s.csrf(s.handleAskForm))
-	mux.HandleFunc("POST /api/ask", s.csrf(s.handleAskAPI))
+	mux.HandleFunc("GET /ask", s.limitAsk(s.handleAskPage))
+	mux.HandleFunc("POST /ask", s.csrf(s.limitAsk(s.handleAskForm)))
+	mux.HandleFunc("POST /api/ask", s.csrf(s.limitAsk(s.handleAskAPI)))
 	mux.HandleFunc("POST /api/feedback", s.csrf(s.handleFeedbackAPI))
 	mux.HandleFunc("POST /feedback", s.csrf(s.handleFeedbackForm))
 	mux.HandleFunc("GET /api/sources", s.filesAccess(s.handleSourcesAPI))
@@ -157,6 +165,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /api/jobs/{id}", admin(askyourdocs.JobStatusHandler(s.jobs)))
 	mux.HandleFunc("GET /api/feedback", admin(s.handleFeedbackLog))
 	s.evalRoutes(mux, admin)
+	s.opsRoutes(mux, admin)
 	return s.secure(mux)
 }
 
@@ -169,6 +178,7 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 	publicFiles := fset.Bool("public-files", false, "serve /files and /api/sources to everyone even when "+envServePassword+" is set")
 	uploads := fset.String("uploads", "", "directory of uploaded files, shared by all serve processes (default DATA/uploads)")
 	jobDeadAfter := fset.Duration("job-dead-after", 15*time.Second, "run a job again when the serve process running it has been silent this long")
+	ops := addOpsFlags(fset)
 	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
@@ -178,6 +188,9 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 	}
 	if *maxUploadMB < 1 {
 		return fmt.Errorf("%w: --max-upload-mb must be at least 1", errUsage)
+	}
+	if err := ops.check(); err != nil {
+		return err
 	}
 	opts := serveOptions{
 		user:      strings.TrimSpace(a.getenv(envServeUser)),
@@ -190,7 +203,9 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		jobDeadAfter: *jobDeadAfter,
 		logOut:       a.stderr,
 
-		publicFiles: *publicFiles,
+		publicFiles:   *publicFiles,
+		maxAsks:       ops.maxAsks,
+		streamTimeout: ops.streamTimeout,
 	}
 	if opts.pgDSN == "" {
 		opts.pgDSN = strings.TrimSpace(a.getenv("ASKYOURDOCS_DSN"))
@@ -226,12 +241,8 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
-		TLSConfig:         tlsConfig,
-	}
+	srv := newHTTPServer(s, *ops)
+	srv.TLSConfig = tlsConfig
 	llm := "none: answers are extractive (set LLM_MODEL for generated answers)"
 	if b.llm != nil {
 		llm = b.llmSpec

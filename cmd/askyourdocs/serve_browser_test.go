@@ -351,7 +351,7 @@ func TestServeBrowserWithoutJavaScript(t *testing.T) {
 		t.Fatalf("thumbs-up without JavaScript: %v", err)
 	}
 	found := false
-	for _, e := range readFeedbackFile(t, ts.data) {
+	for _, e := range readFeedbackLog(t, ts) {
 		found = found || (e.Question == followUp && e.Rating == ratingUp)
 	}
 	if !found {

@@ -88,19 +88,11 @@ const (
 // errFeedbackNotFound is returned by rateFeedback for an unknown ID.
 var errFeedbackNotFound = errors.New("no logged answer with that id")
 
-// feedbackLog is the FeedbackStore of serve's entries.
-type feedbackLog = askyourdocs.FeedbackStore[feedbackEntry]
-
-// openFeedback opens the feedback log at path (created by the first
-// answer); a corrupt file is an error.
-func openFeedback(path string) (*feedbackLog, error) {
-	return askyourdocs.OpenFeedbackStore(path,
-		func(e feedbackEntry) string { return e.ID },
-		func(e *feedbackEntry, rating string) { e.Rating = rating })
-}
+// feedbackLog is the feedback log as the handlers use it.
+type feedbackLog = askyourdocs.FeedbackLog[feedbackEntry]
 
 // rateFeedback stores "up" or "down" for the entry id.
-func rateFeedback(fb *feedbackLog, id, rating string) error {
+func rateFeedback(fb feedbackLog, id, rating string) error {
 	found, err := fb.Rate(id, rating)
 	if err != nil {
 		return err
@@ -112,7 +104,7 @@ func rateFeedback(fb *feedbackLog, id, rating string) error {
 }
 
 // feedbackEntries returns every logged entry.
-func feedbackEntries(fb *feedbackLog) ([]feedbackEntry, error) { return fb.All() }
+func feedbackEntries(fb feedbackLog) ([]feedbackEntry, error) { return fb.All() }
 
 // Conversation limits: the turns and characters of history a follow-up
 // is condensed with.

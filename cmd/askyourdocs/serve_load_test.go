@@ -34,7 +34,7 @@ var loadQuestions = []string{
 // and waits for its job, over and over) for -serve-load-duration, against
 // the default embedded store and, with ASKYOURDOCS_TEST_DSN, PostgreSQL.
 // Every fifth answer gets a thumbs up or down; afterwards each of those
-// ratings must be in the feedback log file. It reports asks/s, p50 and p95
+// ratings must be in the feedback log. It reports asks/s, p50 and p95
 // latency, errors (must be 0; any error fails the run) and the number of
 // documents indexed meanwhile.
 //
@@ -157,7 +157,7 @@ func serveLoad(b *testing.B, ts *testServe) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 
-	logged := readFeedbackFile(b, ts.data)
+	logged := readFeedbackLog(b, ts)
 	missing := 0
 	for id, r := range ratings {
 		if logged[id].Rating != r {

@@ -242,7 +242,7 @@ func TestServeAskUploadFeedback(t *testing.T) {
 	if resp, _ := ts.request(t, nil, "POST", "/api/feedback", "application/json", rb, nil); resp.StatusCode != 404 {
 		t.Errorf("feedback for an unknown id: %s", resp.Status)
 	}
-	logged := readFeedbackFile(t, ts.data)
+	logged := readFeedbackLog(t, ts)
 	if e := logged[a.ID]; e.Rating != ratingUp || e.Question != a.Question {
 		t.Errorf("logged entry %+v", e)
 	}
@@ -268,15 +268,12 @@ func TestServeAskUploadFeedback(t *testing.T) {
 	}
 }
 
-// readFeedbackFile reads the feedback log file by entry ID.
-func readFeedbackFile(t testing.TB, data string) map[string]feedbackEntry {
+// readFeedbackLog reads the server's feedback log (its database table)
+// by entry ID.
+func readFeedbackLog(t testing.TB, ts *testServe) map[string]feedbackEntry {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(data, "feedback.json"))
+	entries, err := ts.s.feedback.All()
 	if err != nil {
-		t.Fatal(err)
-	}
-	var entries []feedbackEntry
-	if err := json.Unmarshal(b, &entries); err != nil {
 		t.Fatal(err)
 	}
 	m := map[string]feedbackEntry{}
@@ -726,7 +723,7 @@ func TestServeFeedbackForm(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(body, "Your rating is recorded") {
 		t.Fatalf("rating form: %s %s", resp.Status, body)
 	}
-	if e := readFeedbackFile(t, ts.data)[m[2]]; e.Rating != ratingDown {
+	if e := readFeedbackLog(t, ts)[m[2]]; e.Rating != ratingDown {
 		t.Errorf("logged entry %+v", e)
 	}
 }
