@@ -320,7 +320,7 @@ func TestServeBrowserUI(t *testing.T) {
 	b.pressTabUntil(`button[data-rating="up"]`)
 	b.do("keyboard: rate", chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS(`.feedback .rated`)))
 	rated := false
-	for _, e := range readFeedbackFile(t, ts.data) {
+	for _, e := range readFeedbackLog(t, ts) {
 		rated = rated || (e.Question == kq && e.Rating == ratingUp)
 	}
 	if !rated {
@@ -409,7 +409,7 @@ func TestServeBrowserUIWithoutJavaScript(t *testing.T) {
 	b.pressTabUntil(`button[data-rating="up"]`)
 	b.do("keyboard: rate", chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS(`p[role="status"]`)))
 	rated := false
-	for _, e := range readFeedbackFile(t, ts.data) {
+	for _, e := range readFeedbackLog(t, ts) {
 		rated = rated || (e.Question == kq && e.Rating == ratingUp)
 	}
 	if !rated {
