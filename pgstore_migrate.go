@@ -165,6 +165,14 @@ var pgvecMigrations = []pgvecMigrationStep{
 	{version: 2, what: "trigram index on content", apply: pgvecCreateV2},
 	{version: 3, what: "stored tsvector column with its GIN index", apply: pgvecCreateV3},
 	{version: 4, what: "keyword posting and frequency tables (BM25F ranking)", apply: pgvecCreateV4},
+	{version: 5, what: "keyword postings with whole identifiers (analyzer change)", apply: pgvecCreateV5},
+}
+
+// pgvecCreateV5 rebuilds the postings: from version 5 the analyzer also
+// indexes identifiers whole ("max_log_file_size", "--allow-private") and
+// the parts of CamelCase words (text_analyze_ident.go).
+func pgvecCreateV5(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string, language string) error {
+	return pgvecRebuildTerms(ctx, tx, n, language)
 }
 
 // pgvecSchemaVersion is the schema version this code writes.

@@ -262,7 +262,7 @@ func LocalvecKeywordSearch(dbPath string, query string, maxResults int, stopWord
 	if err := json.NewDecoder(f).Decode(&data); err != nil {
 		return nil, fmt.Errorf("keyword search: parse %s: %w", dbPath, err)
 	}
-	if plan.empty() {
+	if plan.blank() {
 		return nil, nil
 	}
 	ids := make([]string, 0, len(data))
@@ -274,7 +274,7 @@ func LocalvecKeywordSearch(dbPath string, query string, maxResults int, stopWord
 	for i, id := range ids {
 		docs[i] = data[id].Doc
 	}
-	return newLocalvecBM25(localvecDefaultAnalyzer, docs).search(context.Background(), plan, docs, maxResults, filter)
+	return newLocalvecBM25(localvecDefaultAnalyzer, docs).search(context.Background(), plan, docs, ids, maxResults, filter)
 }
 
 // keywordPatterns returns the ILIKE patterns (keywordLikePattern) of terms.

@@ -64,9 +64,11 @@ func bm25HeadingTerms(an *TextAnalyzer, heading string, fn func(term string, wei
 	for line := range strings.SplitSeq(heading, "\n") {
 		for elem := range strings.SplitSeq(line, " > ") {
 			ts = ts[:0]
-			an.tokens(elem, func(_, term string) {
+			an.tokenize(elem, func(_, term string, extra bool) {
 				fn(term, bm25HeadingWeight)
-				ts = append(ts, term)
+				if !extra { // pairs of the words as written
+					ts = append(ts, term)
+				}
 			})
 			for i := range ts {
 				for d := 1; d <= bm25PairWindow && i+d < len(ts); d++ {
@@ -235,6 +237,21 @@ func (x *bm25Index) truncate(n int) {
 // live returns the number of rows.
 func (x *bm25Index) live() int { return len(x.rowSlot) }
 
+// docFreq returns the number of live rows holding term.
+func (x *bm25Index) docFreq(term string) int {
+	id, ok := x.terms[term]
+	if !ok {
+		return 0
+	}
+	df := 0
+	for _, q := range x.postings[id] {
+		if x.slotRow[q.slot] >= 0 {
+			df++
+		}
+	}
+	return df
+}
+
 // bm25TermScore returns a term's share of a document's BM25 score: its
 // IDF times tf(k1+1)/(tf + k1(1 - b + b·length/avg)), for a term found tf
 // times in a document of length terms, avg the average length. LocalvecStore
@@ -260,6 +277,14 @@ type bm25Plan struct {
 	phraseTerms [][]string
 	keywords    []string // distinct terms outside the quotes
 	pairs       []string // distinct pair terms of consecutive keywords (they only add to the score)
+	// stops are the distinct terms of the stop-listed words outside the
+	// quotes that are not keywords, in query order; keepStopWords turns
+	// those the index's statistics call content into keywords or optional
+	// terms.
+	stops []string
+	// optional are stop-listed terms kept for their rarity: scored like
+	// the pairs, in no stage.
+	optional []string
 }
 
 // newBM25Plan analyses query: phrases as ExtractQuotedPhrases finds them,
@@ -278,12 +303,18 @@ func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25
 		p.phraseTerms = append(p.phraseTerms, an.Terms(lp))
 	}
 	prev := ""
-	an.tokens(rest, func(word, term string) {
+	an.tokenize(rest, func(word, term string, extra bool) {
 		if stopWords[word] {
+			if !slices.Contains(p.stops, term) {
+				p.stops = append(p.stops, term)
+			}
 			return
 		}
 		if !slices.Contains(p.keywords, term) {
 			p.keywords = append(p.keywords, term)
+		}
+		if extra {
+			return // pairs of the words as written
 		}
 		if prev != "" && prev != term {
 			if pt := bm25Pair(prev, term); !slices.Contains(p.pairs, pt) {
@@ -292,32 +323,79 @@ func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25
 		}
 		prev = term
 	})
+	p.stops = slices.DeleteFunc(p.stops, func(t string) bool { return slices.Contains(p.keywords, t) })
 	return p
 }
 
-// empty reports whether the plan can match nothing.
+// empty reports whether the plan can match nothing, stop-listed words
+// aside (keepStopWords may still find content among them).
 func (p bm25Plan) empty() bool { return len(p.phrases) == 0 && len(p.keywords) == 0 }
 
-// bm25Hit is a candidate row with its stage and score.
+// blank reports whether the query has nothing to search: no phrase, no
+// keyword and no stop-listed word.
+func (p bm25Plan) blank() bool { return p.empty() && len(p.stops) == 0 }
+
+// bm25StopRareRatio is the document frequency, as a share of the chunks,
+// up to which a stop-listed query word counts as content: a word that
+// few chunks hold ("show" in a manual of commands, "cycle" is no stop
+// word anyway) carries meaning in this corpus, one most chunks hold
+// ("the", "is", "how") does not.
+const bm25StopRareRatio = 0.02
+
+// keepStopWords decides, from the index's statistics, which stop-listed
+// words of the query stay: n is the number of chunks and df returns a
+// term's document frequency. When the query has no other keyword and no
+// phrase, its stop-listed words become the keywords (a query is never
+// reduced below its content: "What is it?" searches "what", "is", "it");
+// otherwise those held by at most bm25StopRareRatio
+// of the chunks become optional terms, scored but in no stage. The
+// plan's stop list is emptied, so calling it twice changes nothing.
+// Every store calls it before ranking, with its own statistics.
+func (p *bm25Plan) keepStopWords(n int, df func(term string) int) {
+	stops := p.stops
+	p.stops = nil
+	if len(stops) == 0 || n <= 0 {
+		return
+	}
+	dfs := make([]int, len(stops))
+	for i, t := range stops {
+		dfs[i] = df(t)
+	}
+	p.keywords = slices.Clone(p.keywords) // the plan may be a copy sharing them
+	content := len(p.phrases) > 0 || len(p.keywords) > 0
+	for i, t := range stops {
+		switch {
+		case dfs[i] == 0:
+		case !content:
+			p.keywords = append(p.keywords, t)
+		case float64(dfs[i]) <= bm25StopRareRatio*float64(n):
+			p.optional = append(p.optional, t)
+		}
+	}
+}
+
+// bm25Hit is a candidate row with its stage, score and tie-break key.
 type bm25Hit struct {
 	row   int
 	stage int // 2 per phrase matched, +1 when every keyword is in it
 	score float64
+	key   string // the row's document ID: equal scores rank by it
 }
 
 // search ranks the rows of docs (docs[r] is row r) for the plan in three
 // stages: rows containing more of the quoted phrases first, then rows
 // containing every keyword, then rows containing any; within a stage by
-// BM25 score over all the query's terms (phrase words included), ties in
-// row order. Rows with the same text are returned once; at most
+// BM25 score over all the query's terms (phrase words included), ties by
+// keys[row] (the document's ID, derived from its content: the order does
+// not depend on the order rows were added), then row order. Rows with the same text are returned once; at most
 // maxResults (all when <= 0); filter, when non-nil, must accept a row's
 // metadata.
-func (x *bm25Index) search(ctx context.Context, p bm25Plan, docs []*ai.Document, maxResults int, filter func(map[string]any) bool) ([]*ai.Document, error) {
+func (x *bm25Index) search(ctx context.Context, p bm25Plan, docs []*ai.Document, keys []string, maxResults int, filter func(map[string]any) bool) ([]*ai.Document, error) {
 	keep := 0
 	if maxResults > 0 {
 		keep = 4 * maxResults // room for duplicate texts
 	}
-	hits, err := x.rank(ctx, p, docs, filter, keep)
+	hits, err := x.rank(ctx, p, docs, keys, filter, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +403,7 @@ func (x *bm25Index) search(ctx context.Context, p bm25Plan, docs []*ai.Document,
 		return out, nil
 	}
 	// Too many duplicates among the best: rank everything.
-	if hits, err = x.rank(ctx, p, docs, filter, 0); err != nil {
+	if hits, err = x.rank(ctx, p, docs, keys, filter, 0); err != nil {
 		return nil, err
 	}
 	return bm25Distinct(hits, docs, maxResults), nil
@@ -352,8 +430,12 @@ func bm25Distinct(hits []bm25Hit, docs []*ai.Document, maxResults int) []*ai.Doc
 
 // rank returns the rows matching the plan with their stage and score, in
 // search's order: the best keep of them (all when keep <= 0).
-func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, filter func(map[string]any) bool, keep int) ([]bm25Hit, error) {
-	if p.empty() || x.live() == 0 {
+func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, keys []string, filter func(map[string]any) bool, keep int) ([]bm25Hit, error) {
+	if x.live() == 0 {
+		return nil, nil
+	}
+	p.keepStopWords(x.live(), x.docFreq)
+	if p.empty() {
 		return nil, nil
 	}
 	// Bit i of a slot's mask: it contains scoring term i.
@@ -410,6 +492,9 @@ func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, f
 	for _, t := range p.pairs {
 		termBit(t) // scored, in no stage
 	}
+	for _, t := range p.optional {
+		termBit(t) // scored, in no stage
+	}
 
 	nSlots := len(x.slotLen)
 	n := x.live()
@@ -464,6 +549,9 @@ func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, f
 			continue
 		}
 		h := bm25Hit{row: row, score: score[s]}
+		if row < len(keys) {
+			h.key = keys[row]
+		}
 		var norm string
 		for j, pm := range phraseMask {
 			if mask[s]&pm != pm {
@@ -491,10 +579,10 @@ func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, f
 	return hits, nil
 }
 
-// compareBM25Hits orders hits best first: higher stage, higher score, then
-// lower row.
+// compareBM25Hits orders hits best first: higher stage, higher score,
+// lower key, then lower row.
 func compareBM25Hits(a, b bm25Hit) int {
-	return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), cmp.Compare(a.row, b.row))
+	return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), strings.Compare(a.key, b.key), cmp.Compare(a.row, b.row))
 }
 
 // bm25Best returns the best k of hits (k < len(hits)), in no order, with

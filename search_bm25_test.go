@@ -44,7 +44,7 @@ func TestBM25HandComputed(t *testing.T) {
 		{"banana cherry", []int{1, 2, 0}, []float64{1.088430, 0.689339, 0.470004}, []int{1, 0, 0}},
 		{`"cherry date" banana`, []int{2, 1, 0}, []float64{0.689339 + 0.980829*2.2/2.5, 0.470004 * 2.2 / 1.9 * 2, 0.470004}, []int{2, 1, 1}},
 	} {
-		hits, err := x.rank(t.Context(), newBM25Plan(an, tc.query, nil), docs, nil, 0)
+		hits, err := x.rank(t.Context(), newBM25Plan(an, tc.query, nil), docs, nil, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,8 +79,8 @@ func TestBM25IndexUpdates(t *testing.T) {
 	kept := []*ai.Document{docs[0], docs[2]}
 	fresh := newLocalvecBM25(an, kept)
 	p := newBM25Plan(an, "apple pie", nil)
-	got, _ := x.rank(t.Context(), p, kept, nil, 0)
-	want, _ := fresh.rank(t.Context(), p, kept, nil, 0)
+	got, _ := x.rank(t.Context(), p, kept, nil, nil, 0)
+	want, _ := fresh.rank(t.Context(), p, kept, nil, nil, 0)
 	if !slices.Equal(got, want) {
 		t.Errorf("after delete %v, rebuilt %v", got, want)
 	}
@@ -96,7 +96,7 @@ func TestBM25BreadcrumbBoost(t *testing.T) {
 		ai.DocumentFromText("x"+strings.Repeat(" apple", bm25HeadingWeight), nil),
 		ai.DocumentFromText("y z", nil),
 	}
-	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, "apple", nil), docs, nil, 0)
+	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, "apple", nil), docs, nil, nil, 0)
 	if err != nil || len(hits) != 2 {
 		t.Fatalf("hits %v, %v", hits, err)
 	}
@@ -118,7 +118,7 @@ func TestBM25MergedHeadings(t *testing.T) {
 		ai.DocumentFromText("apple y", map[string]any{MetaBreadcrumb: "fruit > pear"}),
 		ai.DocumentFromText("y z", map[string]any{MetaHeadings: 7}), // not a string: ignored
 	}
-	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, "apple", nil), docs, nil, 0)
+	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, "apple", nil), docs, nil, nil, 0)
 	if err != nil || len(hits) != 3 {
 		t.Fatalf("hits %v, %v", hits, err)
 	}
@@ -151,7 +151,7 @@ func TestBM25HeadingPairs(t *testing.T) {
 	if !slices.Equal(plan.pairs, []string{"properties targets"}) {
 		t.Fatalf("query pairs %q", plan.pairs)
 	}
-	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), plan, docs, nil, 0)
+	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), plan, docs, nil, nil, 0)
 	if err != nil || len(hits) != 2 {
 		t.Fatalf("hits %v, %v", hits, err)
 	}

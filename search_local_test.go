@@ -22,19 +22,8 @@ import (
 // it returns.
 func keywordRefSearch(an *TextAnalyzer, query string, stop map[string]bool, docs []*ai.Document, maxResults int, filter func(map[string]any) bool) []*ai.Document {
 	p := newBM25Plan(an, query, stop)
-	if p.empty() || len(docs) == 0 {
+	if p.blank() || len(docs) == 0 {
 		return nil
-	}
-	var terms []string // scoring order: keywords, then phrase words
-	for _, t := range p.keywords {
-		terms = append(terms, t)
-	}
-	for _, ts := range p.phraseTerms {
-		for _, t := range ts {
-			if !slices.Contains(terms, t) {
-				terms = append(terms, t)
-			}
-		}
 	}
 	tfs := make([]map[string]int, len(docs))
 	df := map[string]int{}
@@ -49,6 +38,39 @@ func keywordRefSearch(an *TextAnalyzer, query string, stop map[string]bool, docs
 			df[t]++
 		}
 	}
+	// Stop-listed words: all of them when nothing else is asked, else
+	// those in at most bm25StopRareRatio of the documents, scored only.
+	var optional []string
+	keywords := slices.Clone(p.keywords)
+	for _, t := range p.stops {
+		switch {
+		case df[t] == 0:
+		case len(p.keywords) == 0 && len(p.phrases) == 0:
+			keywords = append(keywords, t)
+		case float64(df[t]) <= bm25StopRareRatio*float64(len(docs)):
+			optional = append(optional, t)
+		}
+	}
+	p.keywords = keywords
+	if p.empty() {
+		return nil
+	}
+	var terms []string // scoring order: keywords, then phrase words, then optional terms
+	for _, t := range p.keywords {
+		terms = append(terms, t)
+	}
+	for _, ts := range p.phraseTerms {
+		for _, t := range ts {
+			if !slices.Contains(terms, t) {
+				terms = append(terms, t)
+			}
+		}
+	}
+	for _, t := range optional {
+		if !slices.Contains(terms, t) {
+			terms = append(terms, t)
+		}
+	}
 	avg := float64(total) / float64(len(docs))
 	if avg <= 0 {
 		avg = 1
@@ -57,6 +79,7 @@ func keywordRefSearch(an *TextAnalyzer, query string, stop map[string]bool, docs
 		doc   *ai.Document
 		stage int
 		score float64
+		key   string
 	}
 	var hits []hit
 	for i, d := range docs {
@@ -68,6 +91,7 @@ func keywordRefSearch(an *TextAnalyzer, query string, stop map[string]bool, docs
 			n += c
 		}
 		h := hit{doc: d}
+		h.key, _ = localvecDocID(d)
 		for _, t := range terms {
 			if tf := float64(tfs[i][t]); tf > 0 {
 				h.score += bm25IDF(len(docs), df[t]) * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(n)/avg))
@@ -99,7 +123,7 @@ func keywordRefSearch(an *TextAnalyzer, query string, stop map[string]bool, docs
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b hit) int {
-		return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score))
+		return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), strings.Compare(a.key, b.key))
 	})
 	var out []*ai.Document
 	seen := map[string]bool{}
@@ -115,6 +139,18 @@ func keywordRefSearch(an *TextAnalyzer, query string, stop map[string]bool, docs
 		}
 	}
 	return out
+}
+
+// localvecTestKeys returns the document IDs of docs, LocalvecStore's
+// tie-break keys.
+func localvecTestKeys(docs []*ai.Document) []string {
+	keys := make([]string, len(docs))
+	for i, d := range docs {
+		if d != nil {
+			keys[i], _ = localvecDocID(d)
+		}
+	}
+	return keys
 }
 
 // keywordBenchVocabulary returns n pseudo-words of 3-10 letters.
@@ -172,7 +208,11 @@ func keywordBenchQueries(docs []*ai.Document, n int) []string {
 func keywordBenchStore(docs []*ai.Document) *LocalvecStore {
 	add := make([]localvecNewRow, len(docs))
 	for i, d := range docs {
-		add[i] = localvecNewRow{id: fmt.Sprintf("%08d", i), doc: d, vec: []float32{1}}
+		id, err := localvecDocID(d) // the tie-break key, as the store's Index gives it
+		if err != nil {
+			id = fmt.Sprintf("%08d", i)
+		}
+		add[i] = localvecNewRow{id: id, doc: d, vec: []float32{1}}
 	}
 	s := &LocalvecStore{}
 	s.rows.append(add)
@@ -273,7 +313,9 @@ func TestLocalvecKeywordSearchMatchesReference(t *testing.T) {
 			}
 		}
 		s.rows.remove(del)
-		s.rows.append([]localvecNewRow{{id: "new", doc: ai.DocumentFromText(keywordRandText(r, 60), map[string]any{"n": 1000}), vec: []float32{1}}})
+		nd := ai.DocumentFromText(keywordRandText(r, 60), map[string]any{"n": 1000})
+		nid, _ := localvecDocID(nd)
+		s.rows.append([]localvecNewRow{{id: nid, doc: nd, vec: []float32{1}}})
 		if round%2 == 1 && len(del) > len(s.rows.ids) && s.rows.kw.dead != 0 {
 			// below the compaction threshold of 1024 dead slots: force it
 			s.rows.kw.dead = 2000
@@ -298,7 +340,7 @@ func TestLocalvecKeywordSearchMatchesReference(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					direct, err := newLocalvecBM25(an, kept).search(ctx, newBM25Plan(an, q, stop), kept, maxN, f)
+					direct, err := newLocalvecBM25(an, kept).search(ctx, newBM25Plan(an, q, stop), kept, localvecTestKeys(kept), maxN, f)
 					if err != nil {
 						t.Fatal(err)
 					}

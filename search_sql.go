@@ -117,7 +117,10 @@ func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults
 	}
 	plan := newKeywordPlan(query, stopWords)
 	if plan.empty() {
-		return nil, nil
+		// Only stop-listed words: they are the query's content.
+		if plan = newKeywordPlan(query, nil); plan.empty() {
+			return nil, nil
+		}
 	}
 	if s.an != nil && pgvecSameConfig(language, s.language) {
 		return s.keywordSearchTerms(ctx, query, plan, maxResults, stopWords, extraWhere, extraArgs)

@@ -22,6 +22,9 @@ import (
 // having every keyword first, then the others, each by score.
 func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan keywordPlan, maxResults int, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	bp := newBM25Plan(s.an, query, stopWords)
+	if err := s.keepStopWords(ctx, &bp); err != nil {
+		return nil, fmt.Errorf("keyword search sql: %w", err)
+	}
 	sc, err := s.termScoring(ctx, bp)
 	if err != nil {
 		return nil, fmt.Errorf("keyword search sql: %w", err)
@@ -144,6 +147,38 @@ type pgvecScoring struct {
 	keywords []string
 }
 
+// keepStopWords decides which stop-listed words of bp stay
+// (bm25Plan.keepStopWords) from the chunk count and their document
+// frequencies in the posting table's statistics (one query).
+func (s *PgvecStore) keepStopWords(ctx context.Context, bp *bm25Plan) error {
+	if len(bp.stops) == 0 {
+		return nil
+	}
+	cand := append([]string{""}, bp.stops...)
+	cand = append(cand, bp.keywords...)
+	rows, err := s.Pool.Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0)
+		FROM unnest($1::text[]) AS u(t) LEFT JOIN `+pgvecIdent(s.names.kwDF)+` d ON d.term = u.t GROUP BY u.t`, cand)
+	if err != nil {
+		return fmt.Errorf("read stop word frequencies: %w", err)
+	}
+	df := make(map[string]int, len(cand))
+	for rows.Next() {
+		var t string
+		var f int64
+		if err := rows.Scan(&t, &f); err != nil {
+			rows.Close()
+			return fmt.Errorf("read stop word frequencies: %w", err)
+		}
+		df[t] = int(f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read stop word frequencies: %w", err)
+	}
+	bp.keepStopWords(df[""], func(t string) int { return df[t] })
+	return nil
+}
+
 // termScoring reads the chunk count, their summed length and the
 // document frequencies of the plan's terms (one query, summing the
 // frequency deltas).
@@ -162,7 +197,7 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 			}
 		}
 	}
-	for _, t := range bp.pairs { // heading pairs: scored, in no stage
+	for _, t := range slices.Concat(bp.pairs, bp.optional) { // heading pairs and optional terms: scored, in no stage
 		if !slices.Contains(cand, t) {
 			cand = append(cand, t)
 		}

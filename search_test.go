@@ -124,7 +124,7 @@ func TestKeywordPlanSearchRanksStages(t *testing.T) {
 	}
 	search := func(q string, stop map[string]bool, maxN int, filter func(map[string]any) bool) ([]*ai.Document, error) {
 		an, _ := NewTextAnalyzer("german")
-		return newLocalvecBM25(an, docs).search(t.Context(), newBM25Plan(an, q, stop), docs, maxN, filter)
+		return newLocalvecBM25(an, docs).search(t.Context(), newBM25Plan(an, q, stop), docs, nil, maxN, filter)
 	}
 	const q = `„Max Mustermann“ Rechnungen Protokoll von`
 	got, err := search(q, nil, 0, func(m map[string]any) bool { return m["hidden"] == nil })
@@ -196,10 +196,10 @@ func TestLocalvecKeywordSearchFile(t *testing.T) {
 		{`\`, texts[3:4]},
 		{`' OR 1=1 --`, nil},                      // no text holds "or", "1", "=" or "--"
 		{`% _ ' \`, []string{texts[3], texts[0]}}, // the shorter text first
-		{`der die den`, nil},
+		{`der die den`, []string{texts[1], texts[5], texts[2]}}, // only stop words: they are the content
 		{``, nil},
 		{`„Jahresbericht“`, texts[5:6]},
-		{`Jahresberichte`, texts[5:6]}, // stemmed: jahresbericht
+		{`Jahresberichte`, texts[5:6]},                      // stemmed: jahresbericht
 		{`Bericht`, []string{texts[2], texts[3], texts[4]}}, // a word, not a substring of "Jahresbericht"
 	}
 	for _, tt := range tests {
@@ -269,7 +269,7 @@ func FuzzKeywordPlan(f *testing.F) {
 		// finds it whenever the plan is not empty.
 		d := []*ai.Document{ai.DocumentFromText(q, nil)}
 		bp := newBM25Plan(localvecDefaultAnalyzer, q, stop)
-		got, err := newLocalvecBM25(localvecDefaultAnalyzer, d).search(t.Context(), bp, d, 1, nil)
+		got, err := newLocalvecBM25(localvecDefaultAnalyzer, d).search(t.Context(), bp, d, nil, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

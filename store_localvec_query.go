@@ -249,7 +249,7 @@ func (r *localvecRows) keywordSearch(ctx context.Context, query string, maxResul
 	if r.kw == nil {
 		return nil, nil
 	}
-	return r.kw.search(ctx, newBM25Plan(r.kw.an, query, stopWords), r.docs, maxResults, filter)
+	return r.kw.search(ctx, newBM25Plan(r.kw.an, query, stopWords), r.docs, r.ids, maxResults, filter)
 }
 
 // SetKeywordLanguage sets the language of the store's keyword ranking

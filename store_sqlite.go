@@ -26,8 +26,10 @@ const sqliteProvider = "askyourdocs-sqlite"
 // Version 1 indexed the texts as FTS5 trigrams; version 2 indexes their
 // analyzer terms (chunk_terms, sqliteTermsSchema); version 3 adds the
 // breadcrumb's terms to them; version 4 the merged headings' terms
-// (MetaHeadings) and the heading pairs (bm25HeadingTerms). sqliteSchema's meta row says the same number.
-const sqliteSchemaVersion = 4
+// (MetaHeadings) and the heading pairs (bm25HeadingTerms); version 5 whole
+// identifiers and CamelCase parts (text_analyze_ident.go). sqliteSchema's
+// meta row says the same number.
+const sqliteSchemaVersion = 5
 
 // sqliteSchema creates the tables of an SQLiteStore database. chunks holds
 // one row per chunk: its stable ID (see chunkID), its "url" and "source"
@@ -41,7 +43,7 @@ const sqliteSchemaVersion = 4
 // readers notice changes with one cheap query.
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 4), ('language', '` + DefaultTextSearchLanguage + `');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 5), ('language', '` + DefaultTextSearchLanguage + `');
 CREATE TABLE IF NOT EXISTS chunks (
 	rid INTEGER PRIMARY KEY AUTOINCREMENT,
 	id TEXT NOT NULL UNIQUE,

@@ -39,7 +39,8 @@ func sqliteMatchJoin(terms []string, op string) string {
 // all the query's terms and the heading pairs of its consecutive keywords
 // (k1 1.2, b 0.75, the heading field, breadcrumb and merged headings,
 // counted as bm25HeadingTerms counts it: the same score as
-// LocalvecStore's), then in insertion order. A chunk with none of the keywords and none of the phrases is not
+// LocalvecStore's), then by chunk ID (derived from the chunk's source, URL
+// and content, so the order does not depend on the index's history). A chunk with none of the keywords and none of the phrases is not
 // returned. Results are deduplicated by text and capped at maxResults (no
 // cap when maxResults <= 0); filter, when non-nil, keeps only chunks whose
 // metadata it accepts. A query without keywords returns no documents and
@@ -54,7 +55,7 @@ func (s *SQLiteStore) KeywordSearch(ctx context.Context, query string, maxResult
 		return nil, err
 	}
 	plan := newBM25Plan(s.an, query, stopWords)
-	if plan.empty() {
+	if plan.blank() {
 		return nil, nil
 	}
 	var out []*ai.Document
@@ -104,9 +105,27 @@ func sqliteFTSIDF(n, df int) float64 {
 // that IDF out and multiplying bm25IDF in gives the term's share of the
 // score over the same lengths (the breadcrumb counted as in the index).
 func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqliteHit, error) {
-	// The scored terms: keywords, then phrase words, then heading pairs,
-	// each once, at most bm25MaxTerms of those the index has (as the
-	// in-memory index).
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("count chunks: %w", err)
+	}
+	var dfErr error
+	plan.keepStopWords(n, func(t string) int {
+		df, err := sqliteDocFreq(ctx, q, t)
+		if err != nil && dfErr == nil {
+			dfErr = err
+		}
+		return df
+	})
+	if dfErr != nil {
+		return nil, dfErr
+	}
+	if plan.empty() {
+		return nil, nil
+	}
+	// The scored terms: keywords, then phrase words, then heading pairs
+	// and optional terms, each once, at most bm25MaxTerms of those the
+	// index has (as the in-memory index).
 	var terms []string
 	for _, t := range plan.keywords {
 		if !slices.Contains(terms, t) {
@@ -120,7 +139,7 @@ func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqli
 			}
 		}
 	}
-	for _, t := range plan.pairs {
+	for _, t := range slices.Concat(plan.pairs, plan.optional) {
 		if !slices.Contains(terms, t) {
 			terms = append(terms, t)
 		}
@@ -128,10 +147,6 @@ func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqli
 	byRid := make(map[int64]*sqliteHit)
 	var hits []*sqliteHit
 	if len(terms) > 0 {
-		var n int
-		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
-			return nil, fmt.Errorf("count chunks: %w", err)
-		}
 		type posting struct {
 			rid  int64
 			bm25 float64
@@ -220,7 +235,7 @@ func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqli
 		return nil, err
 	}
 	var hasAny map[int64]bool
-	if len(plan.phrases) > 0 {
+	if len(plan.phrases) > 0 || len(plan.optional) > 0 {
 		if hasAny, err = sqliteRowSet(ctx, q, plan.keywords, sqliteMatchAny); err != nil {
 			return nil, err
 		}
@@ -230,7 +245,7 @@ func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqli
 		if hasAll[h.rid] {
 			h.stage++
 		}
-		if h.stage == 0 && len(plan.phrases) > 0 && !hasAny[h.rid] {
+		if h.stage == 0 && hasAny != nil && !hasAny[h.rid] {
 			continue
 		}
 		out = append(out, *h)
@@ -239,6 +254,16 @@ func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqli
 		return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), cmp.Compare(a.rid, b.rid))
 	})
 	return out, nil
+}
+
+// sqliteDocFreq returns the number of chunks whose keyword terms hold
+// term.
+func sqliteDocFreq(ctx context.Context, q sqliteQuerier, term string) (int, error) {
+	var df int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH ?`, sqliteMatchAny([]string{term})).Scan(&df); err != nil {
+		return 0, fmt.Errorf("document frequency: %w", err)
+	}
+	return df, nil
 }
 
 // sqliteRowSet returns the row IDs of chunk_terms matching match(terms)
@@ -263,18 +288,52 @@ func sqliteRowSet(ctx context.Context, q sqliteQuerier, terms []string, match fu
 	return set, rows.Err()
 }
 
+// sqliteOrderTies orders the hits from i that tie with hits[i] (same
+// stage and score) by chunk ID, derived from the chunk's source, URL and
+// content, instead of row ID, which depends on the order chunks were
+// written: the same chunks rank alike whatever the index's history (and
+// as PgvecStore ranks them). It returns the end of the tied run.
+func sqliteOrderTies(ctx context.Context, q sqliteQuerier, hits []sqliteHit, i int) (int, error) {
+	end := i + 1
+	for end < len(hits) && hits[end].stage == hits[i].stage && hits[end].score == hits[i].score {
+		end++
+	}
+	if end-i < 2 {
+		return end, nil
+	}
+	ids := make(map[int64]string, end-i)
+	for _, h := range hits[i:end] {
+		var id string
+		if err := q.QueryRowContext(ctx, `SELECT id FROM chunks WHERE rid = ?`, h.rid).Scan(&id); err != nil {
+			return 0, fmt.Errorf("read chunk id: %w", err)
+		}
+		ids[h.rid] = id
+	}
+	slices.SortStableFunc(hits[i:end], func(a, b sqliteHit) int { return strings.Compare(ids[a.rid], ids[b.rid]) })
+	return end, nil
+}
+
 // sqlitePickHits reads the documents of hits in order, skipping texts
 // already taken and chunks filter refuses, until maxResults (all when
 // <= 0).
 func sqlitePickHits(ctx context.Context, q sqliteQuerier, hits []sqliteHit, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
 	var out []*ai.Document
 	seen := make(map[string]bool)
-	for i, h := range hits {
+	tiedTo := 0 // hits before it are in their final order
+	for i := range hits {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
+		if i >= tiedTo {
+			end, err := sqliteOrderTies(ctx, q, hits, i)
+			if err != nil {
+				return nil, err
+			}
+			tiedTo = end
+		}
+		h := hits[i]
 		var url, src, text string
 		var doc []byte
 		if err := q.QueryRowContext(ctx, `SELECT url, source, text, doc FROM chunks WHERE rid = ?`, h.rid).Scan(&url, &src, &text, &doc); err != nil {

@@ -113,7 +113,7 @@ func keywordSameOrder(t *testing.T, label string, got, want []*ai.Document, rank
 func keywordReferenceRank(t *testing.T, docs []*ai.Document, q string, stop map[string]bool) map[string]bm25Hit {
 	t.Helper()
 	an := localvecDefaultAnalyzer
-	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, q, stop), docs, nil, 0)
+	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), newBM25Plan(an, q, stop), docs, nil, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

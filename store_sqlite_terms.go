@@ -165,7 +165,8 @@ func sqliteWriteTerm(b *strings.Builder, term string) {
 // version 2 one (terms of the text alone) gets the breadcrumb terms too; a
 // version 3 one (breadcrumb terms) gets the merged headings' terms and the
 // heading pairs too (MetaHeadings; chunks indexed before version 4 have no
-// merged headings, re-indexing their sources adds them); and when language is set and differs from the one recorded, chunk_terms
+// merged headings, re-indexing their sources adds them); a version 4 one
+// gets whole identifiers and CamelCase parts (rebuilt); and when language is set and differs from the one recorded, chunk_terms
 // is rebuilt in it. It returns the language in force.
 func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, version int, language string) (string, error) {
 	var recorded string
@@ -188,21 +189,23 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 		rebuild = true
 		slog.Info("sqlite store: migrating keyword index from trigrams to analyzer terms (schema 1 to 2)", "path", path, "language", recorded)
 	}
-	if version < 4 {
+	if version < 5 {
 		// Version 2 indexed the text alone; version 3 adds the breadcrumb
 		// terms (BM25F), version 4 the merged headings' terms and the
-		// heading pairs, so the insert trigger and the index are redone.
+		// heading pairs, version 5 whole identifiers and CamelCase parts
+		// (text_analyze_ident.go), so the insert trigger and the index are
+		// redone.
 		for _, stmt := range []string{
 			`DROP TRIGGER IF EXISTS chunks_terms_ai`,
 			sqliteTermsSchema,
-			`UPDATE meta SET value = 4 WHERE key = 'schema'`,
+			`UPDATE meta SET value = 5 WHERE key = 'schema'`,
 		} {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil {
-				return "", fmt.Errorf("migrate schema %d to 4: %w", version, err)
+				return "", fmt.Errorf("migrate schema %d to 5: %w", version, err)
 			}
 		}
 		if !rebuild {
-			slog.Info("sqlite store: rebuilding keyword index with the heading field (breadcrumb and merged headings)", "path", path, "from", version, "to", 4, "language", recorded)
+			slog.Info("sqlite store: rebuilding keyword index with the heading field and whole identifiers", "path", path, "from", version, "to", 5, "language", recorded)
 		}
 		rebuild = true
 	}

@@ -74,6 +74,9 @@ const textStemCacheMax = 1 << 18
 // characters + - * / % = < > ! & | ^ ~ @ $ \ (as in "-22 // 10" or "->"),
 // except a single - or / joining two words ("e-mail", "and/or"), which
 // separates them. Other punctuation separates tokens and is dropped.
+// Identifiers ("max_log_file_size", "filepath.Join", "--allow-private",
+// "HashMap") give their parts and, as one more term, the whole
+// (text_analyze_ident.go).
 type TextAnalyzer struct {
 	lang  string
 	stem  func(*snowball.Env) bool
@@ -123,15 +126,37 @@ func isTextWordRune(r rune) bool {
 }
 
 // tokens calls fn for every token of text with the lower-cased surface
-// word and its term (the stem, for a stemmed word; else the word).
+// word and its term (the stem, for a stemmed word; else the word), the
+// extra terms of identifiers included (tokenize).
 func (a *TextAnalyzer) tokens(text string, fn func(word, term string)) {
+	a.tokenize(text, func(word, term string, _ bool) { fn(word, term) })
+}
+
+// tokenize calls fn for every token of text with the lower-cased surface
+// word, its term (the stem, for a stemmed word; else the word) and
+// whether it is an extra term of an identifier (a whole identifier after
+// its parts, or a CamelCase word's parts after the word; see
+// text_analyze_ident.go). Term pairs are formed from the other tokens.
+func (a *TextAnalyzer) tokenize(text string, fn func(word, term string, extra bool)) {
 	var env *snowball.Env
 	lower := strings.ToLower(text)
-	prevWord := false // the rune before i ended a word
+	camel := len(lower) == len(text) // byte offsets agree: the case of text is at hand
+	prevWord := false                // the rune before i ended a word
+	identStart, identEnd := 0, 0     // the identifier whose whole term is due at identEnd
 	for i := 0; i < len(lower); {
+		if identEnd > 0 && i >= identEnd {
+			whole := lower[identStart:identEnd]
+			fn(whole, whole, true)
+			identEnd = 0
+		}
 		r, size := utf8.DecodeRuneInString(lower[i:])
 		switch {
 		case isTextWordRune(r):
+			if identEnd == 0 {
+				if s, e, ok := textIdentSpan(lower, i); ok {
+					identStart, identEnd = s, e
+				}
+			}
 			j := i + size
 			letters := unicode.IsLetter(r)
 			for j < len(lower) {
@@ -149,7 +174,7 @@ func (a *TextAnalyzer) tokens(text string, fn func(word, term string)) {
 					suffix = "++"
 				}
 				if after := rest[len(suffix):]; after == "" || !isTextWordRune(firstRune(after)) {
-					fn(word+suffix, word+suffix)
+					fn(word+suffix, word+suffix, false)
 					i, prevWord = j+len(suffix), false
 					continue
 				}
@@ -158,7 +183,17 @@ func (a *TextAnalyzer) tokens(text string, fn func(word, term string)) {
 			if a.stem != nil && letters && j-i > 2 {
 				term, env = a.stemWord(word, env)
 			}
-			fn(word, term)
+			fn(word, term, false)
+			if camel {
+				textCamelParts(text[i:j], func(part string) {
+					pw := strings.ToLower(part)
+					pt := pw
+					if a.stem != nil && len(pw) > 2 && textASCIILetters(pw) {
+						pt, env = a.stemWord(pw, env)
+					}
+					fn(pw, pt, true)
+				})
+			}
 			i, prevWord = j, true
 		case isTextOperator(r):
 			j := i + size
@@ -172,13 +207,27 @@ func (a *TextAnalyzer) tokens(text string, fn func(word, term string)) {
 			sym := lower[i:j]
 			joiner := prevWord && (sym == "-" || sym == "/") && j < len(lower) && isTextWordRune(firstRune(lower[j:]))
 			if !joiner {
-				fn(sym, sym)
+				fn(sym, sym, false)
 			}
 			i, prevWord = j, false
 		default:
 			i, prevWord = i+size, false
 		}
 	}
+	if identEnd > 0 {
+		whole := lower[identStart:identEnd]
+		fn(whole, whole, true)
+	}
+}
+
+// textASCIILetters reports whether s holds ASCII letters only.
+func textASCIILetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // firstRune returns the first rune of s.

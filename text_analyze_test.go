@@ -11,7 +11,7 @@ func TestTextAnalyzerTerms(t *testing.T) {
 		lang, text string
 		want       []string
 	}{
-		{"english", "Running C++ and C# with -22 // 10, e-mail and/or R.", []string{"run", "c++", "and", "c#", "with", "-", "22", "//", "10", "e", "mail", "and", "or", "r"}},
+		{"english", "Running C++ and C# with -22 // 10, e-mail and/or R.", []string{"run", "c++", "and", "c#", "with", "-", "22", "-22", "//", "10", "e", "mail", "e-mail", "and", "or", "r"}},
 		{"english", "connections connected", []string{"connect", "connect"}},
 		{"german", "Die Rechnungen der Häuser", []string{"die", "rechnung", "der", "haus"}},
 		{"simple", "Rechnungen x->y", []string{"rechnungen", "x", "->", "y"}},
@@ -45,4 +45,32 @@ func FuzzTextAnalyzer(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestTextAnalyzerIdentifiers(t *testing.T) {
+	a, err := NewTextAnalyzer("english")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"max_log_file_size", []string{"max", "log", "file", "size", "max_log_file_size"}},
+		{"set http.server.read_timeout.", []string{"set", "http", "server", "read", "timeout", "http.server.read_timeout"}},
+		{"CMAKE_BUILD_TYPE", []string{"cmake", "build", "type", "cmake_build_type"}},
+		{"use --allow-private now", []string{"use", "--", "allow", "privat", "--allow-private", "now"}},
+		{"filepath.Join(a)", []string{"filepath", "join", "filepath.join", "a"}},
+		{"HashMap::new", []string{"hashmap", "hash", "map", "new", "hashmap::new"}},
+		{"HTTPServer", []string{"httpserver", "http", "server"}},
+		{"version 1.4.2-1", []string{"version", "1", "4", "2", "1", "1.4.2-1"}},
+		{"x -O2", []string{"x", "-", "o2", "-o2"}},
+		{"a - b", []string{"a", "-", "b"}},
+		{"e-mail", []string{"e", "mail", "e-mail"}},
+		{"plain words.", []string{"plain", "word"}},
+	} {
+		if got := a.Terms(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("%q = %q, want %q", tc.text, got, tc.want)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-// Command dev-eval builds the retrieval development sets: four manuals from
+// Command dev-eval builds the retrieval development sets: seven manuals from
 // Debian documentation packages, each made by a different documentation
 // generator, with questions derived mechanically from the manuals
 // themselves. Nothing is committed: the manuals come from the packages,
@@ -8,6 +8,9 @@
 //	cmake    Sphinx         cmake-doc     section headings -> their page
 //	gnucash  DocBook XSL    gnucash-docs  section headings -> their page
 //	mkdocs   MkDocs         mkdocs-doc    section headings -> their page
+//	zsh      texinfo + yodl zsh-doc       FAQ questions (headings ending in '?') -> their page
+//	apache   Apache XSLT    apache2-doc   directive names (directive index) -> the module pages
+//	git      AsciiDoc       git-doc       options and configuration variables (definition lists) -> their pages
 //
 // For each set it copies the content pages (not the tables of contents, the
 // indexes, search pages or texinfo's XREF redirect stubs) to
@@ -46,6 +49,9 @@ type set struct {
 	skip                      func(rel string) bool // pages left out of the corpus
 	index                     string                // back-of-book index page; "" = label by headings
 	indexHref                 *regexp.Regexp        // which links of the index page are entries
+	questions                 bool                  // label by headings ending in '?' only
+	identifiers               bool                  // label by the identifiers of definition lists (identifierTerms)
+	maxCases                  int                   // keep every k-th label when there are more (0: all)
 }
 
 func sets() []set {
@@ -65,6 +71,18 @@ func sets() []set {
 			skip: func(rel string) bool { return rel == "index.html" }},
 		{name: "mkdocs", pkg: "mkdocs-doc", generator: "MkDocs", dir: "/usr/share/doc/mkdocs/html",
 			skip: func(rel string) bool { return rel == "404.html" || strings.HasPrefix(rel, "search/") }},
+		{name: "zsh", pkg: "zsh-doc", generator: "texinfo + yodl", dir: "/usr/share/doc/zsh-doc/html", questions: true,
+			skip: func(rel string) bool {
+				return rel == "index.html" || rel == "FAQ.html" || strings.HasSuffix(rel, "-Index.html")
+			}},
+		{name: "apache", pkg: "apache2-doc", generator: "Apache XSLT", dir: "/usr/share/doc/apache2-doc/manual/en",
+			skip: func(rel string) bool {
+				b := path.Base(rel)
+				return b == "index.html" || b == "sitemap.html" || b == "directives.html" || b == "quickreference.html"
+			},
+			index: "mod/directives.html", indexHref: regexp.MustCompile(`^[a-z0-9_]+\.html#`)},
+		{name: "git", pkg: "git-doc", generator: "AsciiDoc", dir: "/usr/share/doc/git-doc", identifiers: true, maxCases: 600,
+			skip: func(rel string) bool { return rel == "index.html" }},
 	}
 }
 
@@ -96,7 +114,7 @@ func main() {
 }
 
 var (
-	numberRE = regexp.MustCompile(`^(Chapter\s+\d+\.?|Appendix\s+[A-Z]\.?|([0-9A-Z]+\.)+[0-9]*\.?)\s*`)
+	numberRE = regexp.MustCompile(`^(Chapter\s+\d+[.:]?|Appendix\s+[A-Z][.:]?|([0-9A-Z]+\.)+[0-9]*[.:]?|[0-9]+:)\s*`)
 	spaceRE  = regexp.MustCompile(`\s+`)
 )
 
@@ -136,16 +154,25 @@ func build(s set, out string) error {
 		if s.index != "" {
 			continue
 		}
-		hs, err := pageHeadings(src)
+		var hs []string
+		var err error
+		if s.identifiers {
+			hs, err = identifierTerms(src)
+		} else {
+			hs, err = pageHeadings(src)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", rel, err)
 		}
 		for _, h := range hs {
+			if s.questions && !strings.HasSuffix(h, "?") {
+				continue
+			}
 			labels = append(labels, label{h, rel})
 		}
 	}
 	if s.index != "" {
-		entries, err := indexEntries(filepath.Join(s.dir, s.index), s.indexHref)
+		entries, err := indexEntries(s.dir, s.index, s.indexHref)
 		if err != nil {
 			return err
 		}
@@ -168,16 +195,37 @@ func build(s set, out string) error {
 	}
 	v, _ := exec.Command("dpkg-query", "-W", "-f", "${Version}", s.pkg).Output()
 	how := "section headings (h1-h4, numbers and permalink marks removed, one-word headings and headings on more than 3 pages left out) -> the page"
-	if s.index != "" {
-		how = "entries of the back-of-book index " + s.index + " -> the pages they link"
+	switch {
+	case s.index != "":
+		how = "entries of the index " + s.index + " -> the pages they link"
+	case s.questions:
+		how = "section headings ending in '?' (numbers removed, headings on more than 3 pages left out) -> the page"
+	case s.identifiers:
+		how = "options (--name) and configuration variables (a.b) defined in definition lists, on at most 3 pages -> those pages"
 	}
 	ds := dataset{Name: s.name, Description: fmt.Sprintf("%s manual (%s) from %s %s: %s; %d corpus pages.",
 		s.name, s.generator, s.pkg, strings.TrimSpace(string(v)), how, len(pages))}
+	var kept []string
 	for _, t := range order {
-		rel := byText[strings.ToLower(t)]
-		if s.index == "" && len(rel) > 3 {
+		if s.index == "" && len(byText[strings.ToLower(t)]) > 3 {
 			continue
 		}
+		kept = append(kept, t)
+	}
+	if s.maxCases > 0 && len(kept) > s.maxCases {
+		// Every k-th label in sorted order: a sample that does not depend
+		// on page order.
+		sort.Strings(kept)
+		k := (len(kept) + s.maxCases - 1) / s.maxCases
+		var sample []string
+		for i := 0; i < len(kept); i += k {
+			sample = append(sample, kept[i])
+		}
+		kept = sample
+		ds.Description += fmt.Sprintf(" One in %d of the sorted labels.", k)
+	}
+	for _, t := range kept {
+		rel := byText[strings.ToLower(t)]
 		ds.Cases = append(ds.Cases, evalCase{ID: fmt.Sprintf("%s-%d", s.name, len(ds.Cases)+1), Question: t, Relevant: rel})
 	}
 	b, err := json.MarshalIndent(ds, "", " ")
@@ -231,13 +279,15 @@ func pageHeadings(p string) ([]string, error) {
 	return out, nil
 }
 
-// indexEntries returns (entry text, target page) for every link of an
-// index page whose href matches re.
-func indexEntries(p string, re *regexp.Regexp) ([][2]string, error) {
-	doc, err := parse(p)
+// indexEntries returns (entry text, target page) for every link of the
+// index page index (relative to dir) whose href matches re; target pages
+// are relative to dir.
+func indexEntries(dir, index string, re *regexp.Regexp) ([][2]string, error) {
+	doc, err := parse(filepath.Join(dir, filepath.FromSlash(index)))
 	if err != nil {
 		return nil, err
 	}
+	base := path.Dir(index)
 	var out [][2]string
 	var walk func(n *html.Node)
 	walk = func(n *html.Node) {
@@ -247,8 +297,47 @@ func indexEntries(p string, re *regexp.Regexp) ([][2]string, error) {
 					page, _, _ := strings.Cut(a.Val, "#")
 					text := strings.TrimSpace(spaceRE.ReplaceAllString(textOf(n), " "))
 					if text != "" && page != "" {
-						out = append(out, [2]string{text, path.Clean(path.Join(path.Dir(filepath.ToSlash(p))+"/", page))[len(path.Dir(filepath.ToSlash(p)))+1:]})
+						out = append(out, [2]string{text, path.Clean(path.Join(base, page))})
 					}
+				}
+			}
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return out, nil
+}
+
+var (
+	// configVarRE is a configuration variable as git's manual writes it
+	// ("core.autocrlf", "http.sslVerify"), without placeholders.
+	configVarRE = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*(\.[a-zA-Z0-9][a-zA-Z0-9-]*)+$`)
+	// optionRE is a long option ("--allow-empty").
+	optionRE = regexp.MustCompile(`^--[a-z0-9][a-z0-9-]{2,}$`)
+)
+
+// identifierTerms returns the options and configuration variables that a
+// page defines: the terms of its definition lists (<dt>), each item of
+// "-q, --quiet" separately, cut before "=" or "[" or a space.
+func identifierTerms(p string) ([]string, error) {
+	doc, err := parse(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Dt {
+			for item := range strings.SplitSeq(textOf(n), ",") {
+				item = strings.TrimSpace(item)
+				if i := strings.IndexAny(item, "=[ \t\n<"); i >= 0 {
+					item = item[:i]
+				}
+				if (optionRE.MatchString(item) || configVarRE.MatchString(item)) && !slices.Contains(out, item) {
+					out = append(out, item)
 				}
 			}
 			return
