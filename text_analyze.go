@@ -145,8 +145,7 @@ func (a *TextAnalyzer) tokenize(text string, fn func(word, term string, extra bo
 	identStart, identEnd := 0, 0     // the identifier whose whole term is due at identEnd
 	for i := 0; i < len(lower); {
 		if identEnd > 0 && i >= identEnd {
-			whole := lower[identStart:identEnd]
-			fn(whole, whole, true)
+			env = a.identTerms(lower[identStart:identEnd], env, fn)
 			identEnd = 0
 		}
 		r, size := utf8.DecodeRuneInString(lower[i:])
@@ -215,8 +214,7 @@ func (a *TextAnalyzer) tokenize(text string, fn func(word, term string, extra bo
 		}
 	}
 	if identEnd > 0 {
-		whole := lower[identStart:identEnd]
-		fn(whole, whole, true)
+		a.identTerms(lower[identStart:identEnd], env, fn)
 	}
 }
 

@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"unicode/utf8"
+
+	snowball "github.com/blevesearch/snowballstem"
 )
 
 // Identifiers: besides its parts, the analyzer emits an identifier whole
@@ -15,6 +17,30 @@ import (
 // query naming an identifier whole thus has one keyword more, which only
 // the chunks holding the identifier whole have: they rank in the stage of
 // chunks having every keyword, above chunks with the parts scattered.
+
+// identTerms calls fn with the extra terms of the identifier whole (lower
+// case, as textIdentSpan delimits it): the whole; and for a one-letter
+// option glued to a name ("-DCMAKE_BUILD_TYPE", "-Wno-unused"), the name
+// and its first word ("cmake_build_type", "cmake"), which a query names
+// without the option letter.
+func (a *TextAnalyzer) identTerms(whole string, env *snowball.Env, fn func(word, term string, extra bool)) *snowball.Env {
+	fn(whole, whole, true)
+	if len(whole) < 4 || whole[0] != '-' || whole[1] == '-' || !isTextWordRune(rune(whole[1])) {
+		return env
+	}
+	name := whole[2:]
+	end := textWordEnd(name, 0)
+	if end == 0 || end == len(name) || end < 2 {
+		return env // no connector after the option letter's word: "-Wall", "-O2"
+	}
+	first, term := name[:end], name[:end]
+	if a.stem != nil && len(first) > 2 && textASCIILetters(first) {
+		term, env = a.stemWord(first, env)
+	}
+	fn(first, term, true)
+	fn(name, name, true)
+	return env
+}
 
 // textIdentMaxBytes bounds the length of a whole identifier term; longer
 // runs (long dotted paths, encoded data) are indexed by their parts only.

@@ -65,6 +65,7 @@ func TestTextAnalyzerIdentifiers(t *testing.T) {
 		{"HTTPServer", []string{"httpserver", "http", "server"}},
 		{"version 1.4.2-1", []string{"version", "1", "4", "2", "1", "1.4.2-1"}},
 		{"x -O2", []string{"x", "-", "o2", "-o2"}},
+		{"-DCMAKE_BUILD_TYPE=Release", []string{"-", "dcmake", "build", "type", "-dcmake_build_type", "cmake", "cmake_build_type", "=", "releas"}},
 		{"a - b", []string{"a", "-", "b"}},
 		{"e-mail", []string{"e", "mail", "e-mail"}},
 		{"plain words.", []string{"plain", "word"}},
