@@ -55,7 +55,9 @@ const (
 //   - when the page has <main> (or role="main") content, only that is kept;
 //     else, when it has <article> content, only that; else everything but
 //     the page-level header, footer and aside. <nav> (role="navigation" or
-//     "search") is dropped everywhere.
+//     "search") is dropped everywhere. Elements whose class names page
+//     furniture (web_html_boiler.go) are dropped inside that content, never
+//     around it: the main content is never cut below what it holds.
 //
 // The character set is detected as described for FetchWebPage's result
 // (byte-order mark; UTF-8 when the input is valid UTF-8 with non-ASCII
@@ -443,6 +445,9 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	}
 	switch {
 	case a == atom.Html || a == atom.Body || a == atom.Main || a == atom.Article:
+	case at.boiler && at.bandOnly && parent&htmlInSectioning != 0:
+		// class="header" or "footer" inside <main>, <article> or <section>
+		// heads that content (Javadoc's title block), as the elements do.
 	case at.boiler || at.idBoiler && !at.section && e.level == 0 && a != atom.Section:
 		b.openBoiler(b.top(), htmlBoilerClass, false)
 	case a == atom.Form:
@@ -475,10 +480,11 @@ func (b *htmlBuilder) finish() []Paragraph {
 		}
 		return z&htmlInBoiler == 0
 	}
-	drop := b.droppedBoilers(keep)
+	region := htmlMainRegion(hasMain, hasArticle)
+	drop := b.droppedBoilers(keep, region)
 	kept := b.paras[:0]
 	for _, p := range b.paras {
-		if !keep(p.zone) || p.boil > 0 && drop[p.boil-1] {
+		if !keep(p.zone) || b.boilerDrops(p.boil, p.zone, region, drop) {
 			continue
 		}
 		if p.text = htmlStripMarks(p.text, p.level > 0); p.text != "" {

@@ -33,6 +33,10 @@ var htmlBoilerTokens = map[string]bool{
 	"related-posts": true, "searchbox": true, "search-box": true, "search-form": true, "searchform": true,
 	"login": true, "login-form": true, "loginform": true, "signin": true, "ad": true, "ads": true,
 	"adsbygoogle": true, "sponsor": true, "sponsored": true, "contents-panel": true,
+	// "Edit this page" links inside the content: MkDocs Material,
+	// Docusaurus, VitePress and others.
+	"md-content__button": true, "theme-edit-this-page": true, "edit-this-page": true, "editthispage": true,
+	"edit-link": true, "page-edit": true,
 }
 
 // htmlBoilerParts are parts of a class/id token (split at '-' and '_')
@@ -134,14 +138,43 @@ const (
 type htmlBoiler struct {
 	parent int32 // index+1 of the enclosing htmlBoiler, 0 for none
 	kind   htmlBoilerKind
-	hint   bool // form: marked as search or login
-	chars  int  // bytes of kept text inside, subelements included
+	hint   bool      // form: marked as search or login
+	chars  int       // bytes of kept text inside, subelements included
+	zone   htmlFlags // the element's zone flags (inside <main>, <article>, ...)
 }
 
 // openBoiler records e (just pushed) as a possible boilerplate element.
 func (b *htmlBuilder) openBoiler(e *htmlOpen, kind htmlBoilerKind, hint bool) {
-	b.boilers = append(b.boilers, htmlBoiler{parent: e.boil, kind: kind, hint: hint})
+	b.boilers = append(b.boilers, htmlBoiler{parent: e.boil, kind: kind, hint: hint, zone: e.flags})
 	e.boil = int32(len(b.boilers))
+}
+
+// htmlMainRegion returns the zone flag of the page's main content: <main>
+// (or role="main") when the page has some, else <article> (or
+// role="article"), else 0. A boilerplate element enclosing the main
+// content never drops it: themes wrap the whole page in classes that name
+// navigation ("wy-grid-for-nav" in the Read the Docs theme), and a page
+// whose main text is short would lose all of it.
+func htmlMainRegion(hasMain, hasArticle bool) htmlFlags {
+	switch {
+	case hasMain:
+		return htmlInMain
+	case hasArticle:
+		return htmlInArticle
+	}
+	return 0
+}
+
+// boilerDrops reports whether the paragraph whose innermost boilerplate
+// element is boil is dropped: some element of that chain is dropped and
+// lies on the paragraph's side of the main region (region 0: any).
+func (b *htmlBuilder) boilerDrops(boil int32, zone, region htmlFlags, drop []bool) bool {
+	for id := boil; id > 0; id = b.boilers[id-1].parent {
+		if drop[id-1] && b.boilers[id-1].zone&region == zone&region {
+			return true
+		}
+	}
+	return false
 }
 
 // markForm records that an input of a search or password type sits in the
@@ -158,8 +191,10 @@ func (b *htmlBuilder) markForm() {
 }
 
 // droppedBoilers returns, for each htmlBoiler, whether its paragraphs are
-// dropped, given the paragraphs the zone rules keep.
-func (b *htmlBuilder) droppedBoilers(keep func(htmlFlags) bool) []bool {
+// dropped, given the paragraphs the zone rules keep and the zone flag of
+// the main region (htmlMainRegion): an element inside the region is not
+// dropped for an enclosing one outside it.
+func (b *htmlBuilder) droppedBoilers(keep func(htmlFlags) bool, region htmlFlags) []bool {
 	if len(b.boilers) == 0 {
 		return nil
 	}
@@ -181,7 +216,7 @@ func (b *htmlBuilder) droppedBoilers(keep func(htmlFlags) bool) []bool {
 		case htmlBoilerForm:
 			drop[i] = bo.hint && bo.chars < htmlFormMaxChars
 		}
-		if bo.parent > 0 && drop[bo.parent-1] {
+		if bo.parent > 0 && drop[bo.parent-1] && b.boilers[bo.parent-1].zone&region == bo.zone&region {
 			drop[i] = true
 		}
 	}

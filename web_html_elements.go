@@ -66,6 +66,7 @@ type htmlTagAttrs struct {
 	rowspan int
 	// From class and id tokens (see htmlClassify).
 	boiler    bool // class names page furniture
+	bandOnly  bool // ... only as "header" or "footer"
 	idBoiler  bool // id names page furniture
 	admon     bool // class names an admonition box
 	permalink bool // class names a heading permalink anchor
@@ -130,8 +131,11 @@ func (b *htmlBuilder) readAttrs(z *html.Tokenizer) htmlTagAttrs {
 				case "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text":
 					at.hidden = true
 				}
-				switch htmlClassify(strings.ToLower(string(c))) {
+				lc := strings.ToLower(string(c))
+				switch htmlClassify(lc) {
 				case htmlClassBoiler:
+					band := lc == "header" || lc == "footer"
+					at.bandOnly = band && (!at.boiler || at.bandOnly)
 					at.boiler = true
 				case htmlClassAdmon:
 					at.admon = true
