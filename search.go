@@ -238,12 +238,14 @@ func keywordNormalize(text string) string {
 // DefaultTextSearchLanguage: lower-cased words with Snowball stemming,
 // single letters ("C"), numbers and operator tokens ("//", "->") kept;
 // words in stopWords (lower-case, before stemming) are left out of the
-// query. Results are deduplicated by text and capped at maxResults (no cap
-// when maxResults <= 0).
+// query unless the corpus makes them content: those few documents hold
+// are scored, and a query of stop words only searches them
+// (docs/retrieval.md). Ties rank by document ID. Results are deduplicated
+// by text and capped at maxResults (no cap when maxResults <= 0).
 //
 // filter, when non-nil, keeps only documents whose metadata it accepts. A
-// query without keywords or phrases (only stop words or punctuation) returns
-// no documents and no error; metacharacters such as % _ ' \ match literally.
+// query without words or phrases (only punctuation) returns no documents
+// and no error; metacharacters such as % _ ' \ match literally.
 //
 // It reads and parses the whole file and builds the inverted index on every
 // call (embeddings are skipped, not decoded); an app holding a

@@ -53,9 +53,11 @@ var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 // store did not write (IDs not of 32 hex digits) have no postings: only
 // the phrase and substring stages find them.
 //
-// Keywords are ExtractKeywords(query, stopWords) outside the quotes. A query
-// of stop words or punctuation only returns no documents and no error; the
-// LIKE metacharacters %, _ and \ and quotes match literally.
+// Keywords are ExtractKeywords(query, stopWords) outside the quotes; the
+// ranking scores the stop-listed words few chunks hold, and a query of
+// stop words only searches them (docs/retrieval.md). A query of
+// punctuation only returns no documents and no error; the LIKE
+// metacharacters %, _ and \ and quotes match literally.
 //
 // language is a text search configuration name ("simple", "english",
 // "german", ...; "" means the store's, see PgvecStore.TextSearchConfig). It

@@ -33,15 +33,16 @@ func sqliteMatchJoin(terms []string, op string) string {
 // analysed in the store's keyword language (KeywordLanguage; stemmed words,
 // one-letter words and symbol tokens kept) into quoted phrases (double or
 // single quotes) and keywords (the other words less stopWords, compared
-// lower-case). Chunks rank in stages: 2 points per quoted phrase found in
+// lower-case; stop-listed words few chunks hold are scored, and a query of
+// stop words only searches them: docs/retrieval.md). Chunks rank in stages: 2 points per quoted phrase found in
 // the chunk (a case-insensitive substring of its text with white space
 // collapsed), 1 more when it has every keyword; within a stage by BM25 over
 // all the query's terms and the heading pairs of its consecutive keywords
 // (k1 1.2, b 0.75, the heading field, breadcrumb and merged headings,
 // counted as bm25HeadingTerms counts it: the same score as
 // LocalvecStore's), then by chunk ID (derived from the chunk's source, URL
-// and content, so the order does not depend on the index's history). A chunk with none of the keywords and none of the phrases is not
-// returned. Results are deduplicated by text and capped at maxResults (no
+// and content: the order does not depend on the index's history). A chunk
+// with none of the keywords and none of the phrases is not returned. Results are deduplicated by text and capped at maxResults (no
 // cap when maxResults <= 0); filter, when non-nil, keeps only chunks whose
 // metadata it accepts. A query without keywords returns no documents and
 // no error.
