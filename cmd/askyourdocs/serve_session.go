@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // sessionKeyFile is the file under --data that holds the secret login
@@ -92,13 +94,14 @@ func fileSessionSecret(path string) ([]byte, error) {
 func pgSessionSecret(ctx context.Context, s *pgStore) ([]byte, error) {
 	secret := make([]byte, 32)
 	rand.Read(secret)
-	if _, err := s.Pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+pgSessionKeyTable+
-		" (name text PRIMARY KEY, secret bytea NOT NULL)"); err != nil {
-		// Two processes creating the table at once: one fails on the
-		// catalog's unique index; the table exists then.
-		if !strings.Contains(err.Error(), "duplicate key") && !strings.Contains(err.Error(), "already exists") {
-			return nil, err
-		}
+	// Under the stores' schema lock: two processes creating the table at
+	// once would otherwise race on CREATE TABLE IF NOT EXISTS.
+	err := s.WithSchemaLock(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+pgSessionKeyTable+" (name text PRIMARY KEY, secret bytea NOT NULL)")
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if _, err := s.Pool.Exec(ctx, "INSERT INTO "+pgSessionKeyTable+" (name, secret) VALUES ('session', $1) ON CONFLICT (name) DO NOTHING", secret); err != nil {
 		return nil, err
