@@ -142,6 +142,40 @@ func TestServeLoginThrottled(t *testing.T) {
 	}
 }
 
+// TestServeLoginThrottledRealClock is the 1,000-guess loop with the real
+// clock: however long the loop takes, no more guesses are checked than the
+// doubling backoff allows in that time (5, then one per elapsed backoff).
+func TestServeLoginThrottledRealClock(t *testing.T) {
+	ts := newTestServe(t, nil, "real clock password", 0)
+	logs := &syncBuffer{}
+	ts.s.limiter.log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	start := time.Now()
+	checked := 0
+	for i := range 1000 {
+		body, _ := json.Marshal(map[string]string{"username": "admin", "password": fmt.Sprintf("guess-%d", i)})
+		if resp, _ := ts.request(t, nil, "POST", "/api/login", "application/json", body, nil); resp.StatusCode == http.StatusUnauthorized {
+			checked++
+		}
+	}
+	elapsed := time.Since(start)
+	// After n backoffs of 1, 2, 4 ... s, 2^n - 1 s have passed.
+	allowed := loginClientFailures
+	for waited := time.Duration(0); ; allowed++ {
+		waited += backoff(allowed - loginClientFailures)
+		if waited > elapsed {
+			break
+		}
+	}
+	t.Logf("1000 guesses in %v: %d checked (%.0f guesses/s sent, %.1f/s checked)", elapsed.Round(time.Millisecond), checked,
+		1000/elapsed.Seconds(), float64(checked)/elapsed.Seconds())
+	if checked > allowed || checked < loginClientFailures {
+		t.Errorf("%d guesses checked in %v, the backoff allows %d", checked, elapsed, allowed)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") {
+		t.Error("nothing logged")
+	}
+}
+
 // TestLoginLimiterBackoffAndAccount checks the doubling backoff of one
 // client and the account's limit against guesses from many addresses.
 func TestLoginLimiterBackoffAndAccount(t *testing.T) {
