@@ -127,6 +127,10 @@ type SearchHit struct {
 	// why in one line.
 	Confidence      int
 	ConfidenceBasis string
+	// Level is the hit's confidence level: CalibratedConfidence of the
+	// evidence score, or for a reranked hit the spec's thresholds on the
+	// rerank score (ConfidenceLabel's).
+	Level ConfidenceLevel
 }
 
 // searchTracer returns the tracer Genkit traces with, so Search's spans
@@ -261,9 +265,11 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		h.Contents = looksLikeContents(h.Text)
 		if h.Rerank >= 0 {
 			h.Confidence, h.ConfidenceBasis = h.Rerank, "rerank"
+			h.Level = rerankLevel(h.Rerank)
 			continue
 		}
 		h.Confidence, h.ConfidenceBasis = cc.evidenceConfidence(ctx, h.Passage, h.VectorRank, h.TextRank)
+		h.Level = CalibratedConfidence(h.Confidence, h.VectorRank, h.TextRank, len(cc.keywords))
 	}
 	return hits, nil
 }

@@ -84,9 +84,10 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 		c.passage = parents[i]
 		out.Citations = append(out.Citations, c)
 	}
-	// Search's confidence: the rerank score, else the evidence score.
+	// Search's confidence: the rerank score, else the evidence score,
+	// labelled by Search's calibrated level.
 	out.Score, out.ConfidenceBasis = used[0].confidence, used[0].confidenceBasis
-	out.Confidence = askyourdocs.ConfidenceLabelWith(out.Score, askyourdocs.WithLanguage("en"))
+	out.Confidence = used[0].level.Label(askyourdocs.WithLanguage("en"))
 	out.MissingTerms = b.missingTerms(ctx, question, parents)
 	if out.MissingTerms == nil {
 		out.MissingTerms = []string{}

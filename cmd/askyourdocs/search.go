@@ -74,6 +74,8 @@ type hit struct {
 	// confidence (0-10) and its basis, as Search computed them.
 	confidence      int
 	confidenceBasis string
+	// level is Search's calibrated confidence level.
+	level askyourdocs.ConfidenceLevel
 	// contents: the chunk looks like a table of contents or an index.
 	contents bool
 	// excerpt is the chunk's best sentences for the question.
@@ -134,7 +136,7 @@ func (b *backend) retrieve(ctx context.Context, question string, o retrieveOptio
 	out := &retrieval{hydeText: rep.HyDEPassage, reranked: rep.Reranked, fusion: rep.Fusion, hits: make([]hit, len(found))}
 	for i, h := range found {
 		out.hits[i] = hit{doc: h.Doc, text: h.Text, score: h.Score, vectorRank: h.VectorRank, keywordRank: h.TextRank,
-			rerank: h.Rerank, confidence: h.Confidence, confidenceBasis: h.ConfidenceBasis, contents: h.Contents, excerpt: h.Excerpt}
+			rerank: h.Rerank, confidence: h.Confidence, confidenceBasis: h.ConfidenceBasis, level: h.Level, contents: h.Contents, excerpt: h.Excerpt}
 	}
 	return out, nil
 }
