@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
 // webuiFixtures is the folder of the web UI's own fixture documents.
@@ -80,5 +82,38 @@ func TestNoMatchAnswer(t *testing.T) {
 	// One unknown word among known ones is not a no-match.
 	if out := ts.askJSON(t, askInput{Question: "How large is an environment with the web toolkit?"}); out.NoMatch {
 		t.Errorf("partly matching question is a no-match: %q", out.Answer)
+	}
+}
+
+// TestFollowUpKeepsTopic: a three-turn conversation without an LLM; turn
+// 3 still searches for the virtual environment and finds the activation
+// and removal sections.
+func TestFollowUpKeepsTopic(t *testing.T) {
+	ts := newTestServe(t, nil, "", 0)
+	ts.indexFixtures(t)
+	var history []askyourdocs.QATurn
+	for _, q := range []string{"How do I create a virtual environment?", "and how do I activate it?",
+		"and how do I activate it on Windows? what about deleting it?"} {
+		out := ts.askJSON(t, askInput{Question: q, History: history})
+		history = append(history, askyourdocs.QATurn{Question: q, Answer: out.Answer})
+		if len(history) == 3 {
+			if !strings.Contains(out.Standalone, "virtual environment") {
+				t.Errorf("turn 3 searched %q", out.Standalone)
+			}
+			if !strings.Contains(out.Answer, `harbor-env\Scripts\activate.bat`) || !strings.Contains(out.Answer, "tern env remove") {
+				t.Errorf("turn 3 answer:\n%s", out.Answer)
+			}
+		}
+	}
+}
+
+// TestBestExcerptDistinct: a quote an earlier citation already shows is
+// replaced by the passage's next best sentence.
+func TestBestExcerptDistinct(t *testing.T) {
+	p := "Wetsuits cost 15 euros per day. Spray skirts are included. Gloves are free."
+	first := bestExcerpt(p, "wetsuits cost 15 euros", "", true, nil)
+	second := bestExcerpt(p, "wetsuits cost 15 euros", "", true, []string{first})
+	if first != "Wetsuits cost 15 euros per day." || second == first || second == "" {
+		t.Errorf("excerpts %q then %q", first, second)
 	}
 }
