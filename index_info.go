@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
@@ -56,6 +57,23 @@ var (
 	_ IndexRecorder = (*PgvecStore)(nil)
 )
 
+// indexInfoCache holds a store's record once read: records are made once
+// (RecordIndexInfo never replaces one), so a found record stays valid.
+type indexInfoCache struct{ p atomic.Pointer[IndexInfo] }
+
+// get returns the cached record, or reads it with read and caches it when
+// found.
+func (c *indexInfoCache) get(read func() (IndexInfo, bool, error)) (IndexInfo, bool, error) {
+	if p := c.p.Load(); p != nil {
+		return *p, true, nil
+	}
+	info, found, err := read()
+	if err == nil && found {
+		c.p.Store(&info)
+	}
+	return info, found, err
+}
+
 // decodeIndexInfo parses a stored record.
 func decodeIndexInfo(raw []byte) (IndexInfo, error) {
 	var info IndexInfo
@@ -76,7 +94,7 @@ func (s *SQLiteStore) IndexInfo(ctx context.Context) (IndexInfo, bool, error) {
 	if err := s.checkOpen("index info"); err != nil {
 		return IndexInfo{}, false, err
 	}
-	info, found, err := sqliteReadIndexInfo(ctx, s.db)
+	info, found, err := s.info.get(func() (IndexInfo, bool, error) { return sqliteReadIndexInfo(ctx, s.db) })
 	if err != nil {
 		return info, false, fmt.Errorf("sqlite index info: %w", err)
 	}
@@ -140,18 +158,20 @@ func (s *LocalvecStore) IndexInfo(context.Context) (IndexInfo, bool, error) {
 	if err := s.checkOpen(); err != nil {
 		return IndexInfo{}, false, fmt.Errorf("localvec index info: %w", err)
 	}
-	raw, err := os.ReadFile(s.infoPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return IndexInfo{}, false, nil
-	}
-	if err != nil {
-		return IndexInfo{}, false, fmt.Errorf("localvec index info: %w", err)
-	}
-	info, err := decodeIndexInfo(raw)
-	if err != nil {
-		return info, false, fmt.Errorf("localvec index info %s: %w", s.infoPath(), err)
-	}
-	return info, true, nil
+	return s.info.get(func() (IndexInfo, bool, error) {
+		raw, err := os.ReadFile(s.infoPath())
+		if errors.Is(err, fs.ErrNotExist) {
+			return IndexInfo{}, false, nil
+		}
+		if err != nil {
+			return IndexInfo{}, false, fmt.Errorf("localvec index info: %w", err)
+		}
+		info, err := decodeIndexInfo(raw)
+		if err != nil {
+			return info, false, fmt.Errorf("localvec index info %s: %w", s.infoPath(), err)
+		}
+		return info, true, nil
+	})
 }
 
 // RecordIndexInfo implements IndexRecorder under the store's file lock
@@ -214,7 +234,7 @@ func (s *PgvecStore) IndexInfo(ctx context.Context) (IndexInfo, bool, error) {
 	if err := s.checkOpen("index info"); err != nil {
 		return IndexInfo{}, false, err
 	}
-	info, found, err := pgvecReadIndexInfo(ctx, s.Pool, s.name)
+	info, found, err := s.info.get(func() (IndexInfo, bool, error) { return pgvecReadIndexInfo(ctx, s.Pool, s.name) })
 	if err != nil {
 		return info, false, fmt.Errorf("pgvector index info: %w", err)
 	}

@@ -57,6 +57,8 @@ type PgvecStore struct {
 	embName   string
 	migration PgvecMigration
 	closed    atomic.Bool
+	// info caches the IndexInfo record once read.
+	info indexInfoCache
 
 	writeMethod   PgvecWriteMethod
 	noCopy        atomic.Bool // the server refused COPY (PgvecWriteAuto)

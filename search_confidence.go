@@ -35,6 +35,10 @@ type confidenceChecker struct {
 	question string
 	keywords []string
 	absent   map[string]bool // keyword -> found nowhere (checked ones only)
+	// cands are the texts of the search's candidates, lowered lazily
+	// into seen: a keyword in one of them is in the index, no query
+	// needed.
+	cands, seen []string
 }
 
 // evidenceConfidence is the confidence (0-10) that passage answers the
@@ -88,6 +92,19 @@ func (c *confidenceChecker) evidenceConfidence(ctx context.Context, passage stri
 func (c *confidenceChecker) nowhere(ctx context.Context, k string) bool {
 	if v, ok := c.absent[k]; ok {
 		return v
+	}
+	if c.seen == nil {
+		c.seen = make([]string, len(c.cands))
+		for i, t := range c.cands {
+			c.seen[i] = strings.ToLower(t)
+		}
+	}
+	p := confidencePrefix(k)
+	for _, t := range c.seen {
+		if strings.Contains(t, p) {
+			c.absent[k] = false
+			return false
+		}
 	}
 	docs, err := c.s.SearchText(ctx, k, 1, nil)
 	c.absent[k] = err == nil && len(docs) == 0

@@ -259,6 +259,9 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		chars = defaultExcerptChars
 	}
 	cc := &confidenceChecker{s: s, question: question, keywords: ExtractKeywords(question, searchStopWords), absent: map[string]bool{}}
+	for _, f := range fused {
+		cc.cands = append(cc.cands, f.Text)
+	}
 	for i := range hits {
 		h := &hits[i]
 		h.Excerpt = ExcerptWithHeading(h.Text, question, chars)

@@ -84,6 +84,9 @@ type LocalvecStore struct {
 	lockF    *os.File
 	fileInfo fs.FileInfo
 
+	// info caches the IndexInfo record once read.
+	info indexInfoCache
+
 	// mu guards the fields below: readers (queries, listings) hold it
 	// shared, writers exclusively and only while applying a change.
 	mu     sync.RWMutex

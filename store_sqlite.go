@@ -125,6 +125,9 @@ type SQLiteStore struct {
 	// the vector cache file up to date.
 	wrote atomic.Bool
 
+	// info caches the IndexInfo record once read.
+	info indexInfoCache
+
 	// mu guards mat; refreshes take it exclusively.
 	mu  sync.RWMutex
 	mat sqliteMatrix
