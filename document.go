@@ -156,6 +156,33 @@ func SupportedDocumentExt(ext string) bool {
 // ErrDocumentTooLarge; unreadable .pptx, .xlsx, OpenDocument and EPUB files
 // one wrapping ErrInvalidDocument. Empty paragraphs are left out.
 func ExtractParagraphs(path string) ([]Paragraph, error) {
+	paras, err := extractParagraphs(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(paras) > maxDocumentParagraphs {
+		return nil, fmt.Errorf("extract paragraphs from %s: %w: more than %d paragraphs", path, ErrDocumentTooLarge, maxDocumentParagraphs)
+	}
+	text := 0
+	for _, p := range paras {
+		if text += len(p.Text); text > maxDocumentTextBytes {
+			return nil, fmt.Errorf("extract paragraphs from %s: %w: more than %d bytes of text", path, ErrDocumentTooLarge, maxDocumentTextBytes)
+		}
+	}
+	return paras, nil
+}
+
+// Limits on what one document may give: paragraphs, and bytes of text
+// (as much as a text file may hold). The .docx reader stops reading at
+// them; the others, bounded by their input bytes and cells, are checked
+// after reading.
+const (
+	maxDocumentParagraphs = 500_000
+	maxDocumentTextBytes  = maxTextFileBytes
+)
+
+// extractParagraphs is ExtractParagraphs without the paragraph limit.
+func extractParagraphs(path string) ([]Paragraph, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	switch ext {
 	case ".pdf":

@@ -22,6 +22,7 @@ type docxLimits struct {
 	maxPart     int64  // bytes inflated from one XML part
 	maxTotal    int64  // bytes inflated from all parts
 	maxDepth    int    // nesting of tables and text boxes
+	maxBlocks   int    // paragraphs and table rows, all parts together
 }
 
 // zip returns the archive part of the limits.
@@ -35,6 +36,7 @@ var docxDefaultLimits = docxLimits{
 	maxPart:     128 << 20,
 	maxTotal:    256 << 20,
 	maxDepth:    32,
+	maxBlocks:   maxDocumentParagraphs,
 }
 
 // extractDocx returns the paragraphs of the .docx file at path.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/xml"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -26,6 +27,8 @@ type docxParser struct {
 	nums   *docxNumbering
 	lim    docxLimits
 	depth  int  // nesting of tables and text boxes
+	blocks int  // paragraphs read so far, against lim.maxBlocks
+	text   int  // bytes of their text, against maxDocumentTextBytes
 	inNote bool // reading footnotes.xml/endnotes.xml
 
 	notes, endnotes     map[string]string // note ID -> text
@@ -126,6 +129,12 @@ func (p *docxParser) parseBlocks(cellSpan *int) ([]docxBlock, error) {
 				b, err := p.parseParagraph()
 				if err != nil {
 					return nil, err
+				}
+				if p.blocks++; p.lim.maxBlocks > 0 && p.blocks > p.lim.maxBlocks {
+					return nil, fmt.Errorf("%w: more than %d paragraphs", ErrDocxTooLarge, p.lim.maxBlocks)
+				}
+				if p.text += len(b.text); p.text > maxDocumentTextBytes {
+					return nil, fmt.Errorf("%w: more than %d bytes of text", ErrDocxTooLarge, maxDocumentTextBytes)
 				}
 				out = append(out, b)
 			case docxW(t.Name, "tbl"):

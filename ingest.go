@@ -208,8 +208,9 @@ func (r *scopeRecorder) count(ctx context.Context, sc replaceScope) (int, error)
 // (the documents src.Documents returned that have text; LocalvecStore keeps
 // identical documents once); deleted is the number of old chunks removed
 // (for the plain path, what DeleteStale returned). A source that yields no
-// document with text gives an error wrapping ErrNoDocuments and changes
-// nothing. sendChunk, when non-nil, receives short human-readable progress
+// document with text gives an error wrapping ErrNoDocuments, one giving
+// more chunks than its limit (DefaultMaxChunks, or the source's
+// ChunkLimiter) one wrapping ErrTooManyChunks; both change nothing. sendChunk, when non-nil, receives short human-readable progress
 // messages.
 func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunkSize, chunkOverlap int, sendChunk func(string)) (indexed, deleted int, err error) {
 	if store == nil || src == nil {
@@ -225,7 +226,16 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 	if err != nil {
 		return 0, 0, fmt.Errorf("index source %q: fetch: %w", name, err)
 	}
+	limit := sourceChunkLimit(src)
+	if n := minChunks(paras, chunkSize); limit >= 0 && n > limit {
+		return 0, 0, fmt.Errorf("index source %q: %w", name, tooManyChunksError(n, limit, chunkSize, true))
+	}
 	chunks := BuildChunks(paras, chunkSize, chunkOverlap)
+	if limit >= 0 && len(chunks) > limit {
+		return 0, 0, fmt.Errorf("index source %q: %w", name, tooManyChunksError(len(chunks), limit, chunkSize, false))
+	}
+	nParas := len(paras)
+	paras = nil // the chunks hold what is needed; let the paragraphs go
 	all := src.Documents(chunks)
 	docs := make([]*ai.Document, 0, len(all))
 	for _, d := range all {
@@ -234,9 +244,9 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 		}
 	}
 	if skipped := len(all) - len(docs); skipped > 0 {
-		say("%s: %d paragraphs, %d chunks, %d documents (%d without text skipped)", name, len(paras), len(chunks), len(docs), skipped)
+		say("%s: %d paragraphs, %d chunks, %d documents (%d without text skipped)", name, nParas, len(chunks), len(docs), skipped)
 	} else {
-		say("%s: %d paragraphs, %d chunks, %d documents", name, len(paras), len(chunks), len(docs))
+		say("%s: %d paragraphs, %d chunks, %d documents", name, nParas, len(chunks), len(docs))
 	}
 	if len(docs) == 0 {
 		return 0, 0, fmt.Errorf("index source %q: %w", name, ErrNoDocuments)

@@ -40,7 +40,13 @@ type FileSource struct {
 	// OCR, when set, reads scanned PDF pages and image files (see
 	// ExtractOptions.OCR); nil reads as ExtractParagraphs does.
 	OCR *OCR
+	// ChunkLimit is the most chunks IndexSource takes from the file (see
+	// ChunkLimiter): 0 means DefaultMaxChunks, negative no limit.
+	ChunkLimit int
 }
+
+// MaxChunks returns ChunkLimit, so FileSource is a ChunkLimiter.
+func (s *FileSource) MaxChunks() int { return s.ChunkLimit }
 
 // NewFileSource returns the IngestSource of the file at path (made
 // absolute). It fails when the path does not name a regular file or its

@@ -37,7 +37,13 @@ type docSource struct {
 	paras  []askyourdocs.Paragraph
 	// fetch, when set, produces the paragraphs (files, single pages).
 	fetch func(ctx context.Context) ([]askyourdocs.Paragraph, error)
+	// maxChunks is the chunk limit IndexSource applies (MaxChunks).
+	maxChunks int
 }
+
+// MaxChunks returns the source's chunk limit for IndexSource (a
+// ChunkLimiter): 0 is askyourdocs.DefaultMaxChunks, -1 no limit.
+func (s *docSource) MaxChunks() int { return s.maxChunks }
 
 func (s *docSource) Name() string { return s.url }
 
@@ -192,6 +198,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	delay := fset.Int("delay", 250, "with --crawl: milliseconds between two requests to the host")
 	chunkSize := fset.Int("chunk-size", defaultChunkSize, "maximum chunk size in characters")
 	overlap := fset.Int("chunk-overlap", defaultChunkOverlap, "characters carried over between chunks")
+	maxChunks := fset.Int("max-chunks", askyourdocs.DefaultMaxChunks, "refuse a document that gives more chunks than this (0: no limit)")
 	var excludes stringList
 	fset.Var(&excludes, "exclude", "leave out files and folders matching this gitignore pattern, relative to the folder (repeatable)")
 	pos, err := a.parse(fset, cf, args)
@@ -203,6 +210,12 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	}
 	if *chunkSize < 100 || *overlap < 0 || *overlap >= *chunkSize {
 		return usageError("index", "--chunk-size must be >= 100 and --chunk-overlap between 0 and the chunk size")
+	}
+	if *maxChunks < 0 {
+		return usageError("index", "--max-chunks must be >= 0 (0: no limit)")
+	}
+	if *maxChunks == 0 {
+		*maxChunks = -1 // no limit, in ChunkLimiter's terms
 	}
 	askyourdocs.SetAllowPrivateTargets(cf.allowPrivate)
 
@@ -259,7 +272,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	if len(seeds) > 0 && len(jobs) == 0 {
 		prog.unit, prog.units = "page", "pages"
 	}
-	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap, lastFlush: time.Now(), oldChunks: oldChunks}
+	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap, maxChunks: *maxChunks, lastFlush: time.Now(), oldChunks: oldChunks}
 
 	// One bulk run: the local store writes its file once at the end (and
 	// every flushInterval, bounding what a crash could lose) instead of once
@@ -326,7 +339,10 @@ type indexer struct {
 	rep                *indexReport
 	prog               *progress
 	chunkSize, overlap int
-	lastFlush          time.Time
+	// maxChunks is the chunk limit per document, as ChunkLimiter reads
+	// it: 0 (serve) askyourdocs.DefaultMaxChunks, -1 none (--max-chunks 0).
+	maxChunks int
+	lastFlush time.Time
 	// oldChunks is the number of chunks of each url before the run.
 	oldChunks map[string]int
 }
@@ -339,6 +355,7 @@ const flushInterval = 30 * time.Second
 // source as interrupted (IndexSource has rolled it back).
 func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource) (int, error) {
 	ix.prog.begin(display)
+	src.maxChunks = ix.maxChunks
 	if time.Since(ix.lastFlush) > flushInterval {
 		// A failed intermediate save is a reported failure (exit 1), and
 		// the source is still indexed: the final save writes it.
@@ -525,6 +542,7 @@ func explainIndexError(err error) string {
 		{askyourdocs.ErrPDFEncrypted, "encrypted PDF", ""},
 		{askyourdocs.ErrPDFNoText, "PDF without a text layer, e.g. a scan", ocrHint()},
 		{askyourdocs.ErrOCRFailed, "OCR failed", ""},
+		{askyourdocs.ErrTooManyChunks, "too many chunks", "split the document or raise --max-chunks"},
 		{askyourdocs.ErrPDFMalformed, "unreadable PDF", ""},
 		{askyourdocs.ErrInvalidDocx, "unreadable .docx", ""},
 		{askyourdocs.ErrNoDocuments, "no text found", ""},
