@@ -177,7 +177,7 @@ func ExtractParagraphs(path string) ([]Paragraph, error) {
 // them; the others, bounded by their input bytes and cells, are checked
 // after reading.
 const (
-	maxDocumentParagraphs = 500_000
+	maxDocumentParagraphs = 250_000
 	maxDocumentTextBytes  = maxTextFileBytes
 )
 
@@ -224,10 +224,16 @@ func readTextFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxTextFileBytes+1))
-	if err != nil {
+	// Read into one buffer of the file's size: io.ReadAll's doubling would
+	// leave about as much garbage again as the file is large.
+	var buf bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= maxTextFileBytes {
+		buf.Grow(int(st.Size()) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxTextFileBytes+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if len(data) > maxTextFileBytes {
 		return nil, fmt.Errorf("%w: more than %d bytes of text", ErrDocumentTooLarge, maxTextFileBytes)
 	}
