@@ -145,7 +145,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /feedback", s.csrf(s.handleFeedbackForm))
 	mux.HandleFunc("GET /api/sources", s.filesAccess(s.handleSourcesAPI))
 	mux.HandleFunc("GET /files", s.filesAccess(s.handleFile))
-	mux.HandleFunc("GET /view", s.filesAccess(s.handleView))
+	mux.HandleFunc("GET /view", s.handleView) // files: filesAccess inside
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)

@@ -61,11 +61,11 @@ type askOutput struct {
 // serveCitation is one numbered citation of an answer.
 type serveCitation struct {
 	N int `json:"n"`
-	// URL opens the source: the page's URL, or the passage view of a
-	// file (/view?url=FILE&chunk=ID#passage).
+	// URL opens the passage view of the cited chunk
+	// (/view?url=FILE|PAGE&chunk=ID#passage).
 	URL string `json:"url"`
-	// File is a file's download route (#page=N for a PDF page); "" for a
-	// web page.
+	// File opens the original: a file's download route (#page=N for a
+	// PDF page), or the web page's URL.
 	File  string `json:"file,omitempty"`
 	Title string `json:"title"`
 	// Source is the indexed file path or page URL.
@@ -153,7 +153,11 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 		sc.Excerpt = bestExcerpt(c.passage, res.Answer, standalone, res.Mode == answerLLM, excerpts)
 		excerpts = append(excerpts, sc.Excerpt)
 		out.Citations = append(out.Citations, sc)
-		out.Sources = append(out.Sources, sourceRef{URL: sc.URL, Text: c.passage})
+		ref := sourceRef{URL: sc.URL, Text: c.passage}
+		if isURL(c.URL) {
+			ref.URL = c.URL // the page itself, which an answer may link
+		}
+		out.Sources = append(out.Sources, ref)
 	}
 	sanitizeAskOutput(out)
 	entry := feedbackEntry{ID: out.ID, Time: time.Now().UTC(), Question: q, Standalone: out.Standalone,
@@ -179,7 +183,9 @@ func citationForWeb(c citation, labels map[string]string) serveCitation {
 		sc.Page, _ = strconv.Atoi(p)
 	}
 	if isURL(c.URL) {
-		sc.URL = c.URL
+		// The passage view, with the page itself as the original.
+		sc.URL = viewLink(c.URL, c.chunk)
+		sc.File = c.URL
 		sc.Title = c.URL
 	} else {
 		sc.URL = viewLink(c.URL, c.chunk)

@@ -696,8 +696,14 @@ func TestServeWebPagesAndCrawl(t *testing.T) {
 		t.Fatalf("crawl job %+v", j)
 	}
 	a := ts.askJSON(t, askInput{Question: "When is the boathouse open between May and September?"})
-	if !strings.Contains(a.Answer, "9:00 to 18:00") || a.Citations[0].URL != site.URL+"/site/hours.html" {
+	if !strings.Contains(a.Answer, "9:00 to 18:00") || a.Citations[0].File != site.URL+"/site/hours.html" || a.Sources[0].URL != site.URL+"/site/hours.html" {
 		t.Errorf("answer %q cites %+v", a.Answer, a.Citations[0])
+	}
+	// The page's passage view comes from the index: the chunk marked.
+	resp, view := ts.request(t, nil, "GET", strings.TrimSuffix(a.Citations[0].URL, "#passage"), "", nil, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(view, "<mark>") || !strings.Contains(view, "9:00 to 18:00") ||
+		!strings.Contains(view, `href="`+site.URL+`/site/hours.html"`) {
+		t.Errorf("page view: %s\n%s", resp.Status, view)
 	}
 	// A page that cannot be fetched is refused before a job starts.
 	resp, out := ts.request(t, nil, "POST", "/index/url", "application/json", []byte(`{"url":"`+site.URL+`/missing"}`), nil)

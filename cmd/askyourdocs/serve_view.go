@@ -67,14 +67,22 @@ type viewPage struct {
 	Found bool
 }
 
-// handleView is GET /view?url=FILE&chunk=ID.
+// handleView is GET /view?url=FILE|PAGE&chunk=ID. A file's view needs
+// what /files needs (filesAccess); a web page's shows only text the index
+// holds for it, like its answers, and is open to everyone.
 func (s *server) handleView(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Query().Get("url")
-	if isURL(p) {
-		// A web page is its own best view.
-		http.Redirect(w, r, p, http.StatusSeeOther)
+	if isURL(r.URL.Query().Get("url")) {
+		s.handlePageView(w, r)
 		return
 	}
+	s.filesAccess(s.handleFileView)(w, r)
+}
+
+// handleFileView is the view of a file: read again and cut into chunks,
+// or, when the file no longer has the chunk (it changed, or was indexed
+// with other chunk sizes), the chunk's window as the index stored it.
+func (s *server) handleFileView(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Query().Get("url")
 	labels, err := s.sourceLabels(r.Context())
 	if err != nil {
 		jsonOrPageError(w, r, http.StatusInternalServerError, "the sources could not be listed")
@@ -85,15 +93,104 @@ func (s *server) handleView(w http.ResponseWriter, r *http.Request) {
 		jsonOrPageError(w, r, http.StatusNotFound, "no indexed file "+p)
 		return
 	}
+	ref := r.URL.Query().Get("chunk")
+	var page viewPage
 	paras, err := (&askyourdocs.FileSource{Path: p}).Fetch(r.Context())
-	if err != nil {
-		jsonOrPageError(w, r, http.StatusNotFound, "the file can no longer be read: "+err.Error())
-		return
+	if err == nil {
+		page = buildViewPage(paras, ref)
 	}
-	page := buildViewPage(paras, r.URL.Query().Get("chunk"))
+	if !page.Found {
+		if stored, ok := s.storedViewPage(r.Context(), p, ref); ok {
+			page = stored
+		} else if err != nil {
+			jsonOrPageError(w, r, http.StatusNotFound, "the file can no longer be read: "+err.Error())
+			return
+		}
+	}
 	page.Label = label
 	page.Original = fileLink(p, page.Page)
 	s.render(w, r, http.StatusOK, "view.html", page)
+}
+
+// handlePageView is the view of a web page's chunk, from the index.
+func (s *server) handlePageView(w http.ResponseWriter, r *http.Request) {
+	u := r.URL.Query().Get("url")
+	page, ok := s.storedViewPage(r.Context(), u, r.URL.Query().Get("chunk"))
+	if !ok {
+		jsonOrPageError(w, r, http.StatusNotFound, "no indexed passage of "+u)
+		return
+	}
+	page.Label = u
+	page.Original = u
+	s.render(w, r, http.StatusOK, "view.html", page)
+}
+
+// viewMaxChunks caps the chunks of one source the stored view looks
+// through.
+const viewMaxChunks = 5000
+
+// storedViewPage renders the chunk ref of source u from the index: its
+// stored window (ParentText, bounded by the section) with the section's
+// headings, the chunk's lines marked. ok is false when the index has no
+// such chunk.
+func (s *server) storedViewPage(ctx context.Context, u, ref string) (viewPage, bool) {
+	docs, err := s.b.store.SearchVector(ctx, u, viewMaxChunks, &askyourdocs.Filter{Metadata: map[string][]string{askyourdocs.MetaURL: {u}}})
+	if err != nil {
+		return viewPage{}, false
+	}
+	for _, d := range docs {
+		text := askyourdocs.DocText(d)
+		if chunkRef(text) != ref {
+			continue
+		}
+		meta := func(k string) string { v, _ := d.Metadata[k].(string); return v }
+		page := viewPage{Found: true, Breadcrumb: meta(askyourdocs.MetaBreadcrumb)}
+		if p, _, _ := strings.Cut(meta(askyourdocs.MetaPages), "-"); p != "" {
+			page.Page, _ = strconv.Atoi(p)
+		}
+		window := meta(askyourdocs.MetaParentText)
+		if window == "" {
+			window = text
+		}
+		page.Paras = storedParas(window, text, page.Breadcrumb, meta(askyourdocs.MetaHeadings))
+		return page, true
+	}
+	return viewPage{}, false
+}
+
+// storedParas turns a stored window into view paragraphs: its lines,
+// headings by the breadcrumb and merged headings, the lines of the chunk
+// text marked.
+func storedParas(window, chunk, breadcrumb, headings string) []viewPara {
+	known := map[string]bool{}
+	for _, h := range append(strings.Split(breadcrumb, " > "), strings.Split(headings, "\n")...) {
+		if h = strings.TrimSpace(h); h != "" {
+			known[h] = true
+		}
+	}
+	lines := strings.Split(window, "\n")
+	from, to := locateLines(lines, strings.Split(chunk, "\n"))
+	var out []viewPara
+	for i, l := range lines {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		vp := viewPara{Text: l, Heading: known[l], Hit: i >= from && i < to}
+		vp.Code = !vp.Heading && looksLikeCode(l)
+		vp.First = vp.Hit && i == from
+		out = append(out, vp)
+	}
+	return out
+}
+
+// locateLines returns the lines [from, to) of window that chunk's lines
+// are (in part, for the first and last); (-1, -1) when they are not.
+func locateLines(window, chunk []string) (int, int) {
+	paras := make([]askyourdocs.Paragraph, len(window))
+	for i, l := range window {
+		paras[i] = askyourdocs.Paragraph{Text: l}
+	}
+	return locateChunk(paras, strings.Join(chunk, "\n"))
 }
 
 // buildViewPage finds the chunk ref among paras' chunks and returns the

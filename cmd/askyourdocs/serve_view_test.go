@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,5 +68,28 @@ func TestServeView(t *testing.T) {
 	}
 	if resp, _ := ts.request(t, nil, "GET", "/favicon.ico", "", nil, nil); resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/svg+xml" {
 		t.Errorf("favicon: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+}
+
+// TestServeViewChangedFile: when the file changed since it was indexed,
+// the view shows the chunk as the index stored it, still marked.
+func TestServeViewChangedFile(t *testing.T) {
+	ts := newTestServe(t, nil, "", 0)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "notes.html")
+	write := func(s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("<main><h1>Notes</h1><h2>Harbour</h2><p>The harbour crane lifts boats of up to four tonnes onto the slipway.</p></main>")
+	if rep, err := ts.s.runIndex(context.Background(), indexInput{Paths: []string{dir}}, func(string) {}); err != nil || rep.Sources != 1 {
+		t.Fatalf("index: %v %+v", err, rep)
+	}
+	out := ts.askJSON(t, askInput{Question: "How heavy can boats be for the harbour crane?"})
+	write("<main><h1>Notes</h1><p>Rewritten.</p></main>")
+	resp, page := ts.request(t, nil, "GET", strings.TrimSuffix(out.Citations[0].URL, "#passage"), "", nil, nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "<mark>The harbour crane lifts boats") || strings.Contains(page, "no longer in this file") {
+		t.Errorf("changed file's view: %s\n%s", resp.Status, page)
 	}
 }
