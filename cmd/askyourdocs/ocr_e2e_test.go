@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,33 @@ func TestIndexOCR(t *testing.T) {
 	r = runCLI(t, work, off, "doctor", "--data", data)
 	if !strings.Contains(r.stdout, "ASKYOURDOCS_OCR=off") {
 		t.Errorf("doctor with OCR off:\n%s", r)
+	}
+}
+
+// TestServeUploadOCR uploads a PNG scan and an image-only PDF through
+// serve: both are indexed through OCR and answer a question with the
+// scan's text and page.
+func TestServeUploadOCR(t *testing.T) {
+	requireOCRTools(t)
+	if !slices.Contains(supportedUploadExts(), ".png") {
+		t.Fatalf("the upload form does not offer .png with OCR installed: %v", supportedUploadExts())
+	}
+	ts := newTestServe(t, nil, "", 0)
+	png, err := os.ReadFile("../../testdata/ocr/scan.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdf, err := os.ReadFile("../../testdata/ocr/scan.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := ts.uploadAndWait(t, nil, map[string][]byte{"beekeeping.png": png, "loans.pdf": pdf})
+	rep, ok := job.Result.(*indexReport)
+	if job.Status != "done" || !ok || rep.Sources != 2 || len(rep.Failed) != 0 || len(rep.Empty) != 0 {
+		t.Fatalf("index job: %+v, report %+v", job, rep)
+	}
+	a := ts.askJSON(t, askInput{Question: "How often did the volunteers weigh their hives?"})
+	if len(a.Citations) == 0 || !strings.HasPrefix(a.Citations[0].Title, "beekeeping.png") || !strings.Contains(a.Answer+a.Citations[0].Excerpt, "Sunday") {
+		t.Errorf("answer from the PNG scan: %+v", a)
 	}
 }
