@@ -167,10 +167,13 @@ func unitExcerpt(passage, question string, headings []string, maxChars int) stri
 	}
 	for i := start; i < end; i++ {
 		u := units[i]
-		text := u.text
-		if !u.whole || utf8.RuneCountInString(text) > 3*maxChars {
-			text = cutRunes(text, max(maxChars, 3*maxChars*boolInt(u.whole)))
+		// A sentence is cut at maxChars, a whole unit only past three
+		// times that (a huge table row or code block).
+		limit := maxChars
+		if u.whole {
+			limit = 3 * maxChars
 		}
+		text := cutRunes(u.text, limit)
 		if i > start {
 			if u.line == units[i-1].line {
 				b.WriteByte(' ')
@@ -181,13 +184,6 @@ func unitExcerpt(passage, question string, headings []string, maxChars int) stri
 		b.WriteString(text)
 	}
 	return b.String()
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // cutRunes cuts s to at most n runes at a word boundary, ending in "…"

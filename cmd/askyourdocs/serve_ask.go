@@ -41,13 +41,16 @@ type askOutput struct {
 	ID       string `json:"id"`
 	Question string `json:"question"`
 	// Standalone is the question retrieval used for a follow-up.
-	Standalone string          `json:"standaloneQuestion,omitempty"`
-	Answer     string          `json:"answer"`
-	Mode       string          `json:"mode"`
-	Model      string          `json:"model,omitempty"`
-	Confidence string          `json:"confidence"`
-	Score      int             `json:"score"`
-	Citations  []serveCitation `json:"citations"`
+	Standalone string `json:"standaloneQuestion,omitempty"`
+	Answer     string `json:"answer"`
+	Mode       string `json:"mode"`
+	Model      string `json:"model,omitempty"`
+	Confidence string `json:"confidence"`
+	Score      int    `json:"score"`
+	// ConfidenceBasis says in one line what the confidence rests on
+	// (which question words occur nowhere in the documents, ...).
+	ConfidenceBasis string          `json:"confidenceBasis"`
+	Citations       []serveCitation `json:"citations"`
 	// NoMatch: nothing in the index matches MissingTerms; the answer says
 	// so and quotes the closest passages.
 	NoMatch      bool     `json:"noMatch"`
@@ -130,7 +133,7 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 		return nil, err
 	}
 	out := &askOutput{ID: newID(), Question: q, Answer: res.Answer, Mode: res.Mode, Model: res.Model,
-		Confidence: res.Confidence, Score: res.Score, Citations: []serveCitation{}, Sources: []sourceRef{},
+		Confidence: res.Confidence, Score: res.Score, ConfidenceBasis: res.ConfidenceBasis, Citations: []serveCitation{}, Sources: []sourceRef{},
 		NoMatch: res.NoMatch, MissingTerms: res.MissingTerms}
 	if standalone != q {
 		out.Standalone = standalone

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -323,16 +322,5 @@ func distinctLabels(paths []string, isUpload func(string) bool) map[string]strin
 			out[p] = parts[i][len(parts[i])-1] + " (upload " + dir[:min(6, len(dir))] + ")"
 		}
 	}
-	return out
-}
-
-// sortedLabels returns labels' files sorted by label (for tests and the
-// front page).
-func sortedLabels(labels map[string]string) []string {
-	out := make([]string, 0, len(labels))
-	for _, l := range labels {
-		out = append(out, l)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -142,6 +142,7 @@ function showAnswer(turn, answer, out) {
   turn.dataset.id = out.id;
   const conf = el("p", {class: "confidence"}, "Confidence: ");
   conf.append(el("strong", {}, out.confidence));
+  if (out.confidenceBasis) conf.append(" ", el("span", {class: "basis"}, "(" + out.confidenceBasis + ")"));
   turn.append(conf);
   if (out.citations.length) {
     const ol = el("ol", {class: "citations", "aria-label": "Sources"});
