@@ -81,7 +81,8 @@ func (s *DurableJobStore) work(ctx context.Context, job *river.Job[durableArgs])
 		return river.JobCancel(runErr)
 	case ctx.Err() != nil:
 		// The store is closing: River puts the job back for another run.
-		return fmt.Errorf("job %d interrupted: %w", id, runErr)
+		// Wrapping ctx.Err() makes it River's soft stop: no attempt counted.
+		return fmt.Errorf("job %d interrupted (%v): %w", id, runErr, ctx.Err())
 	default:
 		return s.finish(ctx, id, outcomeFailed, nil, runErr.Error())
 	}
