@@ -307,3 +307,39 @@ func TestDurableJobStoreAbandonedJob(t *testing.T) {
 		})
 	}
 }
+
+// Close hands a running job back to the queue without counting an
+// attempt; the next process runs it from the start.
+func TestDurableJobStoreCloseHandsBack(t *testing.T) {
+	for _, b := range durableBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			a := b.open(t, &DurableJobStoreOptions{MaxAttempts: 1})
+			ran := make(chan struct{}, 1)
+			a.HandleKind("echo", func(ctx context.Context, _ json.RawMessage, progress func(string)) (any, error) {
+				ran <- struct{}{}
+				<-ctx.Done()
+				return nil, fmt.Errorf("stopped: %w", context.Cause(ctx))
+			})
+			if err := a.Start(); err != nil {
+				t.Fatal(err)
+			}
+			j, err := a.EnqueueInput(context.Background(), "echo", map[string]string{"Text": "again"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-ran
+			a.Close()
+			next := b.open(t, nil)
+			if got, ok := next.Get(j.ID); !ok || got.Status != JobPending {
+				t.Fatalf("after Close: %+v", got)
+			}
+			next.HandleKind("echo", echoKind)
+			if err := next.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if got := waitDurable(t, next, j.ID); got.Status != JobDone || got.Progress != "echoing again" {
+				t.Fatalf("run after Close: %+v", got)
+			}
+		})
+	}
+}
