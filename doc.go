@@ -54,7 +54,7 @@
 //   - conversation.go: multi-turn helpers
 //   - safety*.go, injection.go: prompt-injection hardening, answer sanitising
 //   - provider*.go: model providers, generation, retries
-//   - flow.go, jobs.go, feedback*.go, id.go, logging.go: app blocks
+//   - flow.go, jobs*.go, feedback*.go, id.go, logging.go: app blocks
 //   - eval*.go: retrieval metrics, eval sets, evaluators, eval HTTP routes
 //   - mcp.go: the MCP server and tool handlers
 //   - cmd/askyourdocs: the reference CLI and web app; cmd/evalset: eval
