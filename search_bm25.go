@@ -290,7 +290,8 @@ type bm25Plan struct {
 // newBM25Plan analyses query: phrases as ExtractQuotedPhrases finds them,
 // the words outside them without the stop words (compared lower-case,
 // before stemming), and the pairs of those words that follow each other
-// once the stop words are left out.
+// once the stop words are left out; the stop words' terms are kept aside
+// for keepStopWords, which every store calls with its statistics.
 func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25Plan {
 	phrases, rest := splitQuoted(query)
 	var p bm25Plan
