@@ -25,7 +25,8 @@ func ExampleNewPgvecStore() {
 	}
 	defer store.Close()
 	if m := store.Migration(); m.DimensionChanged {
-		log.Printf("embedding dimension changed from %d: %d chunks removed, re-index", m.PreviousDim, m.RemovedChunks)
+		// The default PgvecReembed kept every chunk and re-embedded it.
+		log.Printf("embedding dimension changed from %d: %d chunks re-embedded", m.PreviousDim, m.Reembedded)
 	}
 
 	// Index through IndexSource (diffed: unchanged chunks are not embedded

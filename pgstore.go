@@ -78,8 +78,24 @@ type PgvecOptions struct {
 	// search ranks with that language's TextAnalyzer from the posting
 	// table (the BM25F of the other stores); for a custom one, from the
 	// tsvector column. Pass the same name to KeywordSearchSQL. Changing it
-	// rebuilds the column, index and postings at start-up.
+	// reopening a store with another name keeps the stored configuration
+	// (logged, and reported by Migration) unless RebuildTextSearch is set.
 	TextSearchConfig string
+	// RebuildTextSearch lets a reopened store whose recorded configuration
+	// differs from TextSearchConfig rebuild its full-text column, index and
+	// postings for TextSearchConfig at start-up.
+	RebuildTextSearch bool
+	// OnDimensionChange says what start-up does when the store records
+	// another embedding dimension: re-embed every chunk with the new
+	// embedder (PgvecReembed, the default) or remove them
+	// (PgvecDeleteOnDimensionChange). See docs/postgres.md.
+	OnDimensionChange PgvecDimensionPolicy
+	// ReembedBatch is the number of chunks a re-embedding migration embeds
+	// and commits per transaction; 0 means pgvecReembedBatch.
+	ReembedBatch int
+	// ReembedProgress, when not nil, is called after every committed batch
+	// of a re-embedding migration with the chunks done and the total.
+	ReembedProgress func(done, total int)
 	// WriteMethod is how Index and source replacement write rows: COPY
 	// through a staging table or multi-row INSERT; default PgvecWriteAuto.
 	WriteMethod PgvecWriteMethod
@@ -131,9 +147,10 @@ func NewPgvecStore(ctx context.Context, g *genkit.Genkit, name string, emb ai.Em
 //
 // Schema work runs in one transaction under an advisory lock, so processes
 // starting at the same time do not race. If the store exists with another
-// embedding dimension, its chunks are removed in that transaction (their
-// vectors cannot be compared with the new ones), a warning is logged and
-// Migration reports it. The Retriever is registered in g as
+// embedding dimension, every chunk is re-embedded with emb before the call
+// returns (blocking; in committed batches, resumed by the next start after
+// a crash; old vectors stay searchable until one transaction swaps them),
+// or removed with PgvecDeleteOnDimensionChange; Migration reports it. The Retriever is registered in g as
 // "pgvector/<name>" (if g is nil it is created without registering).
 // The caller must Close the store.
 func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dsn string, embeddingDim int, opts *PgvecOptions) (*PgvecStore, error) {
@@ -141,6 +158,7 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 	if opts != nil {
 		o = *opts
 	}
+	explicitTS := o.TextSearchConfig != ""
 	if o.TextSearchConfig == "" {
 		o.TextSearchConfig = "simple"
 	}
@@ -165,6 +183,10 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		return nil, fmt.Errorf("new pgvector store %q: IterativeScan %q, want off, relaxed_order or strict_order", name, o.IterativeScan)
 	case o.WriteMethod < PgvecWriteAuto || o.WriteMethod > PgvecWriteInsert:
 		return nil, fmt.Errorf("new pgvector store %q: unknown %v", name, o.WriteMethod)
+	case o.OnDimensionChange < PgvecReembed || o.OnDimensionChange > PgvecDeleteOnDimensionChange:
+		return nil, fmt.Errorf("new pgvector store %q: unknown %v", name, o.OnDimensionChange)
+	case o.ReembedBatch < 0:
+		return nil, fmt.Errorf("new pgvector store %q: negative ReembedBatch %d", name, o.ReembedBatch)
 	}
 	if _, err := pgvecRegconfig(o.TextSearchConfig); err != nil {
 		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
@@ -194,7 +216,7 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 	if err != nil {
 		return nil, fmt.Errorf("new pgvector store %q: connect: %w", name, err)
 	}
-	s.migration, err = pgvecMigrate(ctx, conn, name, s.names, embeddingDim, o.TextSearchConfig)
+	s.migration, err = pgvecMigrate(ctx, conn, name, s.names, embeddingDim, &o, explicitTS)
 	closeErr := conn.Close(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
@@ -223,6 +245,13 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 	}
 	s.Pool = pool
+	s.language, s.an = o.TextSearchConfig, pgvecAnalyzer(o.TextSearchConfig) // the stored one, unless rebuilt
+	if s.migration.reembedPending {
+		if err := s.reembed(ctx, &o); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
+		}
+	}
 	pgvecPools.Store(pool, s)
 
 	s.Retriever, err = pgvecDefineRetriever(g, "pgvector/"+name, s.retrieve)

@@ -28,8 +28,9 @@ const pgvecSchemaLockKey int64 = 0x6179647067766563
 const pgvecMaxDim = 16000
 
 // PgvecMigration reports what NewPgvecStore found in the database and what
-// it changed there. An app checks DimensionChanged to learn that the store
-// was emptied and its documents must be indexed again.
+// it changed there. An app checks RemovedChunks to learn that the store was
+// emptied (PgvecDeleteOnDimensionChange) and its documents must be indexed
+// again.
 type PgvecMigration struct {
 	// Created reports that this call created the store's table.
 	Created bool
@@ -38,16 +39,32 @@ type PgvecMigration struct {
 	FromVersion, ToVersion int
 	// DimensionChanged reports that the embedding dimension recorded in the
 	// database differed from the one NewPgvecStore was called with: the old
-	// vectors, which cannot be compared with new ones, were removed.
+	// vectors, which cannot be compared with new ones, were replaced by
+	// re-embedding (Reembedded) or, with PgvecDeleteOnDimensionChange,
+	// removed with their chunks (RemovedChunks).
 	DimensionChanged bool
+	// Reembedded counts the chunks this start-up re-embedded (a resumed
+	// migration counts only what was left).
+	Reembedded int
+	// ReembedResumed reports that a re-embedding migration an earlier
+	// start-up left unfinished was continued.
+	ReembedResumed bool
 	// PreviousDim is the dimension recorded before start-up (0 for a new
 	// store).
 	PreviousDim int
 	// RemovedChunks counts the chunks removed because the dimension changed.
 	RemovedChunks int
 	// TextSearchChanged reports that the full-text index was rebuilt for a
-	// different text search configuration.
+	// different text search configuration (PgvecOptions.RebuildTextSearch).
 	TextSearchChanged bool
+	// TextSearchKept is the recorded text search configuration the store
+	// kept although NewPgvecStore was given another (TextSearchRequested)
+	// without RebuildTextSearch; "" when there was no such difference.
+	TextSearchKept, TextSearchRequested string
+
+	// reembedPending tells NewPgvecStore to run the re-embedding migration
+	// the schema transaction set up.
+	reembedPending bool
 }
 
 // pgvecNames holds a store's table and index names (unquoted).
@@ -294,13 +311,19 @@ func pgvecHNSWIndexSQL(n pgvecNames, dim int) string {
 // conn, in one transaction holding pgvecSchemaLockKey: a second process
 // starting at the same time waits for the first and then finds the schema
 // done. A dimension change removes the old chunks in that same transaction.
-func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames, dim int, language string) (PgvecMigration, error) {
+//
+// The text search configuration o names is replaced by the recorded one
+// unless o.RebuildTextSearch; explicitTS says the caller named one (the
+// difference is then a warning, not an info line).
+func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames, dim int, o *PgvecOptions, explicitTS bool) (PgvecMigration, error) {
 	var m PgvecMigration
+	language := o.TextSearchConfig
 	regconfig, err := pgvecRegconfig(language)
 	if err != nil {
 		return m, err
 	}
 	var oldTS string
+	var pendingDim *int
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgvecSchemaLockKey); err != nil {
 			return fmt.Errorf("take schema lock: %w", err)
@@ -329,14 +352,25 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgvecIdent(pgvecMetaTable)+` ADD COLUMN IF NOT EXISTS index_info jsonb`); err != nil {
 			return fmt.Errorf("add index_info to %s: %w", pgvecMetaTable, err)
 		}
+		// The target dimension of an unfinished re-embedding migration.
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgvecIdent(pgvecMetaTable)+` ADD COLUMN IF NOT EXISTS reembed_dim integer`); err != nil {
+			return fmt.Errorf("add reembed_dim to %s: %w", pgvecMetaTable, err)
+		}
 
-		err := tx.QueryRow(ctx, `SELECT schema_version, embedding_dim, ts_config FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name).
-			Scan(&m.FromVersion, &m.PreviousDim, &oldTS)
+		err := tx.QueryRow(ctx, `SELECT schema_version, embedding_dim, ts_config, reembed_dim FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name).
+			Scan(&m.FromVersion, &m.PreviousDim, &oldTS, &pendingDim)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			m.Created = true
 		case err != nil:
 			return fmt.Errorf("read schema version: %w", err)
+		}
+		if !m.Created && oldTS != language && !o.RebuildTextSearch {
+			m.TextSearchKept, m.TextSearchRequested = oldTS, language
+			language = oldTS
+			if regconfig, err = pgvecRegconfig(language); err != nil {
+				return fmt.Errorf("recorded text search configuration: %w", err)
+			}
 		}
 		if m.FromVersion > pgvecSchemaVersion() {
 			return fmt.Errorf("store %q has schema version %d, newer than this library's %d: upgrade askyourdocs", name, m.FromVersion, pgvecSchemaVersion())
@@ -351,9 +385,25 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		}
 		m.ToVersion = pgvecSchemaVersion()
 
-		if !m.Created && m.PreviousDim != dim {
+		recordedDim := dim
+		switch {
+		case m.Created || m.PreviousDim == dim:
+		case o.OnDimensionChange == PgvecDeleteOnDimensionChange:
+			if err := pgvecDropReembed(ctx, tx, n, name); err != nil {
+				return err
+			}
 			if err := pgvecChangeDimension(ctx, tx, n, dim, &m); err != nil {
 				return err
+			}
+		default:
+			// The old vectors and dimension stay recorded until the swap.
+			m.DimensionChanged, m.reembedPending = true, true
+			recordedDim = m.PreviousDim
+			m.ReembedResumed = pendingDim != nil && *pendingDim == dim
+			if !m.ReembedResumed {
+				if err := pgvecStartReembed(ctx, tx, n, dim); err != nil {
+					return err
+				}
 			}
 		}
 		if !m.Created && oldTS != language {
@@ -376,16 +426,30 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 			VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (store) DO UPDATE SET chunk_table = EXCLUDED.chunk_table, schema_version = EXCLUDED.schema_version,
 				embedding_dim = EXCLUDED.embedding_dim, ts_config = EXCLUDED.ts_config, updated_at = now()`,
-			name, n.table, m.ToVersion, dim, language); err != nil {
+			name, n.table, m.ToVersion, recordedDim, language); err != nil {
 			return fmt.Errorf("record schema version: %w", err)
+		}
+		if m.reembedPending && !m.ReembedResumed {
+			if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET reembed_dim = $2 WHERE store = $1`, name, dim); err != nil {
+				return fmt.Errorf("record re-embedding target: %w", err)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return PgvecMigration{}, err
 	}
-	if m.DimensionChanged {
-		slog.Warn("pgvector store: embedding dimension changed, old chunks removed; index the documents again",
+	if m.TextSearchKept != "" {
+		log := slog.Info
+		if explicitTS {
+			log = slog.Warn
+		}
+		log("pgvector store: keeping the recorded text search configuration; set PgvecOptions.RebuildTextSearch to change it",
+			"store", name, "recorded", m.TextSearchKept, "requested", m.TextSearchRequested)
+	}
+	o.TextSearchConfig = language
+	if m.DimensionChanged && !m.reembedPending {
+		slog.Warn("pgvector store: embedding dimension changed, old chunks removed (PgvecDeleteOnDimensionChange); index the documents again",
 			"store", name, "table", n.table, "from", m.PreviousDim, "to", dim, "removed", m.RemovedChunks)
 	}
 	if !m.Created && m.FromVersion < m.ToVersion {

@@ -63,6 +63,8 @@ func pgChildMain(role string) error {
 		return nil
 	}
 	switch role {
+	case "reembed":
+		return pgReembedChildMain(say, in)
 	case "open":
 		if err := waitGo(); err != nil {
 			return err

@@ -99,7 +99,7 @@ func TestPgvecKeywordPostingsFollowWrites(t *testing.T) {
 	name := pgTestStoreName(t)
 	pgTestDropStore(t, dsn, name)
 	open := func(emb ai.Embedder, config string) *PgvecStore {
-		s, err := NewPgvecStoreWithOptions(ctx, nil, name, emb, dsn, 16, &PgvecOptions{TextSearchConfig: config})
+		s, err := NewPgvecStoreWithOptions(ctx, nil, name, emb, dsn, 16, &PgvecOptions{TextSearchConfig: config, RebuildTextSearch: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -524,7 +524,14 @@ func TestPgvecStoreDimensionChange(t *testing.T) {
 	same.Close()
 
 	var s32 *PgvecStore
-	logs := pgTestLogs(func() { s32 = pgTestOpen(t, dsn, name, newTestEmbedder(32), 32) })
+	logs := pgTestLogs(func() {
+		var err error
+		s32, err = NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(32), dsn, 32, &PgvecOptions{OnDimensionChange: PgvecDeleteOnDimensionChange})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s32.Close() })
+	})
 	m := s32.Migration()
 	if !m.DimensionChanged || m.PreviousDim != 16 || m.RemovedChunks != 5 || m.Created {
 		t.Errorf("Migration() after 16 -> 32 = %+v", m)
