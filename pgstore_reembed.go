@@ -137,7 +137,9 @@ func (s *PgvecStore) reembed(ctx context.Context, o *PgvecOptions) error {
 		"store", s.name, "from", s.migration.PreviousDim, "to", s.dim, "chunks", total, "left", left, "resumed", s.migration.ReembedResumed)
 	start := time.Now()
 	lastLog := start
+	var fillTime, indexTime, swapTime time.Duration
 	for swapped := false; !swapped; {
+		phase := time.Now()
 		for {
 			n, err := s.reembedBatch(ctx, conn.Conn(), batch)
 			if err != nil {
@@ -156,15 +158,21 @@ func (s *PgvecStore) reembed(ctx context.Context, o *PgvecOptions) error {
 				slog.Info("pgvector store: re-embedding", "store", s.name, "done", done, "total", total)
 			}
 		}
+		fillTime += time.Since(phase)
+		phase = time.Now()
 		if err := s.reembedIndex(ctx, conn.Conn()); err != nil {
 			return fmt.Errorf("re-embed: %w", err)
 		}
+		indexTime += time.Since(phase)
+		phase = time.Now()
 		if swapped, err = s.reembedSwap(ctx, conn.Conn()); err != nil {
 			return fmt.Errorf("re-embed: %w", err)
 		}
+		swapTime += time.Since(phase)
 	}
 	slog.Info("pgvector store: re-embedding done, new vectors swapped in", "store", s.name, "from", s.migration.PreviousDim,
-		"to", s.dim, "reembedded", s.migration.Reembedded, "took", time.Since(start).Round(time.Millisecond))
+		"to", s.dim, "reembedded", s.migration.Reembedded, "took", time.Since(start).Round(time.Millisecond),
+		"batches", fillTime.Round(time.Millisecond), "index", indexTime.Round(time.Millisecond), "swap", swapTime.Round(time.Millisecond))
 	return nil
 }
 
