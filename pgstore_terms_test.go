@@ -256,3 +256,47 @@ func TestPgvecKeywordTopKMatchesFullRanking(t *testing.T) {
 		t.Fatalf("only %d queries have long keywords: the prefix stage is hardly checked", prefixStage)
 	}
 }
+
+// TestPgvecSchema4ReindexesIdentifiers checks the step to schema 5: a store
+// recorded at version 4 has its postings rebuilt when it opens, with the
+// whole identifiers, so a whole identifier ranks its chunk first.
+func TestPgvecSchema4ReindexesIdentifiers(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgTestDSN(t)
+	name := pgTestStoreName(t)
+	pgTestDropStore(t, dsn, name)
+	open := func() *PgvecStore {
+		s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(8), dsn, 8, &PgvecOptions{TextSearchConfig: "english"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := open()
+	whole := "Set max_log_file_size to bound the log."
+	scattered := "The max size of a log file: the log file size, the file size max."
+	if err := s.Index(ctx, kwTestDocs("d", scattered, whole)); err != nil {
+		t.Fatal(err)
+	}
+	// Version 4 postings lacked the identifier terms: drop those terms and
+	// record version 4.
+	if _, err := s.Pool.Exec(ctx, `DELETE FROM `+pgvecIdent(s.names.kw)+` WHERE term LIKE '%\_%'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET schema_version = 4 WHERE store = $1`, name); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, "", nil); err != nil || len(got) == 0 || DocText(got[0]) != scattered {
+		t.Fatalf("version 4 postings: %q (%v), want the parts to rank %q first", kwTestTexts(got), err, scattered)
+	}
+	s.Close()
+	s = open()
+	if m := s.Migration(); m.FromVersion != 4 || m.ToVersion != pgvecSchemaVersion() {
+		t.Fatalf("migration %+v, want from 4 to %d", m, pgvecSchemaVersion())
+	}
+	got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, "", nil)
+	if err != nil || len(got) != 2 || DocText(got[0]) != whole {
+		t.Fatalf("after the migration: %q (%v), want %q first", kwTestTexts(got), err, whole)
+	}
+}

@@ -282,3 +282,75 @@ func BenchmarkSQLiteKeywordSearch(b *testing.B) {
 		s.Close()
 	}
 }
+
+// TestSQLiteSchema4ReindexesIdentifiers checks the migration from schema 4
+// (terms without whole identifiers): the keyword index is rebuilt when the
+// database opens, so a whole identifier ranks its chunk first.
+func TestSQLiteSchema4ReindexesIdentifiers(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v4.db")
+	s, err := NewSQLiteStore(ctx, nil, newTestEmbedder(8), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := "Set max_log_file_size to bound the log."
+	scattered := "The max size of a log file: the log file size, the file size max."
+	if err := s.Index(ctx, kwTestDocs("d", scattered, whole)); err != nil {
+		t.Fatal(err)
+	}
+	// A version 4 index: the same chunks, their terms without the
+	// identifier terms.
+	an, err := NewTextAnalyzer("english")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO chunk_terms (chunk_terms) VALUES ('delete-all')`,
+		`UPDATE meta SET value = 4 WHERE key = 'schema'`,
+	} {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT rid, text FROM chunks`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		rid  int64
+		text string
+	}
+	var rs []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.rid, &r.text); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	rows.Close()
+	for _, r := range rs {
+		var old []string
+		an.tokenize(r.text, func(_, term string, extra bool) {
+			if !extra {
+				old = append(old, sqliteEncodeTerm(term))
+			}
+		})
+		if _, err := s.db.ExecContext(ctx, `INSERT INTO chunk_terms (rowid, terms) VALUES (?, ?)`, r.rid, strings.Join(old, " ")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, nil); err != nil || len(got) != 2 || DocText(got[0]) != scattered {
+		t.Fatalf("version 4 index: %q (%v), want the parts to rank %q first", kwTestTexts(got), err, scattered)
+	}
+	s.Close()
+	s, err = NewSQLiteStore(ctx, nil, newTestEmbedder(8), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, nil)
+	if err != nil || len(got) != 2 || DocText(got[0]) != whole {
+		t.Fatalf("after the migration: %q (%v), want %q first", kwTestTexts(got), err, whole)
+	}
+}
