@@ -116,6 +116,9 @@ func extractEpub(r io.ReaderAt, size int64) ([]Paragraph, error) {
 			return nil, fmt.Errorf("%w: chapter %s: %w", ErrInvalidDocument, it.href, err)
 		}
 		out = epubChapter(out, titles[it.href], paras)
+		if len(out) > maxDocumentParagraphs {
+			return nil, fmt.Errorf("%w: more than %d paragraphs", ErrDocumentTooLarge, maxDocumentParagraphs)
+		}
 	}
 	return out, nil
 }

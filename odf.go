@@ -223,6 +223,9 @@ func odfSkipped(n xml.Name) bool {
 // readContent streams content.xml.
 func (o *odfReader) readContent(d *xml.Decoder) error {
 	return xmlEachToken(d, func(tok xml.Token) error {
+		if len(o.out) > maxDocumentParagraphs {
+			return fmt.Errorf("%w: more than %d paragraphs", ErrDocumentTooLarge, maxDocumentParagraphs)
+		}
 		var err error
 		switch t := tok.(type) {
 		case xml.StartElement:

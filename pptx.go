@@ -119,6 +119,9 @@ func extractPptx(r io.ReaderAt, size int64) ([]Paragraph, error) {
 			}
 		}
 		out = s.paragraphs(out, n, &notes)
+		if len(out) > maxDocumentParagraphs {
+			return nil, fmt.Errorf("%w: more than %d paragraphs", ErrDocumentTooLarge, maxDocumentParagraphs)
+		}
 	}
 	return out, nil
 }
