@@ -306,22 +306,31 @@ func ConfidenceLabelWith(topScore int, opts ...LabelOption) string {
 	return l.Low
 }
 
-// bestExcerptMaxChars is the length BestExcerpt cuts its sentence to.
+// bestExcerptMaxChars is BestExcerptFor's default length.
 const bestExcerptMaxChars = 300
+
+// bestExcerptCutChars is the length BestExcerpt cuts its sentence to, the
+// original engine's 220 characters.
+const bestExcerptCutChars = 220
 
 // BestExcerpt returns a short verbatim quote from chunkText for a
 // citation of answer: the one sentence of chunkText that shares the most
 // words with answer (ties: the earliest; no shared word: the first
-// sentence), cut at a word boundary to at most 300 characters, ending in
-// "…" when cut. Words match as in BestExcerptFor. Whitespace runs are
+// sentence), cut at a word boundary to at most 220 characters, ending in
+// "…" when cut. A line break ends a sentence too (chunks join paragraphs
+// with one). Words match as in BestExcerptFor. Whitespace runs are
 // collapsed; "" for an empty chunkText.
 func BestExcerpt(chunkText, answer string) string {
-	text := strings.Join(strings.Fields(chunkText), " ")
-	if text == "" {
+	var sentences []string
+	for _, line := range strings.Split(chunkText, "\n") {
+		if line = strings.Join(strings.Fields(line), " "); line != "" {
+			sentences = append(sentences, excerptSentences(line)...)
+		}
+	}
+	if len(sentences) == 0 {
 		return ""
 	}
-	sentences := excerptSentences(text)
-	return cutExcerpt(sentences[bestExcerptSentence(sentences, excerptTerms(answer))], bestExcerptMaxChars)
+	return cutExcerpt(sentences[bestExcerptSentence(sentences, excerptTerms(answer))], bestExcerptCutChars)
 }
 
 // BestExcerptFor returns a short verbatim quote from text for a citation:

@@ -271,9 +271,19 @@ func TestBestExcerpt(t *testing.T) {
 	// A long sentence is cut to a sensible length at a word boundary.
 	long := strings.Repeat("Kaution und Miete ", 60) + "sind fällig."
 	got := BestExcerpt(long, "Kaution")
-	if n := utf8.RuneCountInString(got); n > 300 || n < 150 || !strings.HasSuffix(got, "…") ||
+	if n := utf8.RuneCountInString(got); n > 220 || n < 180 || !strings.HasSuffix(got, "…") ||
 		!strings.HasPrefix(long, strings.TrimSuffix(got, "…")) {
 		t.Errorf("long sentence: %d runes %q", n, got)
+	}
+	// The original engine's case: cut near 220 characters (its test
+	// allows 230 bytes, "…" included).
+	long = strings.Repeat("Modulprüfung ", 30) + "abgeschlossen."
+	if got := BestExcerpt(long, "Modulprüfung abgeschlossen."); len(got) > 230 || !strings.HasSuffix(got, "…") {
+		t.Errorf("long German sentence: %d bytes %q", len(got), got)
+	}
+	// A line break (between two paragraphs of a chunk) ends a sentence.
+	if got := BestExcerpt("TOP 4\nDer Senat beschließt einstimmig die Änderung", "Der Senat beschließt"); got != "Der Senat beschließt einstimmig die Änderung" {
+		t.Errorf("line break: %q", got)
 	}
 	if BestExcerpt("  ", "q") != "" {
 		t.Error("empty chunk")

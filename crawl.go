@@ -48,7 +48,7 @@ type CrawlResult struct {
 
 // ReindexResult reports what ReindexCrawlData did.
 type ReindexResult struct {
-	// FilesProcessed counts the cache files read and parsed.
+	// FilesProcessed counts the cache files tried, usable or not.
 	FilesProcessed int `json:"filesProcessed"`
 	// PagesIndexed counts the pages for which indexPage returned no error.
 	PagesIndexed int `json:"pagesIndexed"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path"
@@ -91,8 +92,9 @@ func writeCrawlCachePage(root *os.Root, pageURL string, paras []Paragraph) (stri
 // ErrCrawlCacheFormat), files larger than 32 MiB, symbolic links and other
 // non-regular files, files that would resolve outside dir, and a second file
 // for a URL already replayed. indexPage errors are reported the same way.
-// FilesProcessed counts the files read and parsed; PagesIndexed the
-// indexPage calls that succeeded.
+// FilesProcessed counts the cache files tried, usable or not (as the
+// original engine counts them); PagesIndexed the indexPage calls that
+// succeeded. progress gets one line per usable file, none for a skipped one.
 //
 // The returned error is non-nil only when dir cannot be read at all or ctx
 // ends; the result then holds what was done so far.
@@ -129,6 +131,7 @@ func ReindexCrawlData(ctx context.Context, dir string, indexPage IndexPageFunc, 
 			return nil // not a cache file (temporary files start with a dot)
 		}
 		if !d.Type().IsRegular() {
+			res.FilesProcessed++
 			res.Errors = append(res.Errors, fmt.Sprintf("%s: skipped: not a regular file (%s)", name, d.Type()))
 			return nil
 		}
@@ -145,13 +148,12 @@ func ReindexCrawlData(ctx context.Context, dir string, indexPage IndexPageFunc, 
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("reindex crawl data: %w", err)
 		}
+		res.FilesProcessed++
 		pageURL, paras, err := readCrawlCacheFile(root, name)
 		if err != nil {
 			res.Errors = append(res.Errors, fmt.Sprintf("%s: skipped: %v", name, err))
-			progress(fmt.Sprintf("file %d/%d: %s: skipped: %v", i+1, len(files), name, err))
 			continue
 		}
-		res.FilesProcessed++
 		if prev, dup := seen[pageURL]; dup {
 			res.Errors = append(res.Errors, fmt.Sprintf("%s: skipped: %s was already replayed from %s", name, pageURL, prev))
 			continue
@@ -173,7 +175,7 @@ func ReindexCrawlData(ctx context.Context, dir string, indexPage IndexPageFunc, 
 		res.PagesIndexed++
 		progress(fmt.Sprintf("file %d/%d: %s (%d chunks)", i+1, len(files), pageURL, n))
 	}
-	progress(fmt.Sprintf("reindex done: %d files, %d pages indexed, %d errors", res.FilesProcessed, res.PagesIndexed, len(res.Errors)))
+	slog.InfoContext(ctx, "crawl cache replayed", "dir", dir, "files", res.FilesProcessed, "pages", res.PagesIndexed, "errors", len(res.Errors))
 	return res, nil
 }
 

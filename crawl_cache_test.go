@@ -422,3 +422,44 @@ func FuzzCrawlMarkdown(f *testing.F) {
 		}
 	})
 }
+
+// TestReindexCrawlDataCountsOriginal is the original engine's case: a file
+// that is not a crawl page counts as processed and as an error, and gets no
+// progress line; a directory named like a cache file is not a file.
+func TestReindexCrawlDataCountsOriginal(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"a.md":        "---\nurl: https://a.example/\n---\n## Titel\n\nText A",
+		"b.md":        "---\nurl: https://b.example/\n---\nText B",
+		"bad.md":      "no frontmatter",
+		"ignored.txt": "x",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	var lines []string
+	res, err := ReindexCrawlData(t.Context(), dir, func(_ context.Context, u string, paras []Paragraph) (int, error) {
+		if u == "https://b.example/" {
+			return 0, errors.New("index failed")
+		}
+		got[u] = len(paras)
+		return 1, nil
+	}, func(s string) { lines = append(lines, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesProcessed != 3 || res.PagesIndexed != 1 || len(res.Errors) != 2 {
+		t.Errorf("result = %+v, want 3 files, 1 page, 2 errors", res)
+	}
+	if got["https://a.example/"] != 2 {
+		t.Errorf("a.example paragraphs = %d, want 2", got["https://a.example/"])
+	}
+	if len(lines) != 2 {
+		t.Errorf("progress lines = %q, want 2 (none for the file that is not a page)", lines)
+	}
+}

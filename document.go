@@ -153,20 +153,25 @@ func SupportedDocumentExt(ext string) bool {
 // Any other extension gives an error wrapping ErrUnsupportedFormat; for
 // .doc, .xls, .ppt and .rtf the message names the format and says to
 // convert it. Files beyond the readers' limits give an error wrapping
-// ErrDocumentTooLarge; unreadable .pptx, .xlsx, OpenDocument and EPUB files
-// one wrapping ErrInvalidDocument. Empty paragraphs are left out.
+// ErrDocumentTooLarge; unreadable files one wrapping ErrInvalidDocument.
+// Every error is a *DocumentError (see there), also when the operating
+// system refuses the file; a named pipe or directory is refused without
+// being opened. Empty paragraphs are left out.
 func ExtractParagraphs(path string) ([]Paragraph, error) {
-	paras, err := extractParagraphs(path)
-	if err != nil {
+	if err := checkDocumentFile(path); err != nil {
 		return nil, err
 	}
+	paras, err := extractParagraphsFile(path)
+	if err != nil {
+		return nil, newDocumentError(path, err)
+	}
 	if len(paras) > maxDocumentParagraphs {
-		return nil, fmt.Errorf("extract paragraphs from %s: %w: more than %d paragraphs", path, ErrDocumentTooLarge, maxDocumentParagraphs)
+		return nil, newDocumentError(path, fmt.Errorf("%w: more than %d paragraphs", ErrDocumentTooLarge, maxDocumentParagraphs))
 	}
 	text := 0
 	for _, p := range paras {
 		if text += len(p.Text); text > maxDocumentTextBytes {
-			return nil, fmt.Errorf("extract paragraphs from %s: %w: more than %d bytes of text", path, ErrDocumentTooLarge, maxDocumentTextBytes)
+			return nil, newDocumentError(path, fmt.Errorf("%w: more than %d bytes of text", ErrDocumentTooLarge, maxDocumentTextBytes))
 		}
 	}
 	return paras, nil
@@ -181,8 +186,9 @@ const (
 	maxDocumentTextBytes  = maxTextFileBytes
 )
 
-// extractParagraphs is ExtractParagraphs without the paragraph limit.
-func extractParagraphs(path string) ([]Paragraph, error) {
+// extractParagraphsFile is ExtractParagraphs for a regular file, without
+// the paragraph limit and with the readers' own errors.
+func extractParagraphsFile(path string) ([]Paragraph, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	switch ext {
 	case ".pdf":

@@ -22,8 +22,9 @@ type ExtractOptions struct {
 // opts.OCR it also reads scanned PDFs, the scanned pages of mixed PDFs and
 // image files through OCR, PageNum being the page (or TIFF page) the text
 // was read on. ctx bounds the OCR programs it runs; cancelling it stops
-// them. Errors are those of ExtractParagraphs and, with OCR, errors
-// wrapping ErrOCRUnavailable or ErrOCRFailed. An image file without
+// them. Errors are those of ExtractParagraphs (a *DocumentError) and, with
+// OCR, *DocumentError values wrapping ErrOCRUnavailable or ErrOCRFailed;
+// ctx's error when it ends. An image file without
 // opts.OCR gives an error wrapping ErrUnsupportedFormat and
 // ErrOCRUnavailable.
 func ExtractParagraphsWith(ctx context.Context, path string, opts ExtractOptions) ([]Paragraph, error) {
@@ -31,15 +32,26 @@ func ExtractParagraphsWith(ctx context.Context, path string, opts ExtractOptions
 		return nil, err
 	}
 	ext := strings.ToLower(filepath.Ext(path))
+	if !SupportedImageExt(ext) && (ext != ".pdf" || opts.OCR == nil) {
+		return ExtractParagraphs(path)
+	}
+	if err := checkDocumentFile(path); err != nil {
+		return nil, err
+	}
+	var paras []Paragraph
+	var err error
 	switch {
 	case SupportedImageExt(ext) && opts.OCR == nil:
-		return nil, fmt.Errorf("extract paragraphs from %s: %w: an image (%s) is read only through OCR: %w", path, ErrUnsupportedFormat, ext, ErrOCRUnavailable)
+		err = fmt.Errorf("%w: an image (%s) is read only through OCR: %w", ErrUnsupportedFormat, ext, ErrOCRUnavailable)
 	case SupportedImageExt(ext):
-		return opts.OCR.ReadImage(ctx, path)
-	case ext == ".pdf" && opts.OCR != nil:
-		return extractPDFWithOCR(ctx, path, opts.OCR)
+		paras, err = opts.OCR.ReadImage(ctx, path)
+	default:
+		paras, err = extractPDFWithOCR(ctx, path, opts.OCR)
 	}
-	return ExtractParagraphs(path)
+	if err != nil && ctx.Err() == nil {
+		return nil, newDocumentError(path, err)
+	}
+	return paras, err
 }
 
 // extractPDFWithOCR is extractPDF reading the pages without a text layer

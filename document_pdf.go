@@ -18,17 +18,17 @@ import (
 // encryption is read normally.
 var ErrPDFEncrypted = errors.New("pdf is encrypted")
 
-// ErrPDFNoText is returned (wrapped) by ExtractParagraphs for a readable PDF
-// whose pages carry no extractable text: a scan or other image-only PDF
-// (ExtractParagraphsWith with an OCR reads it), or text drawn without a
-// usable character mapping.
-var ErrPDFNoText = errors.New("pdf has no extractable text")
+// ErrPDFNoText is the name ErrNoText had when only PDFs could lack text;
+// it is the same error value.
+//
+// Deprecated: Use ErrNoText.
+var ErrPDFNoText = ErrNoText
 
-// ErrPDFMalformed is returned (wrapped) by ExtractParagraphs for a file that
-// is not a readable PDF: truncated (an interrupted download), corrupt, or
-// not a PDF at all. Panics of the underlying PDF parser are turned into
-// this error.
-var ErrPDFMalformed = errors.New("pdf is malformed or truncated")
+// ErrPDFMalformed is the name ErrInvalidDocument had for PDFs (truncated,
+// corrupt or not a PDF at all); it is the same error value.
+//
+// Deprecated: Use ErrInvalidDocument.
+var ErrPDFMalformed = ErrInvalidDocument
 
 // extractPDF returns the paragraphs of the PDF file at path; see
 // extractPDFBytes.
@@ -148,7 +148,9 @@ func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 	case encrypted && strings.Contains(err.Error(), "encrypt"):
 		return nil, fmt.Errorf("%w: the reader does not support its encryption (AES-256 needs a decrypted copy): %w", ErrPDFEncrypted, err)
 	case strings.Contains(err.Error(), "%%EOF") || strings.Contains(err.Error(), "startxref"):
-		return nil, fmt.Errorf("%w: %w (the file looks truncated)", ErrPDFMalformed, err)
+		// The parser's own words ("missing %%EOF") mean nothing to a
+		// reader; say what they mean.
+		return nil, fmt.Errorf("%w: the file is truncated (no end-of-file marker; an interrupted download or copy?)", ErrInvalidDocument)
 	}
 	return nil, fmt.Errorf("%w: %w", ErrPDFMalformed, err)
 }

@@ -10,10 +10,11 @@ import (
 	"strings"
 )
 
-// ErrInvalidDocx is wrapped by the error ExtractParagraphs returns for a
-// .docx file that is not a readable OOXML document: not a zip archive, no
-// main document part, or malformed XML in a part it needs.
-var ErrInvalidDocx = errors.New("invalid .docx file")
+// ErrInvalidDocx is the name ErrInvalidDocument had for .docx files; it is
+// the same error value.
+//
+// Deprecated: Use ErrInvalidDocument.
+var ErrInvalidDocx = ErrInvalidDocument
 
 // docxLimits bounds the work the .docx reader does on one archive.
 type docxLimits struct {

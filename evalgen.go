@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -60,9 +61,12 @@ type GenerateEvalSetResult struct {
 	Written int `json:"written"`
 	// Documents is the number of documents read.
 	Documents int `json:"documents"`
-	// Skipped is the number of document files that could not be read or
-	// held no text.
+	// Skipped is the number of sampled chunks whose model reply held no
+	// usable question and answer, as in the original engine.
 	Skipped int `json:"skipped"`
+	// Unreadable is the number of document files that could not be read
+	// or held no text.
+	Unreadable int `json:"unreadable"`
 	// OutPath is the file the dataset was written to.
 	OutPath string `json:"outPath"`
 }
@@ -79,9 +83,8 @@ const (
 	evalMinChunkRunes = 40
 )
 
-// ErrNoEvalCases is returned by GenerateEvalSet when no case could be
-// generated: the directory holds no readable document, or the model gave
-// no usable reply for any sampled chunk. No file is written then.
+// ErrNoEvalCases is returned by GenerateEvalSet when the directory holds no
+// readable document, so no case can be generated. No file is written then.
 var ErrNoEvalCases = errors.New("no eval cases generated")
 
 const evalGenPrompt = `You write one test question for a question-answering system over documents, and its reference answer.
@@ -104,8 +107,10 @@ Reply with JSON only, in this form:
 // samples chunks by cfg.SampleRate and cfg.MaxPerDoc, and asks the model
 // (genkit.Generate with genOpts, which carry the model and its config) for
 // one question and reference answer per sampled chunk. Each case has the
-// stable ID "generated-<path relative to Dir>-<chunk number>", the input
-// buildInput(question) and the answer as Reference. The dataset, a JSON
+// stable ID "<path relative to Dir without extension>#<chunk number>"
+// ("guide#0", as in the original engine; files that differ only in their
+// extension keep it: "a.pdf#0"), the input buildInput(question) and the
+// answer as Reference. The dataset, a JSON
 // array that genkit eval:flow --input accepts, is written to cfg.OutPath
 // (atomically; parent directories are created).
 //
@@ -113,12 +118,13 @@ Reply with JSON only, in this form:
 // it is nil the question itself is the input if In is string, and any
 // other In is an error.
 //
-// Documents that cannot be read (or hold no text) are skipped and counted
-// in Skipped. A model reply without a usable question and answer skips its
-// chunk (logged at warn); a model error or ctx ending stops the run with an
-// error. For the same files and the same model replies the dataset is the
-// same, byte for byte. When no case results, the error wraps ErrNoEvalCases
-// and no file is written.
+// Documents that cannot be read (or hold no text) are counted in
+// Unreadable. A model reply without a usable question and answer skips its
+// chunk and counts in Skipped (logged at warn); a model error or ctx ending
+// stops the run with an error. For the same files and the same model
+// replies the dataset is the same, byte for byte. When no document can be
+// read the error wraps ErrNoEvalCases and no file is written; when every
+// reply was unusable the dataset is empty ([]) and the error nil.
 func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts []ai.GenerateOption, chunkSize, chunkOverlap int, cfg GenerateEvalSetInput, buildInput func(question string) In) (GenerateEvalSetResult, error) {
 	res := GenerateEvalSetResult{OutPath: cfg.OutPath}
 	if res.OutPath == "" {
@@ -151,6 +157,7 @@ func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts [
 		return fail(err)
 	}
 	cases := []EvalCase[In]{}
+	ids := evalCaseIDBases(files)
 	for _, rel := range files {
 		if err := ctx.Err(); err != nil {
 			return fail(err)
@@ -158,7 +165,7 @@ func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts [
 		path := filepath.Join(cfg.Dir, rel)
 		doc, paras, err := evalReadDocument(path)
 		if err != nil || len(paras) == 0 {
-			res.Skipped++
+			res.Unreadable++
 			slog.Warn("eval set: skipping unreadable document", "path", path, "err", err)
 			continue
 		}
@@ -171,21 +178,22 @@ func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts [
 			q, a, err := evalGenerateQA(ctx, genk, genOpts, doc, s.chunk)
 			if err != nil {
 				if errors.Is(err, ErrEvalReply) {
+					res.Skipped++
 					slog.Warn("eval set: skipping chunk, unusable model reply", "path", path, "chunk", s.index, "err", err)
 					continue
 				}
 				return fail(fmt.Errorf("%s chunk %d: %w", relSlash, s.index, err))
 			}
 			cases = append(cases, EvalCase[In]{
-				TestCaseId: fmt.Sprintf("generated-%s-%d", relSlash, s.index),
+				TestCaseId: fmt.Sprintf("%s#%d", ids[rel], s.index),
 				Input:      buildInput(q),
 				Reference:  a,
 			})
 		}
 		slog.Debug("eval set: document sampled", "path", path, "cases", len(cases))
 	}
-	if len(cases) == 0 {
-		return fail(fmt.Errorf("%w (%d documents read, %d skipped)", ErrNoEvalCases, res.Documents, res.Skipped))
+	if res.Documents == 0 {
+		return fail(fmt.Errorf("%w (no readable document; %d unreadable)", ErrNoEvalCases, res.Unreadable))
 	}
 	data, err := json.MarshalIndent(cases, "", "  ")
 	if err != nil {
@@ -196,7 +204,7 @@ func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts [
 	}
 	res.Written = len(cases)
 	slog.Info("eval set generated", "dir", cfg.Dir, "out", res.OutPath, "cases", res.Written,
-		"documents", res.Documents, "skipped", res.Skipped)
+		"documents", res.Documents, "skipped", res.Skipped, "unreadable", res.Unreadable)
 	return res, nil
 }
 
@@ -344,4 +352,27 @@ func evalWriteFile(path string, data []byte) error {
 		return fmt.Errorf("write dataset %s: %w", path, err)
 	}
 	return durableWriteFile(path, data, 0o644)
+}
+
+// evalCaseIDBases returns the case ID stem of each file (paths relative to
+// the directory): the slash path without its extension, or with it for
+// files whose stems would otherwise be the same.
+func evalCaseIDBases(files []string) map[string]string {
+	stems := make(map[string]int, len(files))
+	stem := func(rel string) string {
+		r := filepath.ToSlash(rel)
+		return strings.TrimSuffix(r, path.Ext(r))
+	}
+	for _, rel := range files {
+		stems[stem(rel)]++
+	}
+	out := make(map[string]string, len(files))
+	for _, rel := range files {
+		if st := stem(rel); stems[st] == 1 {
+			out[rel] = st
+		} else {
+			out[rel] = filepath.ToSlash(rel)
+		}
+	}
+	return out
 }

@@ -102,7 +102,7 @@ func TestGenerateEvalSetGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Documents != 4 || res.Skipped != 2 || res.OutPath != out || res.Written != int(f.calls.Load()) {
+	if res.Documents != 4 || res.Unreadable != 2 || res.Skipped != 0 || res.OutPath != out || res.Written != int(f.calls.Load()) {
 		t.Errorf("result %+v, model calls %d", res, f.calls.Load())
 	}
 	data, err := os.ReadFile(out)
@@ -136,10 +136,10 @@ func TestGenerateEvalSetGolden(t *testing.T) {
 			t.Errorf("bad case %+v", c)
 		}
 		seen[c.TestCaseId] = true
-		perDoc[c.TestCaseId[:strings.LastIndex(c.TestCaseId, "-")]]++
+		perDoc[c.TestCaseId[:strings.LastIndex(c.TestCaseId, "#")]]++
 	}
-	if perDoc["generated-birds.docx"] == 0 || perDoc["generated-sub/recipes.docx"] == 0 ||
-		perDoc["generated-notes.txt"] == 0 || perDoc["generated-sub/deck.pptx"] == 0 || len(perDoc) != 4 {
+	if perDoc["birds"] == 0 || perDoc["sub/recipes"] == 0 ||
+		perDoc["notes"] == 0 || perDoc["sub/deck"] == 0 || len(perDoc) != 4 {
 		t.Errorf("cases per document %v", perDoc)
 	}
 	for d, n := range perDoc {
@@ -230,12 +230,17 @@ func TestGenerateEvalSetErrors(t *testing.T) {
 		}
 	})
 	t.Run("replies that are not JSON", func(t *testing.T) {
+		// As in the original engine: every unusable reply is counted as
+		// skipped, and the (empty) dataset is written without an error.
 		f := &evalGenFake{reply: func(string) (string, error) { return "I cannot do that.", nil }}
 		g, opts, dir := evalGenSetup(t, f)
 		out := filepath.Join(t.TempDir(), "out.json")
 		res, err := GenerateEvalSet(ctx, g, opts, 300, 0, GenerateEvalSetInput{Dir: dir, SampleRate: 1, OutPath: out}, evalNoBuild[string]())
-		if !errors.Is(err, ErrNoEvalCases) || res.Documents != 4 || f.calls.Load() < 4 {
+		if err != nil || res.Documents != 4 || res.Written != 0 || res.Skipped != int(f.calls.Load()) || f.calls.Load() < 4 {
 			t.Errorf("res %+v err %v calls %d", res, err, f.calls.Load())
+		}
+		if data, err := os.ReadFile(out); err != nil || strings.TrimSpace(string(data)) != "[]" {
+			t.Errorf("dataset %q, %v; want an empty array", data, err)
 		}
 	})
 	t.Run("some replies unusable", func(t *testing.T) {
@@ -322,7 +327,50 @@ func TestGenerateEvalSetCrawlCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `"generated-`+name+`-0"`) || !strings.Contains(string(data), `"generated-guide.md-0"`) {
+	if !strings.Contains(string(data), `"`+strings.TrimSuffix(name, ".md")+`#0"`) || !strings.Contains(string(data), `"guide#0"`) {
 		t.Errorf("case IDs:\n%s", data)
+	}
+}
+
+// TestGenerateEvalSetOriginal runs the original engine's two cases: a crawl
+// page gives cases named "<file stem>#<chunk>" with the built input and the
+// reply's answer; replies that are not JSON are counted as skipped.
+func TestGenerateEvalSetOriginal(t *testing.T) {
+	page := "---\nurl: https://a.example/\n---\n" + strings.Repeat("Dies ist ein ausreichend langer Satz über das Studium. ", 12)
+	for _, tc := range []struct {
+		reply string
+		check func(GenerateEvalSetResult, []EvalCase[string]) bool
+	}{
+		{`Hier: {"question": "Was ist das Studium?", "answer": "Ein Studium."}`, func(r GenerateEvalSetResult, cs []EvalCase[string]) bool {
+			return r.Written > 0 && r.Written <= 2 && r.Documents == 1 && r.Skipped == 0 && len(cs) == r.Written &&
+				cs[0].Input == "IN:Was ist das Studium?" && cs[0].Reference == "Ein Studium." && strings.HasPrefix(cs[0].TestCaseId, "page#")
+		}},
+		{"kein json", func(r GenerateEvalSetResult, cs []EvalCase[string]) bool {
+			return r.Written == 0 && r.Skipped > 0 && len(cs) == 0
+		}},
+	} {
+		f := &evalGenFake{reply: func(string) (string, error) { return tc.reply, nil }}
+		g, opts, _ := evalGenSetup(t, f)
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "page.md"), []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "eval.json")
+		res, err := GenerateEvalSet(context.Background(), g, opts, 300, 30,
+			GenerateEvalSetInput{Dir: dir, SampleRate: 1, MaxPerDoc: 2, OutPath: out}, func(q string) string { return "IN:" + q })
+		if err != nil {
+			t.Fatalf("reply %q: %v", tc.reply, err)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cases []EvalCase[string]
+		if err := json.Unmarshal(data, &cases); err != nil {
+			t.Fatal(err)
+		}
+		if !tc.check(res, cases) {
+			t.Errorf("reply %q: result %+v, cases %+v", tc.reply, res, cases)
+		}
 	}
 }

@@ -76,14 +76,14 @@ func ExampleGenerateEvalSet() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("%d cases from %d documents, %d skipped\n", res.Written, res.Documents, res.Skipped)
+	fmt.Printf("%d cases from %d documents, %d unreadable, %d replies skipped\n", res.Written, res.Documents, res.Unreadable, res.Skipped)
 	out, _ := os.ReadFile(res.OutPath)
 	fmt.Println(strings.Join(strings.Split(string(out), "\n")[:7], "\n"))
 	// Output:
-	// 2 cases from 1 documents, 1 skipped
+	// 2 cases from 1 documents, 1 unreadable, 0 replies skipped
 	// [
 	//   {
-	//     "testCaseId": "generated-birds.docx-0",
+	//     "testCaseId": "birds#0",
 	//     "input": {
 	//       "question": "Which birds visit gardens?"
 	//     },

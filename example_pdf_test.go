@@ -28,16 +28,17 @@ func ExampleExtractParagraphs_pdf() {
 	//   Central Library 48,210 9,874 61 percent
 }
 
-// A caller can tell encrypted, scanned and broken PDFs apart with errors.Is.
-func ExampleErrPDFNoText() {
+// A caller can tell encrypted, scanned and broken PDFs apart with errors.Is,
+// and show the reason with errors.As.
+func ExampleErrNoText() {
 	for _, name := range []string{"encrypted", "image-only", "truncated"} {
 		_, err := askyourdocs.ExtractParagraphs("testdata/pdf/" + name + ".pdf")
 		switch {
 		case errors.Is(err, askyourdocs.ErrPDFEncrypted):
 			fmt.Println(name, "-> ask the user for an unprotected copy")
-		case errors.Is(err, askyourdocs.ErrPDFNoText):
+		case errors.Is(err, askyourdocs.ErrNoText):
 			fmt.Println(name, "-> run OCR first")
-		case errors.Is(err, askyourdocs.ErrPDFMalformed):
+		case errors.Is(err, askyourdocs.ErrInvalidDocument):
 			fmt.Println(name, "-> upload the file again")
 		}
 	}

@@ -218,7 +218,7 @@ func sqliteWriteTx(ctx context.Context, db *sql.DB, fn func(conn *sql.Conn) erro
 	}
 	defer func() {
 		if err != nil {
-			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil && !sqliteRolledBackItself(err, rerr) {
 				err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
 			}
 		}

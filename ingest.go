@@ -210,8 +210,12 @@ func (r *scopeRecorder) count(ctx context.Context, sc replaceScope) (int, error)
 // (for the plain path, what DeleteStale returned). A source that yields no
 // document with text gives an error wrapping ErrNoDocuments, one giving
 // more chunks than its limit (DefaultMaxChunks, or the source's
-// ChunkLimiter) one wrapping ErrTooManyChunks; both change nothing. sendChunk, when non-nil, receives short human-readable progress
-// messages.
+// ChunkLimiter) one wrapping ErrTooManyChunks; both change nothing.
+// sendChunk, when non-nil, receives short human-readable progress
+// messages as the original engine sends them: "N Chunks erzeugt,
+// indexiere..." once, then "Batch i/n indexiert" after each batch of 100
+// chunks embedded and written (none when every chunk is unchanged), and a
+// line when DeleteStale failed.
 func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunkSize, chunkOverlap int, sendChunk func(string)) (indexed, deleted int, err error) {
 	if store == nil || src == nil {
 		return 0, 0, errors.New("index source: store and source must not be nil")
@@ -234,7 +238,6 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 	if limit >= 0 && len(chunks) > limit {
 		return 0, 0, fmt.Errorf("index source %q: %w", name, tooManyChunksError(len(chunks), limit, chunkSize, false))
 	}
-	nParas := len(paras)
 	paras = nil // the chunks hold what is needed; let the paragraphs go
 	all := src.Documents(chunks)
 	docs := make([]*ai.Document, 0, len(all))
@@ -243,10 +246,8 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 			docs = append(docs, d)
 		}
 	}
-	if skipped := len(all) - len(docs); skipped > 0 {
-		say("%s: %d paragraphs, %d chunks, %d documents (%d without text skipped)", name, nParas, len(chunks), len(docs), skipped)
-	} else {
-		say("%s: %d paragraphs, %d chunks, %d documents", name, nParas, len(chunks), len(docs))
+	if len(docs) > 0 {
+		say("%d Chunks erzeugt, indexiere...", len(docs))
 	}
 	if len(docs) == 0 {
 		return 0, 0, fmt.Errorf("index source %q: %w", name, ErrNoDocuments)
@@ -254,7 +255,15 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 	if err := ctx.Err(); err != nil {
 		return 0, 0, fmt.Errorf("index source %q: %w", name, err)
 	}
-	progress := func(done, total int) { say("%s: embedded and written %d/%d chunks", name, done, total) }
+	// One message per batch written, as the original engine's IndexInBatches
+	// progress gave them.
+	lastBatch := 0
+	progress := func(done, total int) {
+		if b := (done + indexBatchSize - 1) / indexBatchSize; b > lastBatch {
+			lastBatch = b
+			say("Batch %d/%d indexiert", b, (total+indexBatchSize-1)/indexBatchSize)
+		}
+	}
 
 	if rep, ok := store.(sourceReplacer); ok {
 		rec := &scopeRecorder{store: store}
@@ -269,7 +278,6 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 		if err != nil {
 			return 0, 0, fmt.Errorf("index source %q: %w (the previous version is unchanged)", name, err)
 		}
-		say("%s: %d chunks indexed (%d new or changed, %d unchanged), %d old chunks removed", name, len(docs), written, len(docs)-written, deleted)
 		slog.InfoContext(ctx, "indexed source", "source", name, "chunks", len(docs), "written", written, "deleted", deleted)
 		return len(docs), deleted, nil
 	}
@@ -288,7 +296,6 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 		}
 		return 0, deleted, err
 	}
-	say("%s: %d chunks indexed, %d old chunks removed", name, len(docs), deleted)
 	slog.InfoContext(ctx, "indexed source", "source", name, "chunks", len(docs), "deleted", deleted)
 	return len(docs), deleted, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,23 +50,23 @@ type FileSource struct {
 func (s *FileSource) MaxChunks() int { return s.ChunkLimit }
 
 // NewFileSource returns the IngestSource of the file at path (made
-// absolute). It fails when the path does not name a regular file or its
-// extension is not one the engine reads (an error wrapping
+// absolute). It fails with a *DocumentError when the path does not name a
+// regular file or its extension is not one the engine reads (wrapping
 // ErrUnsupportedFormat); images are accepted, and read when OCR is set.
+// Fetch's errors are *DocumentError values too.
 func NewFileSource(path string) (*FileSource, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("file source %q: %w", path, err)
 	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("file source: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("file source %s: not a regular file", abs)
+	if err := checkDocumentFile(abs); err != nil {
+		return nil, err
 	}
 	if ext := filepath.Ext(abs); !isHTMLExt(ext) && !SupportedDocumentExt(ext) && !SupportedImageExt(ext) && ext != "" {
-		return nil, fmt.Errorf("file source %s: %w", abs, ErrUnsupportedFormat)
+		if advice := LegacyFormatAdvice(ext); advice != "" {
+			return nil, newDocumentError(abs, fmt.Errorf("%w: %s", ErrUnsupportedFormat, advice))
+		}
+		return nil, newDocumentError(abs, fmt.Errorf("%w: %q files are not read", ErrUnsupportedFormat, strings.ToLower(ext)))
 	}
 	return &FileSource{Path: abs}, nil
 }
@@ -90,14 +91,21 @@ func (s *FileSource) Fetch(ctx context.Context) ([]Paragraph, error) {
 	if !isHTMLExt(filepath.Ext(s.Path)) {
 		return ExtractParagraphsWith(ctx, s.Path, ExtractOptions{OCR: s.OCR})
 	}
+	if err := checkDocumentFile(s.Path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(s.Path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.Path, err)
+		return nil, newDocumentError(s.Path, err)
 	}
 	defer f.Close()
 	paras, err := HTMLToStructuredText(f)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.Path, err)
+		var pe *fs.PathError
+		if !errors.As(err, &pe) {
+			err = fmt.Errorf("%w: %w", ErrInvalidDocument, err)
+		}
+		return nil, newDocumentError(s.Path, err)
 	}
 	return paras, nil
 }

@@ -124,8 +124,9 @@ func TestIndexSourcePlainStoreUpsertAndRollback(t *testing.T) {
 	if err != nil || indexed != 250 || deleted != 0 {
 		t.Fatalf("first run: %d, %d, %v", indexed, deleted, err)
 	}
-	if len(msgs) < 3 || !strings.Contains(msgs[len(msgs)-1], "250 chunks indexed") {
-		t.Errorf("progress messages: %q", msgs)
+	// The original engine's messages: the chunk count, then one per batch.
+	if want := []string{"250 Chunks erzeugt, indexiere...", "Batch 1/3 indexiert", "Batch 2/3 indexiert", "Batch 3/3 indexiert"}; !slices.Equal(msgs, want) {
+		t.Errorf("progress messages: %q, want %q", msgs, want)
 	}
 	// Re-index: upsert replaces the 250 chunks.
 	indexed, deleted, err = IndexSource(ctx, m, src, 500, 50, nil)
@@ -448,4 +449,24 @@ type writingStaleSource struct{ ingestTestSource }
 
 func (w *writingStaleSource) DeleteStale(ctx context.Context, store VectorStore) (int, error) {
 	return 0, store.Index(ctx, []*ai.Document{ai.DocumentFromText("sneaky", nil)})
+}
+
+// TestIndexSourceProgressOriginal is the original engine's check: a chunk
+// message first, then batch messages, on a plain store and on one that
+// diffs sources.
+func TestIndexSourceProgressOriginal(t *testing.T) {
+	ctx := t.Context()
+	for name, store := range map[string]VectorStore{
+		"plain":    &ingestMemStore{},
+		"localvec": ingestTestLocalvec(t, t.TempDir(), newTestEmbedder(8)),
+	} {
+		var msgs []string
+		src := &ingestTestSource{url: "u:p", texts: []string{"Erster Absatz mit etwas Inhalt.", "Zweiter Absatz mit mehr Inhalt."}}
+		if _, _, err := IndexSource(ctx, store, src, 500, 50, func(s string) { msgs = append(msgs, s) }); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"2 Chunks erzeugt, indexiere...", "Batch 1/1 indexiert"}; !slices.Equal(msgs, want) {
+			t.Errorf("%s: progress %q, want %q", name, msgs, want)
+		}
+	}
 }

@@ -108,7 +108,14 @@ var injectionRules = []injectionRule{
 		`\b(?:spiele|spiel|übernimm|übernehmen\s+sie|schlüpfe\s+in)\s+(?:ab\s+jetzt\s+)?(?:die|eine)\s+rolle\s+(?:eines|einer|des|der|von)\b`,
 		`\b(?:deine|ihre)\s+neue\s+(?:rolle|identität|persona)\s+(?:ist|lautet)\b`,
 	)},
-	{ruleNewInstructions, []string{":", "your ", "[", "deine", "ihre", "instruction", "directive", "anweisung", "instruktion"}, injectionPatterns(
+	{ruleNewInstructions, []string{":", "your ", "[", "deine", "ihre", "instruction", "directive", "anweisung", "instruktion", "|>", "<<"}, injectionPatterns(
+		// A chat-template token opening a system (or developer) turn:
+		// "<|im_start|>system", Llama 3's "<|start_header_id|>system",
+		// Llama 2's "<<SYS>>". Besides forging a delimiter it brings new
+		// instructions, and the spec's rule for that is this one.
+		`<\|\s*(?:im_start|start_header_id)\s*\|>\s*(?:system|developer)\b`,
+		`<\|\s*(?:system|developer)\s*\|>`,
+		`<<\s*sys\s*>>`,
 		`\bnew\s+(?:instructions?|task|directives?|orders|rules|system\s+prompt)\s*:`,
 		`\b(?:updated|revised|real|actual|true|additional|important|urgent|secret|hidden|priority|override)\s+(?:instructions?|directives?)\s*(?::|for\s+(?:the\s+|any\s+)?`+injModelNoun+`)`,
 		`\byour\s+(?:new|real|actual|true|only)\s+(?:instructions?|task|goal|job|objective|purpose|directive)\s+(?:is|are|now)\b`,

@@ -282,6 +282,23 @@ func (s *SQLiteStore) write(ctx context.Context, fn func(conn *sql.Conn) error) 
 	return sqliteWriteTx(ctx, s.db, fn)
 }
 
+// sqliteRolledBackItself reports whether a failed ROLLBACK (rerr) only says
+// that SQLite already ended the transaction: after a full disk, an I/O
+// error or running out of memory (err) SQLite may roll back on its own, and
+// our ROLLBACK then fails with SQLITE_ERROR ("cannot rollback - no
+// transaction is active"). Nothing of the transaction remains either way.
+func sqliteRolledBackItself(err, rerr error) bool {
+	var se, re *sqlite.Error
+	if !errors.As(err, &se) || !errors.As(rerr, &re) || re.Code()&0xff != sqlite3.SQLITE_ERROR {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM:
+		return true
+	}
+	return false
+}
+
 // bumpGeneration increments the generation counter; every write
 // transaction that changes chunks calls it.
 func bumpGeneration(ctx context.Context, conn *sql.Conn) error {

@@ -23,12 +23,15 @@ var ErrDocumentTooLarge = errors.New("document exceeds the size limits")
 
 // ErrDocxTooLarge is the name ErrDocumentTooLarge had when only .docx was
 // zip-based; it is the same error value.
+//
+// Deprecated: Use ErrDocumentTooLarge.
 var ErrDocxTooLarge = ErrDocumentTooLarge
 
 // ErrInvalidDocument is wrapped by the error ExtractParagraphs returns for a
-// .pptx, .xlsx, OpenDocument or EPUB file that is not readable as its
-// format: not a zip archive, a required part missing, or malformed XML in a
-// part the reader needs. (A broken .docx gives ErrInvalidDocx.)
+// file that is not readable as its format: a truncated, corrupt or
+// mislabelled PDF, a .docx, .pptx, .xlsx, OpenDocument or EPUB file that is
+// not a zip archive, lacks a required part or holds malformed XML in a part
+// the reader needs. Panics of the underlying PDF parser become this error.
 var ErrInvalidDocument = errors.New("invalid document file")
 
 // zipLimits bounds the work a reader does on one zip archive.
@@ -73,7 +76,7 @@ func openZipArchive(r io.ReaderAt, size int64, lim zipLimits, invalid error, kin
 		if n, _ := r.ReadAt(magic[:], 0); n == 8 && string(magic[:]) == oleMagic {
 			return nil, fmt.Errorf("%w: an OLE compound file (a password-protected document or a legacy binary file renamed to %s), not a zip archive", invalid, kind)
 		}
-		return nil, fmt.Errorf("%w: %s is not a zip archive: %w", invalid, kind, err)
+		return nil, fmt.Errorf("%w: not a zip archive (%w)", invalid, err)
 	}
 	if len(zr.File) > lim.maxEntries {
 		return nil, fmt.Errorf("%w: %d entries (limit %d)", ErrDocumentTooLarge, len(zr.File), lim.maxEntries)

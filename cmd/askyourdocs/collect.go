@@ -72,6 +72,11 @@ func collectFiles(arg string, excludes []string, skipped map[string]int) (*colle
 		return nil, err
 	}
 	out := &collected{found: map[string]bool{}, complete: true}
+	if !info.IsDir() && !info.Mode().IsRegular() {
+		// A named pipe would block the reader; it is listed as skipped.
+		skipped[specialFileKind(info.Mode())]++
+		return out, nil
+	}
 	if !info.IsDir() {
 		kind := fileKind(abs)
 		if kind == "" && filepath.Ext(abs) == "" {
@@ -149,7 +154,11 @@ func (w *walker) walk(dir, rel string, ancestors map[string]bool, levels []ignor
 			w.walk(p, r, next, levels)
 			continue
 		}
-		if !info.Mode().IsRegular() || name == ignoreFile {
+		if name == ignoreFile {
+			continue
+		}
+		if !info.Mode().IsRegular() {
+			w.skipped[specialFileKind(info.Mode())]++
 			continue
 		}
 		if w.ignored(p, r, false, levels) {
@@ -252,4 +261,18 @@ func unsupportedFileError(abs string) error {
 		return fmt.Errorf("unsupported file type %q: images are read through OCR, which is not installed: %s", ext, askyourdocs.OCRInstallAdvice())
 	}
 	return fmt.Errorf("unsupported file type %q (supported: %s)", ext, supportedExtList)
+}
+
+// specialFileKind names a file that is neither a folder nor a regular file,
+// for the "Skipped" line of an index run.
+func specialFileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }

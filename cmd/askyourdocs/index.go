@@ -373,7 +373,7 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 			ix.prog.done(display, 0, "interrupted, rolled back")
 			return 0, err
 		}
-		if errors.Is(err, askyourdocs.ErrNoDocuments) || errors.Is(err, askyourdocs.ErrPDFNoText) {
+		if errors.Is(err, askyourdocs.ErrNoDocuments) || errors.Is(err, askyourdocs.ErrNoText) {
 			// Nothing to index, which is not an error: an empty document
 			// stays empty on every re-run. Its old chunks go.
 			removed, derr := ix.b.store.DeleteByURL(ctx, src.url)
@@ -385,8 +385,7 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 			ix.prog.done(display, 0, "skipped: "+reason)
 			return 0, nil
 		}
-		reason := explainIndexError(err)
-		ix.addFailure(display, reason)
+		ix.addFailureAt(display, src.url, explainIndexError(err))
 		return 0, err
 	}
 	// The store reports every old chunk it rewrote as deleted, also those
@@ -415,13 +414,20 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 // addFailure records a failed source once (a crawl may report one
 // refusal through several paths).
 func (ix *indexer) addFailure(src, reason string) {
+	ix.addFailureAt(src, absoluteOf(src), reason)
+}
+
+// addFailureAt is addFailure for a source shown as display whose path or
+// URL is url (an uploaded file is shown by its name, not where serve
+// keeps it).
+func (ix *indexer) addFailureAt(display, url, reason string) {
 	for _, f := range ix.rep.Failed {
-		if f.Source == src || strings.TrimSuffix(f.Source, "/") == strings.TrimSuffix(src, "/") {
+		if f.Source == display || strings.TrimSuffix(f.Source, "/") == strings.TrimSuffix(display, "/") {
 			return
 		}
 	}
-	ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: src, URL: absoluteOf(src), Reason: reason})
-	ix.prog.fail(src, reason)
+	ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: display, URL: url, Reason: reason})
+	ix.prog.fail(display, reason)
 }
 
 // sync removes the chunks of files that were indexed from one of the
@@ -527,47 +533,6 @@ func (ix *indexer) alreadyFailed(line string) bool {
 		}
 	}
 	return false
-}
-
-// explainIndexError turns an indexing error into one reason, saying each
-// thing once: "encrypted PDF: a password is needed to open it".
-func explainIndexError(err error) string {
-	msg := err.Error()
-	causes := []struct {
-		sentinel error
-		label    string
-		hint     string
-	}{
-		{askyourdocs.ErrPrivateTarget, "refused by the SSRF guard", "pass --allow-private to index local or intranet sites you trust"},
-		{askyourdocs.ErrPDFEncrypted, "encrypted PDF", ""},
-		{askyourdocs.ErrPDFNoText, "PDF without a text layer, e.g. a scan", ocrHint()},
-		{askyourdocs.ErrOCRFailed, "OCR failed", ""},
-		{askyourdocs.ErrTooManyChunks, "too many chunks", "split the document or raise --max-chunks"},
-		{askyourdocs.ErrPDFMalformed, "unreadable PDF", ""},
-		{askyourdocs.ErrInvalidDocx, "unreadable .docx", ""},
-		{askyourdocs.ErrNoDocuments, "no text found", ""},
-	}
-	for _, c := range causes {
-		if !errors.Is(err, c.sentinel) {
-			continue
-		}
-		// The detail after the sentinel's own text ("pdf is encrypted:
-		// <detail>"); the path prefix is printed beside the reason anyway.
-		detail := ""
-		if i := strings.Index(msg, c.sentinel.Error()); i >= 0 {
-			detail = strings.TrimPrefix(msg[i+len(c.sentinel.Error()):], ":")
-			detail = strings.TrimSpace(detail)
-		}
-		out := c.label
-		if detail != "" {
-			out += ": " + detail
-		}
-		if c.hint != "" {
-			out += "; " + c.hint
-		}
-		return out
-	}
-	return msg
 }
 
 // printIndexSummary writes the human-readable summary of an index run.

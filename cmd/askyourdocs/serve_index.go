@@ -85,6 +85,13 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 		return nil
 	})
 	lw.flush()
+	// An upload that failed is reported under the name it was uploaded
+	// as; where the server keeps it is none of the client's business.
+	for i, f := range rep.Failed {
+		if s.isUpload(f.URL) {
+			rep.Failed[i].URL = ""
+		}
+	}
 	rep.Store, rep.Embedder = s.b.store.describe(), s.b.manifest.Embedder
 	rep.Seconds = time.Since(start).Seconds()
 	if err != nil {

@@ -178,6 +178,12 @@ func TestServeAskUploadFeedback(t *testing.T) {
 	if !strings.Contains(strings.Join(job.Progress, "\n"), "handbook.pdf") {
 		t.Errorf("progress does not name the file: %q", job.Progress)
 	}
+	// The failure is reported under the uploaded name with its reason in
+	// one line, never where the server keeps the file.
+	if f := rep.Failed[0]; f.URL != "" || !strings.HasPrefix(f.Reason, "unreadable PDF") || strings.Contains(f.Reason, string(filepath.Separator)) ||
+		strings.Contains(strings.Join(job.Progress, "\n"), ts.s.uploadDir) {
+		t.Errorf("failed upload reported as %+v, progress %q", f, job.Progress)
+	}
 
 	// JSON answer: extractive, cited with the PDF's page and an excerpt.
 	a := ts.askJSON(t, askInput{Question: "How long before the start can I cancel a booking and still get a full refund?"})

@@ -215,7 +215,7 @@ func TestEvalsetGeneratedSessionLogin(t *testing.T) {
 	if err := json.Unmarshal(data, &cases); err != nil || len(cases) != 4 {
 		t.Fatalf("%d cases, %v: %s", len(cases), err, data)
 	}
-	if cases[0].TestCaseId != "generated-birds.docx-0" || cases[0].Reference == "" {
+	if cases[0].TestCaseId != "birds#0" || cases[0].Reference == "" {
 		t.Errorf("first case %+v", cases[0])
 	}
 	if _, err := os.Stat("/tmp/evil.json"); err == nil {
