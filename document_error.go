@@ -78,7 +78,12 @@ var documentErrorCauses = []struct {
 }{
 	{ErrPDFEncrypted, func(string) string { return "encrypted PDF" }},
 	{ErrOCRFailed, func(label string) string { return "OCR of the " + label + " failed" }},
-	{ErrNoText, func(label string) string { return label + " without text" }},
+	{ErrNoText, func(label string) string {
+		if label == "PDF" {
+			return "PDF without a text layer"
+		}
+		return label + " without text"
+	}},
 	{ErrDocumentTooLarge, func(label string) string { return label + " too large" }},
 	{ErrUnsupportedFormat, func(string) string { return "unsupported format" }},
 	{ErrInvalidDocument, func(label string) string { return "unreadable " + label }},

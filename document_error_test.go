@@ -34,7 +34,7 @@ func TestDocumentErrorEveryReader(t *testing.T) {
 		{"pdf truncated", write("cut.pdf", []byte("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n")), ErrInvalidDocument, "unreadable PDF"},
 		{"pdf not a pdf", write("fake.pdf", []byte("<html>a web page saved as .pdf</html>")), ErrInvalidDocument, "not a PDF file"},
 		{"pdf encrypted", pdfFixture("encrypted"), ErrPDFEncrypted, "encrypted PDF: a password is needed"},
-		{"pdf without text", pdfFixture("image-only"), ErrNoText, "PDF without text"},
+		{"pdf without text", pdfFixture("image-only"), ErrNoText, "PDF without a text layer"},
 		{"markdown too large", sparseFile(t, filepath.Join(dir, "huge.md"), maxTextFileBytes+1), ErrDocumentTooLarge, "Markdown file too large"},
 		{"docx not zip", write("a.docx", notZip), ErrInvalidDocument, "unreadable .docx file: not a zip archive"},
 		{"docx no body", write("b.docx", emptyZip("[Content_Types].xml")), ErrInvalidDocument, "unreadable .docx file"},
