@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -43,6 +45,11 @@ type DurableJobStoreOptions struct {
 	// (default 2 s), and DeadAfter how long another process's silence
 	// makes its running jobs count as abandoned (default 15 s).
 	Heartbeat, DeadAfter time.Duration
+	// Namespace separates the jobs of several apps (or indexes) on one
+	// database: a store sees and runs only the jobs of its namespace (its
+	// River queues are named namespace_queue). Lower-case letters, digits
+	// and inner '-' only; "" is the unprefixed queues.
+	Namespace string
 	// ID names this process in River's attempted_by and the heartbeat
 	// table (default a random ID).
 	ID string
@@ -76,6 +83,8 @@ type DurableJobStore struct {
 	exec   riverdriver.Executor
 	// closeDB releases what the Open function opened.
 	closeDB func()
+	// queueList are the River queues of the store's namespace.
+	queueList []string
 
 	mu       sync.Mutex
 	kinds    map[string]JobInputFunc
@@ -163,24 +172,50 @@ func (o DurableJobStoreOptions) withDefaults() DurableJobStoreOptions {
 	return o
 }
 
+// queueName is River's name of the options' queue q.
+func (o DurableJobStoreOptions) queueName(q string) string {
+	if q == "" {
+		q = river.QueueDefault
+	}
+	if o.Namespace == "" {
+		return q
+	}
+	return o.Namespace + "_" + q
+}
+
+// queues returns River's queue names of the options and their workers.
+func (o DurableJobStoreOptions) queues() (map[string]river.QueueConfig, error) {
+	if o.Namespace != "" && !durableNameRE.MatchString(o.Namespace) {
+		return nil, fmt.Errorf("namespace %q: use lower-case letters, digits and inner '-'", o.Namespace)
+	}
+	queues := map[string]river.QueueConfig{o.queueName(""): {MaxWorkers: 1}}
+	for _, q := range o.KindQueues {
+		queues[o.queueName(q)] = river.QueueConfig{MaxWorkers: 1}
+	}
+	for q, n := range o.QueueWorkers {
+		if _, ok := queues[o.queueName(q)]; !ok {
+			return nil, fmt.Errorf("QueueWorkers names queue %q, which no kind uses", q)
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("QueueWorkers[%q] = %d: need at least 1", q, n)
+		}
+		queues[o.queueName(q)] = river.QueueConfig{MaxWorkers: n}
+	}
+	return queues, nil
+}
+
+// durableNameRE is what a Namespace may be.
+var durableNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
 // riverConfig returns the River client configuration of the options.
 func (o DurableJobStoreOptions) riverConfig(w *durableWorker) (*river.Config, error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely[durableArgs](workers, w); err != nil {
 		return nil, err
 	}
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}
-	for _, q := range o.KindQueues {
-		queues[q] = river.QueueConfig{MaxWorkers: 1}
-	}
-	for q, n := range o.QueueWorkers {
-		if _, ok := queues[q]; !ok {
-			return nil, fmt.Errorf("QueueWorkers names queue %q, which no kind uses", q)
-		}
-		if n < 1 {
-			return nil, fmt.Errorf("QueueWorkers[%q] = %d: need at least 1", q, n)
-		}
-		queues[q] = river.QueueConfig{MaxWorkers: n}
+	queues, err := o.queues()
+	if err != nil {
+		return nil, err
 	}
 	return &river.Config{
 		ID:                o.ID,
@@ -285,17 +320,14 @@ func (s *DurableJobStore) EnqueueInput(ctx context.Context, kind string, input a
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	n, err := s.db.pending(ctx)
+	n, err := s.db.pending(ctx, s.queueList)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue %s job: count pending: %w", kind, err)
 	}
 	if n >= s.opts.MaxQueue {
 		return nil, fmt.Errorf("enqueue %s job: %w (%d pending)", kind, ErrJobQueueFull, n)
 	}
-	queue := s.opts.KindQueues[kind]
-	if queue == "" {
-		queue = river.QueueDefault
-	}
+	queue := s.opts.queueName(s.opts.KindQueues[kind])
 	res, err := s.client.Insert(ctx, durableArgs{JobKind: kind, Input: raw}, &river.InsertOpts{Queue: queue})
 	if err != nil {
 		return nil, fmt.Errorf("enqueue %s job: %w", kind, err)
@@ -333,8 +365,8 @@ func (s *DurableJobStore) lookup(ctx context.Context, id string) (Job, error) {
 	if err != nil {
 		return Job{}, fmt.Errorf("job %s: %w", id, err)
 	}
-	if row.Kind != durableRiverKind {
-		return Job{}, fmt.Errorf("job %s (River kind %s): %w", id, row.Kind, ErrJobNotFound)
+	if row.Kind != durableRiverKind || !slices.Contains(s.queueList, row.Queue) {
+		return Job{}, fmt.Errorf("job %s (River kind %s, queue %s): %w", id, row.Kind, row.Queue, ErrJobNotFound)
 	}
 	st, err := s.db.state(ctx, n, s.opts.MaxProgress)
 	if err != nil {
@@ -352,7 +384,7 @@ func (s *DurableJobStore) List(limit int) []Job {
 	}
 	ctx, cancel := context.WithTimeout(s.base, durableOpTimeout)
 	defer cancel()
-	res, err := s.client.JobList(ctx, river.NewJobListParams().Kinds(durableRiverKind).
+	res, err := s.client.JobList(ctx, river.NewJobListParams().Kinds(durableRiverKind).Queues(s.queueList...).
 		OrderBy(river.JobListOrderByID, river.SortOrderDesc).First(limit))
 	if err != nil {
 		s.opts.Logger.Warn("job store: list", "err", err)

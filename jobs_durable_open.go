@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -155,14 +156,22 @@ func newDurable(opts *DurableJobStoreOptions, db *jobDB, closeDB func()) *Durabl
 	}
 	o = o.withDefaults()
 	base, stop := context.WithCancel(context.Background())
+	var queues []string
+	if qs, err := o.queues(); err == nil { // else riverConfig reports it
+		for q := range qs {
+			queues = append(queues, q)
+		}
+		slices.Sort(queues)
+	}
 	return &DurableJobStore{
-		opts:     o,
-		db:       db,
-		closeDB:  closeDB,
-		kinds:    make(map[string]JobInputFunc),
-		local:    make(map[int64]context.CancelCauseFunc),
-		base:     base,
-		stopBase: stop,
-		beatDone: make(chan struct{}),
+		queueList: queues,
+		opts:      o,
+		db:        db,
+		closeDB:   closeDB,
+		kinds:     make(map[string]JobInputFunc),
+		local:     make(map[int64]context.CancelCauseFunc),
+		base:      base,
+		stopBase:  stop,
+		beatDone:  make(chan struct{}),
 	}
 }

@@ -174,12 +174,17 @@ func (d *jobDB) finish(ctx context.Context, id int64, outcome string, result jso
 		id, outcome, res, msg)
 }
 
-// pending counts the store's jobs waiting to run.
-func (d *jobDB) pending(ctx context.Context) (int, error) {
+// pending counts the store's jobs waiting to run in queues.
+func (d *jobDB) pending(ctx context.Context, queues []string) (int, error) {
 	var n int
-	err := d.query(ctx, `SELECT count(*) FROM river_job WHERE kind = ?
+	args := []any{durableRiverKind}
+	for _, q := range queues {
+		args = append(args, q)
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(queues)), ", ")
+	err := d.query(ctx, `SELECT count(*) FROM river_job WHERE kind = ? AND queue IN (`+marks+`)
 		AND state IN ('available', 'pending', 'retryable', 'scheduled')`,
-		func(scan func(...any) error) error { return scan(&n) }, durableRiverKind)
+		func(scan func(...any) error) error { return scan(&n) }, args...)
 	return n, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -339,6 +340,48 @@ func TestDurableJobStoreCloseHandsBack(t *testing.T) {
 			}
 			if got := waitDurable(t, next, j.ID); got.Status != JobDone || got.Progress != "echoing again" {
 				t.Fatalf("run after Close: %+v", got)
+			}
+		})
+	}
+}
+
+// Stores of different namespaces on one database never meet.
+func TestDurableJobStoreNamespaces(t *testing.T) {
+	for _, b := range durableBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			if _, err := OpenDurableJobStoreSQLite(context.Background(), filepath.Join(t.TempDir(), "x.sqlite"),
+				&DurableJobStoreOptions{Namespace: "Not OK"}); err == nil {
+				t.Fatal("an invalid namespace was accepted")
+			}
+			a := b.open(t, &DurableJobStoreOptions{Namespace: "app-a"})
+			other := b.open(t, &DurableJobStoreOptions{Namespace: "app-b"})
+			a.HandleKind("echo", echoKind)
+			var wrong atomic.Int32
+			other.HandleKind("echo", func(context.Context, json.RawMessage, func(string)) (any, error) {
+				wrong.Add(1)
+				return nil, errors.New("ran another namespace's job")
+			})
+			if err := other.Start(); err != nil {
+				t.Fatal(err)
+			}
+			j, err := a.EnqueueInput(context.Background(), "echo", map[string]string{"Text": "mine"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := other.Get(j.ID); ok || len(other.List(0)) != 0 {
+				t.Fatalf("namespace app-b sees app-a's job %s", j.ID)
+			}
+			if err := a.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if got := waitDurable(t, a, j.ID); got.Status != JobDone {
+				t.Fatalf("app-a's job: %+v", got)
+			}
+			if wrong.Load() != 0 {
+				t.Fatal("namespace app-b ran app-a's job")
+			}
+			if len(a.List(0)) != 1 {
+				t.Fatalf("app-a lists %d jobs", len(a.List(0)))
 			}
 		})
 	}

@@ -39,6 +39,9 @@ type serveOptions struct {
 	// jobDeadAfter is how long a serve process may go without a heartbeat
 	// before others run its jobs again (default 15 s).
 	jobDeadAfter time.Duration
+	// jobNamespace keeps the jobs of each index (--name) apart when
+	// several share one database or --data directory.
+	jobNamespace string
 	// logOut receives the startup notes.
 	logOut io.Writer
 	// publicFiles serves /files and the file paths of /api/sources to
@@ -201,6 +204,7 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		pgDSN:     cf.pg,
 
 		jobDeadAfter: *jobDeadAfter,
+		jobNamespace: jobNamespace(cf.name),
 		logOut:       a.stderr,
 
 		publicFiles:   *publicFiles,

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
@@ -25,9 +28,9 @@ const jobsFile = "jobs.sqlite"
 // (--pg), so that every process serving that index shares one queue, or
 // else on dataDir/jobs.sqlite.
 func openServeJobs(ctx context.Context, opts serveOptions) (serveJobs, error) {
-	var jo *askyourdocs.DurableJobStoreOptions
+	jo := &askyourdocs.DurableJobStoreOptions{Namespace: opts.jobNamespace}
 	if d := opts.jobDeadAfter; d > 0 {
-		jo = &askyourdocs.DurableJobStoreOptions{DeadAfter: d, Heartbeat: d / 5}
+		jo.DeadAfter, jo.Heartbeat = d, d/5
 	}
 	if opts.pgDSN != "" {
 		s, err := askyourdocs.OpenDurableJobStorePG(ctx, opts.pgDSN, jo)
@@ -49,4 +52,36 @@ func openServeJobs(ctx context.Context, opts serveOptions) (serveJobs, error) {
 func (s *server) handleJobKinds() {
 	askyourdocs.HandleFlowJobs(s.jobs, "index", s.indexFlow)
 	askyourdocs.HandleFlowJobs(s.jobs, "crawl", s.indexFlow)
+}
+
+// jobNamespace returns the job namespace of the index called name: its
+// lower-case letters and digits, other runs of characters as '-', and a
+// hash of name when that changed it or it is long, so that two names never
+// share one.
+func jobNamespace(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	ns := b.String()
+	if len(ns) > 40 {
+		ns = strings.TrimRight(ns[:40], "-")
+	}
+	if ns != name || ns == "" {
+		sum := sha256.Sum256([]byte(name))
+		if ns != "" {
+			ns += "-"
+		}
+		ns += hex.EncodeToString(sum[:4])
+	}
+	return ns
 }
