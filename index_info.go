@@ -58,7 +58,9 @@ var (
 )
 
 // indexInfoCache holds a store's record once read: records are made once
-// (RecordIndexInfo never replaces one), so a found record stays valid.
+// (RecordIndexInfo never replaces one), so a found record stays valid;
+// only a re-embedding migration replaces it, storing the new one here (other
+// open stores on the index keep the old one until reopened).
 type indexInfoCache struct{ p atomic.Pointer[IndexInfo] }
 
 // get returns the cached record, or reads it with read and caches it when

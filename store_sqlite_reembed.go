@@ -105,6 +105,7 @@ func (s *SQLiteStore) reembedPending(ctx context.Context, vecs map[string][]floa
 // when a chunk's text has no vector in vecs.
 func (s *SQLiteStore) reembedSwap(ctx context.Context, vecs map[string][]float32, dim int) (int, error) {
 	n := 0
+	var newInfo *IndexInfo
 	err := s.write(ctx, func(conn *sql.Conn) error {
 		rows, err := conn.QueryContext(ctx, `SELECT rid, text_hash FROM chunks`)
 		if err != nil {
@@ -157,8 +158,12 @@ func (s *SQLiteStore) reembedSwap(ctx context.Context, vecs map[string][]float32
 			if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = ?`, string(raw), sqliteIndexInfoKey); err != nil {
 				return fmt.Errorf("record index info: %w", err)
 			}
+			newInfo = &info
 		}
 		return bumpGeneration(ctx, conn)
 	})
+	if err == nil && newInfo != nil {
+		s.info.p.Store(newInfo)
+	}
 	return n, err
 }
