@@ -110,10 +110,12 @@ type PgvecOptions struct {
 	// (default), "strict_order" or "off". With "off" a filter that rejects
 	// most candidates can leave fewer than k results although k match.
 	IterativeScan string
-	// Tracer, when not nil, is the pool's query tracer (pgx.QueryTracer,
-	// e.g. for OpenTelemetry); by default the store logs each query's
-	// duration at debug level. KeywordSearchSQL finds the store from the
-	// pool without it.
+	// Tracer, when not nil, receives the pool's trace calls (pgx.QueryTracer
+	// and whichever of pgx's and pgxpool's other tracer interfaces it
+	// implements, e.g. for OpenTelemetry); by default the store logs each
+	// query's duration at debug level. The pool's ConnConfig.Tracer is the
+	// store's own, which forwards to it and lets KeywordSearchSQL find the
+	// store from the pool.
 	Tracer pgx.QueryTracer
 }
 
@@ -231,11 +233,8 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		}
 		return nil
 	}
-	if o.Tracer != nil {
-		cfg.ConnConfig.Tracer = o.Tracer
-	} else if cfg.ConnConfig.Tracer == nil {
-		cfg.ConnConfig.Tracer = &pgvecTracer{store: name}
-	}
+	// The tracer carries the store, for KeywordSearchSQL (pgstore_tracer.go).
+	cfg.ConnConfig.Tracer = &pgvecTracer{name: name, store: s, next: o.Tracer}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new pgvector store %q: open pool: %w", name, err)
@@ -252,11 +251,9 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 			return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 		}
 	}
-	pgvecPools.Store(pool, s)
 
 	s.Retriever, err = pgvecDefineRetriever(g, "pgvector/"+name, s.retrieve)
 	if err != nil {
-		pgvecPools.Delete(pool)
 		pool.Close()
 		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 	}
@@ -318,7 +315,6 @@ func (s *PgvecStore) Close() error {
 		return nil
 	}
 	if s.Pool != nil {
-		pgvecPools.Delete(s.Pool)
 		s.Pool.Close()
 	}
 	return nil

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/jackc/pgx/v5"
@@ -81,22 +78,18 @@ func KeywordSearchSQL(ctx context.Context, pool *pgxpool.Pool, query string, max
 	if pool == nil {
 		return nil, errors.New("keyword search sql: nil pool")
 	}
-	v, ok := pgvecPools.Load(pool)
-	if !ok {
+	s := pgvecStoreOf(pool)
+	if s == nil {
 		return nil, fmt.Errorf("keyword search sql: %w", ErrNotPgvecPool)
 	}
-	s := v.(*PgvecStore)
+	if err := s.checkOpen("keyword search sql"); err != nil {
+		return nil, err
+	}
 	if language == "" {
 		language = s.language
 	}
 	return s.keywordSearch(ctx, query, maxResults, language, stopWords, extraWhere, extraArgs)
 }
-
-// pgvecPools maps the pool of each open PgvecStore to the store, so that
-// KeywordSearchSQL, which the spec gives a pool only, finds the store's
-// table and full-text column; Close removes the entry. (The pool's own
-// configuration stays the app's: its Tracer slot is PgvecOptions.Tracer.)
-var pgvecPools sync.Map
 
 // KeywordSearch is KeywordSearchSQL on this store, with the store's text
 // search configuration.
@@ -232,31 +225,4 @@ func keywordLongestWords(phrases []string) []string {
 		out = append(out, longest)
 	}
 	return out
-}
-
-// pgvecTracer is the default query tracer of a PgvecStore's pool (see
-// PgvecOptions.Tracer): it logs each query's duration and outcome at debug
-// level.
-type pgvecTracer struct {
-	store string
-}
-
-type pgvecTraceStartKey struct{}
-
-// TraceQueryStart implements pgx.QueryTracer.
-func (t *pgvecTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	if !slog.Default().Enabled(ctx, slog.LevelDebug) {
-		return ctx
-	}
-	return context.WithValue(ctx, pgvecTraceStartKey{}, time.Now())
-}
-
-// TraceQueryEnd implements pgx.QueryTracer.
-func (t *pgvecTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
-	start, ok := ctx.Value(pgvecTraceStartKey{}).(time.Time)
-	if !ok {
-		return
-	}
-	slog.DebugContext(ctx, "pgvector store query", "store", t.store, "command", data.CommandTag.String(),
-		"duration", time.Since(start), "ok", data.Err == nil)
 }

@@ -212,42 +212,141 @@ func TestKeywordSearchSQLForeignPool(t *testing.T) {
 	if docs, err := KeywordSearchSQL(context.Background(), nil, `the "" ?`, 1, "simple", map[string]bool{"the": true}, "", nil); docs != nil || err != nil {
 		t.Errorf("no keyword: %v, %v; want nil, nil", docs, err)
 	}
-	// A closed store's pool is no store's any more.
+	// A pool opened from a copy of a store's pool configuration carries the
+	// store's tracer but is not the store's pool.
 	s := pgTestStore(t, newTestEmbedder(16), 16)
+	copied, err := pgxpool.NewWithConfig(context.Background(), s.Pool.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copied.Close()
+	if _, err := KeywordSearchSQL(context.Background(), copied, "xylophone", 1, "simple", nil, "", nil); !errors.Is(err, ErrNotPgvecPool) {
+		t.Errorf("pool from a copied configuration: err = %v, want ErrNotPgvecPool", err)
+	}
+	// A closed store's pool names its store, which is closed.
 	s.Close()
-	if _, err := KeywordSearchSQL(context.Background(), s.Pool, "xylophone", 1, "simple", nil, "", nil); !errors.Is(err, ErrNotPgvecPool) {
-		t.Errorf("closed store's pool: err = %v, want ErrNotPgvecPool", err)
+	if _, err := KeywordSearchSQL(context.Background(), s.Pool, "xylophone", 1, "simple", nil, "", nil); !errors.Is(err, ErrStoreClosed) {
+		t.Errorf("closed store's pool: err = %v, want ErrStoreClosed", err)
+	}
+}
+
+// TestKeywordSearchSQLStoresApart checks that two stores' pools each find
+// their own table: the lookup lives in each pool's configuration, not in a
+// shared map.
+func TestKeywordSearchSQLStoresApart(t *testing.T) {
+	ctx := context.Background()
+	emb := newTestEmbedder(16)
+	a := pgTestStore(t, emb, 16)
+	b := pgTestStore(t, emb, 16)
+	if a.Table() == b.Table() {
+		t.Fatalf("both stores use table %q", a.Table())
+	}
+	if err := a.Index(ctx, []*ai.Document{ai.DocumentFromText("the xylophone in store a", map[string]any{"source": "a"})}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Index(ctx, []*ai.Document{ai.DocumentFromText("the marimba in store b", map[string]any{"source": "b"})}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s          *PgvecStore
+		hit, other string
+	}{{a, "xylophone", "marimba"}, {b, "marimba", "xylophone"}} {
+		if got, err := KeywordSearchSQL(ctx, c.s.Pool, c.hit, 5, "", nil, "", nil); err != nil || len(got) != 1 {
+			t.Errorf("store %s, %q: %q, %v; want its one chunk", c.s.Table(), c.hit, pgTestTexts(got), err)
+		}
+		if got, err := KeywordSearchSQL(ctx, c.s.Pool, c.other, 5, "", nil, "", nil); err != nil || len(got) != 0 {
+			t.Errorf("store %s, %q: %q, %v; want none (the other store's chunk)", c.s.Table(), c.other, pgTestTexts(got), err)
+		}
 	}
 }
 
 // TestKeywordSearchSQLOwnTracer checks that a store created with the app's
-// own query tracer keeps it on its pool and that KeywordSearchSQL still
-// finds the store from the pool.
+// own tracer passes it every trace call its interfaces take (queries,
+// batches, copies, acquires, releases) and that KeywordSearchSQL still finds
+// the store from the pool.
 func TestKeywordSearchSQLOwnTracer(t *testing.T) {
 	ctx := context.Background()
 	tr := &searchSQLCountingTracer{}
-	s := searchSQLTestStore(t, &PgvecOptions{Tracer: tr})
-	if s.Pool.Config().ConnConfig.Tracer != tr {
-		t.Fatal("the pool does not carry the app's tracer")
-	}
+	s := searchSQLTestStore(t, &PgvecOptions{Tracer: tr, WriteMethod: PgvecWriteCopy})
 	got, err := KeywordSearchSQL(ctx, s.Pool, "contract", 0, "", nil, "", nil)
 	if err != nil || len(got) == 0 {
 		t.Fatalf("KeywordSearchSQL with the app's tracer: %d docs, %v", len(got), err)
 	}
-	if tr.n.Load() == 0 {
-		t.Error("the app's tracer saw no query")
+	b := &pgx.Batch{}
+	b.Queue("SELECT 1")
+	b.Queue("SELECT 2")
+	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The store wrote its chunks with COPY (PgvecWriteCopy): copies counted.
+	for name, n := range map[string]int64{"query": tr.queries.Load(), "batch query": tr.batchQueries.Load(),
+		"copy": tr.copies.Load(), "acquire": tr.acquires.Load(), "release": tr.releases.Load()} {
+		if n == 0 {
+			t.Errorf("the app's tracer saw no %s", name)
+		}
+	}
+	// A tracer of queries only gets queries, and the store still works.
+	q := &searchSQLQueryTracer{}
+	s2 := searchSQLTestStore(t, &PgvecOptions{Tracer: q})
+	if got, err := KeywordSearchSQL(ctx, s2.Pool, "contract", 0, "", nil, "", nil); err != nil || len(got) == 0 {
+		t.Fatalf("KeywordSearchSQL with a query tracer: %d docs, %v", len(got), err)
+	}
+	if q.n.Load() == 0 {
+		t.Error("the query tracer saw no query")
 	}
 }
 
-// searchSQLCountingTracer counts the queries it sees.
-type searchSQLCountingTracer struct{ n atomic.Int64 }
+// searchSQLQueryTracer counts the queries it sees; it traces nothing else.
+type searchSQLQueryTracer struct{ n atomic.Int64 }
 
-func (c *searchSQLCountingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (c *searchSQLQueryTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	c.n.Add(1)
 	return ctx
 }
 
+func (c *searchSQLQueryTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// searchSQLCountingTracer counts the calls of every tracer interface of pgx
+// and pgxpool.
+type searchSQLCountingTracer struct {
+	queries, batchQueries, copies, acquires, releases atomic.Int64
+}
+
+func (c *searchSQLCountingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.queries.Add(1)
+	return ctx
+}
+
 func (c *searchSQLCountingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *searchSQLCountingTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (c *searchSQLCountingTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	c.batchQueries.Add(1)
+}
+
+func (c *searchSQLCountingTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+func (c *searchSQLCountingTracer) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromStartData) context.Context {
+	c.copies.Add(1)
+	return ctx
+}
+
+func (c *searchSQLCountingTracer) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyFromEndData) {}
+
+func (c *searchSQLCountingTracer) TraceAcquireStart(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireStartData) context.Context {
+	c.acquires.Add(1)
+	return ctx
+}
+
+func (c *searchSQLCountingTracer) TraceAcquireEnd(context.Context, *pgxpool.Pool, pgxpool.TraceAcquireEndData) {
+}
+
+func (c *searchSQLCountingTracer) TraceRelease(*pgxpool.Pool, pgxpool.TraceReleaseData) {
+	c.releases.Add(1)
+}
 
 // TestKeywordSearchSQLTrigramFallback checks that the store gets a pg_trgm
 // index when the extension is available and that searching with and without
