@@ -334,7 +334,8 @@ func (c *searchSQLCountingTracer) TraceCopyFromStart(ctx context.Context, _ *pgx
 	return ctx
 }
 
-func (c *searchSQLCountingTracer) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyFromEndData) {}
+func (c *searchSQLCountingTracer) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyFromEndData) {
+}
 
 func (c *searchSQLCountingTracer) TraceAcquireStart(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireStartData) context.Context {
 	c.acquires.Add(1)
