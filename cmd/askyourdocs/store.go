@@ -391,7 +391,7 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 		dsn = strings.TrimSpace(a.getenv("ASKYOURDOCS_DSN"))
 	}
 	if dsn != "" {
-		// NewPgvecStore empties a table built with another dimension, so
+		// NewPgvecStore re-embeds a table built with another dimension, so
 		// the recorded embedder is checked before the store is opened.
 		recorded, err := pgRecordedEmbedder(ctx, dsn, cf.name)
 		if err != nil {
