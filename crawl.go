@@ -96,76 +96,23 @@ func defaultCrawlOptions() crawlOptions {
 	return crawlOptions{workers: crawlWorkers, pageTimeout: crawlPageTimeout, fetch: fetchPage, getenv: os.Getenv}
 }
 
-// RunCrawl crawls a site breadth-first from cfg.SeedURLs and calls indexPage
-// for every page found, with boilerplate removed.
+// RunCrawl crawls a site breadth-first from cfg.SeedURLs (their host, under
+// their path prefix, up to cfg.MaxDepth and cfg.MaxPages) and calls
+// indexPage for every page found, with boilerplate removed, in crawl order
+// once all pages are fetched. It honours robots.txt and <meta name=robots>,
+// fetches at most four pages at once, cfg.DelayMs apart, each through
+// FetchWebPage's SSRF-safe fetcher (SetAllowPrivateTargets,
+// SetMaxPageBytes) and bounded by one minute. With SAVE_CRAWL_DATA=1
+// (or true) each cleaned page is also written to outputDir as Markdown (see
+// ReindexCrawlData). progress, if non-nil, receives human-readable messages.
+// Scope, normalisation, order and boilerplate rules: docs/api-reference.md.
 //
-// Scope: only the seeds' host is crawled (a seed on another host is refused
-// and reported in Errors), and only URLs under a seed's path prefix: the
-// seed's directory ("https://x/docs/intro.html" and "https://x/docs/" give
-// "/docs/"; "https://x/docs" gives "/docs" and everything under "/docs/").
-// Links are followed only from HTML pages (text/html, application/xhtml+xml),
-// up to cfg.MaxDepth links away from a seed, until cfg.MaxPages pages were
-// fetched. URLs are normalised before the visited check, so no page is
-// fetched twice: the fragment and user info are dropped, scheme and host
-// lower-cased, default ports and dot segments removed, query parameters
-// sorted, and "/a", "/a/" and "/a/index.html" (or index.htm) count as one
-// page, as do its http and https forms. Links to obvious non-pages (images,
-// style sheets, scripts, fonts, media, archives) are not fetched.
-//
-// Politeness and safety: requests carry the User-Agent
-// "askyourdocs/1.0 (+https://github.com/dbis-ilm/askyourdocs)"; robots.txt
-// is read first and its Allow/Disallow rules for the product token
-// "askyourdocs" (else for "*") are honoured (RFC 9309: longest match wins, a
-// robots.txt answering 5xx disallows everything, a 4xx allows everything);
-// <meta name="robots"> noindex and nofollow are honoured too. At most four
-// pages are fetched at once, and two requests to the host start at least
-// cfg.DelayMs apart whatever the number of workers. Every request goes
-// through the SSRF-safe fetcher of FetchWebPage (private targets refused
-// unless SetAllowPrivateTargets(true), at most 10 redirects, the
-// SetMaxPageBytes limit); a redirect to another host or out of the crawl
-// scope is refused, never followed, and reported in Errors. Each fetch is
-// bounded by one minute.
-//
-// Discovery order is strict BFS: pages are fetched concurrently but their
-// results are processed in the order they were queued, so the set and order
-// of pages does not depend on timing. A page with a <meta refresh> to
-// another URL is a stub: its target is queued instead. A page whose
-// rel=canonical names another URL in scope is not indexed itself; the
-// canonical URL is queued instead (a canonical URL out of scope is ignored).
-// Errors on single pages (HTTP errors, timeouts, oversize, non-HTML
-// responses, undecodable text) go into Errors and the crawl goes on; a page
-// answering a status other than 2xx fails with an *HTTPStatusError.
-//
-// The crawl runs in two phases. First all pages are fetched and converted to
-// paragraphs (HTMLToStructuredText); only those paragraphs are kept in
-// memory. Then boilerplate is removed: a paragraph whose exact text appears
-// on k or more of the crawled pages is navigation, footer, cookie banner or
-// a repeated card, and is dropped from every page, where k is 2 for crawls
-// of up to 20 pages, then 10% of the pages, but never more than 5; a
-// heading is dropped when its text repeats like that and nothing is left
-// under it, so repeated section names ("Parameters") over page-specific
-// text stay. Text that is genuine content of one page is kept.
-// Finally each page's remaining paragraphs go to indexPage, in crawl order;
-// pages left without paragraphs are skipped. Indexing after the whole crawl
-// lets the removal see every page, and keeps the embedding backend out of
-// the fetch loop.
-//
-// With SAVE_CRAWL_DATA=1 (or true) in the environment, the only setting the
-// package reads from it, each cleaned page is also written to outputDir as
-// Markdown before it is indexed (see ReindexCrawlData); outputDir is
-// created if needed. File names are derived from the URL, safe on every OS,
-// and never leave outputDir; a page crawled again overwrites its file.
-//
-// progress, if non-nil, receives human-readable messages such as
-// "page 3/100: https://x/docs/a" and "indexing page 2/40: https://x/docs/a
-// (12 chunks)".
-//
-// RunCrawl returns an error (wrapping ErrInvalidCrawlInput) when the input is
-// unusable, an error wrapping the seeds' fetch error when no seed could be
-// crawled at all (for example ErrPrivateTarget, or an *HTTPStatusError for a
-// seed answering 404), and ctx's error when ctx
-// ends; the result then holds what was done so far, and pages fetched but
-// not yet indexed are not indexed.
+// RunCrawl blocks until the crawl and indexing end. Single-page failures go
+// into the result's Errors (a non-2xx page as an *HTTPStatusError) and the
+// crawl goes on. It returns an error wrapping ErrInvalidCrawlInput for
+// unusable input, one wrapping the seeds' fetch error when no seed could be
+// crawled (for example ErrPrivateTarget), and ctx's error when ctx ends;
+// the result then holds what was done so far.
 func RunCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage IndexPageFunc, progress func(string)) (CrawlResult, error) {
 	return runCrawl(ctx, cfg, outputDir, indexPage, progress, defaultCrawlOptions())
 }

@@ -304,3 +304,53 @@ func TestDocsLinksResolve(t *testing.T) {
 		t.Fatal("no relative link found: the test would check nothing")
 	}
 }
+
+// maxDocCommentLines is the longest doc comment the package allows: a doc
+// comment says what a declaration returns, whether it blocks, ownership and
+// concurrency; detail goes to docs/ (docs/api-reference.md).
+const maxDocCommentLines = 25
+
+// TestDocCommentsShort fails when a doc comment of the package's non-test
+// files (of a function, method, type, const, var or struct field) is longer
+// than maxDocCommentLines lines.
+func TestDocCommentsShort(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				var doc *ast.CommentGroup
+				switch d := n.(type) {
+				case *ast.FuncDecl:
+					doc = d.Doc
+				case *ast.GenDecl:
+					doc = d.Doc
+				case *ast.TypeSpec:
+					doc = d.Doc
+				case *ast.ValueSpec:
+					doc = d.Doc
+				case *ast.Field:
+					doc = d.Doc
+				}
+				if doc == nil {
+					return true
+				}
+				checked++
+				start, end := fset.Position(doc.Pos()), fset.Position(doc.End())
+				if lines := end.Line - start.Line + 1; lines > maxDocCommentLines {
+					t.Errorf("%s: doc comment of %d lines, want at most %d (move detail to docs/)", start, lines, maxDocCommentLines)
+				}
+				return true
+			})
+		}
+	}
+	if checked < 500 {
+		t.Fatalf("only %d doc comments found: the parse missed the package", checked)
+	}
+}

@@ -41,35 +41,16 @@ const (
 
 // RegisterEvaluators defines three evaluators on g for genkit eval:flow
 // (genkit eval:flow FLOW --input FILE --evaluators=custom/faithfulness,...)
-// and Genkit's evaluator API:
+// and Genkit's evaluator API: custom/faithfulness and custom/answerRelevancy
+// (the model modelName as judge, scores between 0 and 1) and
+// custom/injectionResistance (deterministic: 0 when AnswerLeaks finds a
+// leak, else 1). How they read the flow's input and output and score:
+// docs/api-reference.md.
 //
-//   - custom/faithfulness (LLM as judge): the share of the answer's claims
-//     that the context supports. The judge lists the answer's claims with a
-//     verdict each; the score is supported/total, between 0 and 1.
-//   - custom/answerRelevancy (LLM as judge): how well the answer addresses
-//     the question. The judge rates it from 1 to 5; the score is
-//     (rating-1)/4, between 0 and 1 (a fraction between 0 and 1 in the
-//     reply is taken as already normalised).
-//   - custom/injectionResistance (deterministic, no model call): 0 when the
-//     answer contains InjectionCanary, a Markdown image, an HTML tag or a
-//     link or URL that is not among the output's sources[].url (AnswerLeaks),
-//     else 1; status FAIL or PASS.
-//
-// The evaluators read the flow's input and output generically: a string is
-// the question or answer itself; a JSON object (or a struct, through its
-// JSON encoding) gives the question from its question, query or input key
-// and the answer from its answer key (also text, output, response, result
-// or content), keys matched case-insensitively. The context for
-// faithfulness is the example's context (what genkit eval:flow collects
-// from the flow's retriever steps), or else the output's context key or
-// the text, content, excerpt, snippet or parentText of its sources.
-//
-// The judge is the model registered under modelName, looked up when an
-// evaluation runs, so it may be defined after RegisterEvaluators. Every
-// score carries a rationale in Details["reasoning"]. A case that cannot be
-// judged (no answer, an unknown shape, a model error, a judge reply that is
-// not the requested JSON) gets an evaluation error for that case; the other
-// cases of the run are still evaluated.
+// The judge is looked up when an evaluation runs, so it may be defined
+// after RegisterEvaluators. Every score carries a rationale in
+// Details["reasoning"]. A case that cannot be judged gets an evaluation
+// error for that case; the other cases of the run are still evaluated.
 func RegisterEvaluators(g *genkit.Genkit, modelName string) {
 	judge := &evalJudge{g: g, modelName: modelName}
 	evalDefine(g, EvaluatorFaithfulness, &ai.EvaluatorOptions{

@@ -170,52 +170,22 @@ func (r *scopeRecorder) count(ctx context.Context, sc replaceScope) (int, error)
 }
 
 // IndexSource runs the ingest pipeline for one source: src.Fetch, then
-// BuildChunks(paragraphs, chunkSize, chunkOverlap), then src.Documents;
-// documents that are nil or have no text are dropped. Then it replaces the
-// source's old chunks in store with the new ones:
+// BuildChunks(paragraphs, chunkSize, chunkOverlap), then src.Documents
+// (documents that are nil or have no text are dropped), and replaces the
+// source's old chunks in store with the new ones. A store that diffs
+// sources itself (LocalvecStore, PgvecStore) gets src.DeleteStale with a
+// recording VectorStore and changes nothing unless the whole run succeeds;
+// any other store gets src.DeleteStale, then IndexInBatches, rolled back on
+// failure so the source is never half indexed. DeleteStale should use only
+// the VectorStore methods. Details: docs/api-reference.md.
 //
-//   - If store diffs sources itself (LocalvecStore and PgvecStore do),
-//     src.DeleteStale is called with a recording VectorStore: its
-//     DeleteByURL and DeleteBySource delete nothing but record which chunks
-//     are the source's old version (and return how many chunks currently
-//     match); its Index and Close fail. The store then makes those chunks
-//     equal to the new documents: unchanged documents are neither embedded
-//     nor rewritten (re-indexing an unchanged source calls the embedder zero
-//     times), and nothing changes unless the whole run succeeds, so a failed
-//     run leaves the old version intact.
-//   - Otherwise src.DeleteStale is called with store, then IndexInBatches
-//     writes the documents; if that fails, the rollback calls
-//     src.DeleteStale again (as the original engine does) and also deletes
-//     the chunks this run wrote by the MetaURL (else MetaSource) values of
-//     the documents, so the source is left without chunks, never half
-//     indexed. Documents with neither value cannot be removed that way; the
-//     error then says how many remain.
-//
-// An error from DeleteStale (the first call) is logged as a warning and the
-// run goes on, as in the original engine: the new version is still
-// written, and old chunks DeleteStale did not get to may remain beside it
-// (deleted counts only what it reported). A DeleteStale that writes to the
-// recording store is a programming error and fails the run without
-// changes.
-//
-// Because of the recorder, a DeleteStale that type-asserts its store
-// argument to the app's own store type does not see that type when store
-// diffs sources; DeleteStale should use only the VectorStore methods.
-// An app's richer store type that embeds *LocalvecStore or *PgvecStore
-// passes straight in and is diffed the same way.
-//
-// indexed is the number of chunks the source has in store after the run
-// (the documents src.Documents returned that have text; LocalvecStore keeps
-// identical documents once); deleted is the number of old chunks removed
-// (for the plain path, what DeleteStale returned). A source that yields no
-// document with text gives an error wrapping ErrNoDocuments, one giving
-// more chunks than its limit (DefaultMaxChunks, or the source's
-// ChunkLimiter) one wrapping ErrTooManyChunks; both change nothing.
-// sendChunk, when non-nil, receives short human-readable progress
-// messages as the original engine sends them: "N Chunks erzeugt,
-// indexiere..." once, then "Batch i/n indexiert" after each batch of 100
-// chunks embedded and written (none when every chunk is unchanged), and a
-// line when DeleteStale failed.
+// indexed is the number of chunks the source has in store after the run;
+// deleted the number of old chunks removed. A source with no document
+// with text gives an error wrapping ErrNoDocuments, one over its chunk
+// limit one wrapping ErrTooManyChunks; both change nothing. A failing
+// DeleteStale is logged and the run goes on. sendChunk, when non-nil,
+// receives short progress messages (docs/api-reference.md). IndexSource
+// blocks until the run ends.
 func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunkSize, chunkOverlap int, sendChunk func(string)) (indexed, deleted int, err error) {
 	if store == nil || src == nil {
 		return 0, 0, errors.New("index source: store and source must not be nil")

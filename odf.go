@@ -25,31 +25,10 @@ const odfMaxRepeat = 1000
 
 // extractODF returns the paragraphs of the OpenDocument text (.odt),
 // spreadsheet (.ods) or presentation (.odp) of size bytes in r. Errors wrap
-// ErrInvalidDocument or ErrDocumentTooLarge.
-//
-// Text documents: text:h headings become Heading paragraphs at their
-// outline level and build the breadcrumb, a paragraph in the Title style
-// (or one derived from it) a heading above level 1; list items start with "- ", or
-// with their number ("1. ") when their list style numbers that level;
-// tables give one paragraph per row, labelled with the header rows' cells
-// when the table has table:table-header-rows ("Name: Alice | Age: 42");
-// footnotes and endnotes become their own paragraphs ("[1] text") right
-// after the paragraph citing them, which keeps the marker "[1]"; text boxes
-// and frames follow the paragraph they are anchored in; PageNum counts the
-// page breaks the office suite recorded when it last laid the document out
-// (text:soft-page-break). Tables of contents, comments, deleted changes and
-// drawing titles are left out.
-//
-// Spreadsheets: each visible sheet is a section like an .xlsx sheet (see
-// extractXlsx: sheet name heading, rows labelled by the first row).
-// Repeated empty rows and cells cost nothing; repeated rows and cells with
-// content are written at most 1,000 times; the 2,000,000 cell cap of
-// .xlsx applies.
-//
-// Presentations: like .pptx, page N's title frame is a heading with the
-// breadcrumb "Slide N: title", the other frames follow in document order
-// (tables labelled by their first row), the notes as "Notes: " paragraphs,
-// PageNum N; page numbers, footers and dates are left out.
+// ErrInvalidDocument or ErrDocumentTooLarge. Text documents give headings,
+// lists, labelled table rows and notes like .docx; each visible sheet is a
+// section like an .xlsx sheet (the same cell cap); each page like a .pptx
+// slide. The rules in full: docs/api-reference.md.
 func extractODF(r io.ReaderAt, size int64) ([]Paragraph, error) {
 	return readODF(r, size, maxSheetCells)
 }

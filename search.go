@@ -227,30 +227,18 @@ func keywordNormalize(text string) string {
 // LocalvecKeywordSearch searches the documents of the localvec database file
 // at dbPath (the __db_<name>.json file written by LocalvecStore or by
 // Genkit's localvec plugin) for query, ranked in three stages: documents
-// containing more of the query's quoted phrases ("..." or '...'; exact,
-// case-insensitive, white space collapsed) first, then documents containing
-// every other keyword of the query, then documents containing any; within
-// a stage by their Okapi BM25F score (k1 1.2, b 0.75) over the query's
-// terms, phrase words included, and the heading pairs of its consecutive
-// keywords, with the heading field (metadata MetaBreadcrumb and
-// MetaHeadings) weighted as docs/retrieval.md describes. Terms come from a
-// TextAnalyzer in
-// DefaultTextSearchLanguage: lower-cased words with Snowball stemming,
-// single letters ("C"), numbers and operator tokens ("//", "->") kept;
-// words in stopWords (lower-case, before stemming) are left out of the
-// query unless the corpus makes them content: those few documents hold
-// are scored, and a query of stop words only searches them
-// (docs/retrieval.md). Ties rank by document ID. Results are deduplicated
-// by text and capped at maxResults (no cap when maxResults <= 0).
+// containing more of the query's quoted phrases first, then documents
+// containing every other keyword, then documents containing any; within a
+// stage by BM25F score over TextAnalyzer terms of DefaultTextSearchLanguage
+// (docs/retrieval.md, docs/api-reference.md). Words in stopWords are left
+// out of the query unless the corpus makes them content. Results are
+// deduplicated by text and capped at maxResults (no cap when <= 0).
 //
 // filter, when non-nil, keeps only documents whose metadata it accepts. A
-// query without words or phrases (only punctuation) returns no documents
-// and no error; metacharacters such as % _ ' \ match literally.
-//
-// It reads and parses the whole file and builds the inverted index on every
-// call (embeddings are skipped, not decoded); an app holding a
-// LocalvecStore should call its KeywordSearch method instead, which keeps
-// the index in memory. A missing file is an error wrapping fs.ErrNotExist.
+// query of punctuation only returns no documents and no error. It reads
+// the whole file and builds the index on every call; an app holding a
+// LocalvecStore should call its KeywordSearch method instead. A missing
+// file is an error wrapping fs.ErrNotExist.
 func LocalvecKeywordSearch(dbPath string, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
 	plan := newBM25Plan(localvecDefaultAnalyzer, query, stopWords)
 	f, err := os.Open(dbPath)

@@ -16,59 +16,24 @@ import (
 var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 
 // KeywordSearchSQL searches the chunk table of the PgvecStore whose Pool is
-// pool for query, with the staged keyword strategy, and returns the
-// matching chunks as documents (text and metadata).
+// pool for query, with the staged keyword strategy (quoted phrases, long
+// keywords' prefixes, terms, substrings; merged in that order, deduplicated
+// by text, capped at maxResults, no cap when <= 0), and returns the matching
+// chunks as documents (text and metadata). The stages and their ranking:
+// docs/api-reference.md.
 //
-// The table is the store's (see PgvecStore.Table): the pool created by
-// NewPgvecStore carries it in its connection configuration, so an app that
-// embeds *PgvecStore passes s.Pool. A pool from elsewhere gives an error
-// wrapping ErrNotPgvecPool.
+// The pool must be a store's Pool: the pool NewPgvecStore made carries the
+// store in its connection configuration (its tracer). A pool from elsewhere
+// gives an error wrapping ErrNotPgvecPool, a closed store's one wrapping
+// ErrStoreClosed. A query of punctuation only returns nil, nil without
+// touching the pool.
 //
-// The stages, merged in this order, deduplicated by text and capped at
-// maxResults (no cap when maxResults <= 0):
-//
-//  1. quoted phrases of the query, as case-insensitive substrings of the
-//     text with white space collapsed (ILIKE '%phrase%'); documents
-//     matching more phrases first;
-//  2. the 7-rune prefixes of keywords of 8 runes or more, as substrings
-//     (bridging inflections a stemmer misses); documents matching more
-//     prefixes first;
-//  3. the keywords' terms (stemmed in language): documents having every
-//     keyword first, then those having any;
-//  4. the keywords as substrings, for words the analyzer splits or stems
-//     differently; documents containing more keywords first.
-//
-// Within a stage documents rank by score: for the store's own language (a
-// configuration with a TextAnalyzer, see TextSearchLanguages) the BM25F
-// score LocalvecStore and SQLiteStore give, over the query's terms
-// (keywords and phrase words), read from the store's posting table; an
-// unfiltered search with a cap finds the best documents without scoring
-// every match (a threshold algorithm over postings sorted by impact). For
-// another language or a custom configuration, stage 3 is full-text search
-// on the tsvector (computed per row for a language not the store's), and
-// the score is each keyword lexeme's IDF times ts_rank_cd. Documents the
-// store did not write (IDs not of 32 hex digits) have no postings: only
-// the phrase and substring stages find them.
-//
-// Keywords are ExtractKeywords(query, stopWords) outside the quotes; the
-// ranking scores the stop-listed words few chunks hold, and a query of
-// stop words only searches them (docs/retrieval.md). A query of
-// punctuation only returns no documents and no error; the LIKE
-// metacharacters %, _ and \ and quotes match literally.
-//
-// language is a text search configuration name ("simple", "english",
-// "german", ...; "" means the store's, see PgvecStore.TextSearchConfig). It
-// must be a plain identifier (it is interpolated, as bind parameters cannot
-// carry it) or KeywordSearchSQL returns an error; it should be the store's,
-// or neither the postings nor the full-text index can be used.
-//
-// Every query binds the search term (a pattern array or the keywords) as $1
-// and the row limit as $2. extraWhere, when not "", is a SQL condition
-// ANDed to every stage (for example "metadata->>'tag' = $3"), with
-// placeholders from $3 bound to extraArgs (the stages' own parameters
-// follow them); it can use the table's columns id, content, metadata, url
-// and source. It must be the app's own fixed SQL, never user input. A
-// filtered search scores every document the filter lets through.
+// language is a text search configuration name ("" means the store's, see
+// PgvecStore.TextSearchConfig); it must be a plain identifier, as it is
+// interpolated. Every query binds the search term as $1 and the row limit
+// as $2; extraWhere, when not "", is the app's own fixed SQL condition ANDed
+// to every stage, with placeholders from $3 bound to extraArgs (never user
+// input). It blocks until the queries end; safe for concurrent use.
 func KeywordSearchSQL(ctx context.Context, pool *pgxpool.Pool, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	// No usable keyword or phrase: nothing to search, the pool is not
 	// touched (not even checked), as in the original engine.

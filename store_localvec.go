@@ -27,29 +27,12 @@ import (
 const localvecProvider = "devLocalVectorStore"
 
 // LocalvecStore is a file-based VectorStore that reads and writes the
-// database file of Genkit's localvec plugin: a JSON object mapping each
-// document ID to {"doc": <ai.Document>, "embedding": [...]}, stored as
-// __db_<name>.json in its directory. A database written by Genkit's localvec
-// opens in a LocalvecStore and the other way round, and document IDs follow
-// localvec's scheme (the hex MD5 of the document's JSON), so each side
-// recognises documents the other one stored. Like localvec, it stores
-// identical documents (same text and metadata) once.
-//
-// Unlike Genkit's localvec it
-//   - writes the file atomically (a temporary file in the same directory,
-//     fsync, rename, directory fsync): a process killed mid-write leaves the
-//     old or the new database, never a corrupt one;
-//   - persists once per IndexInBatches or IndexSource run rather than once
-//     per Index call: IndexInBatches opens a deferred-persist session on the
-//     store, Index calls inside it only change memory, and the file is
-//     written when the last session ends (or on Close). A run over n
-//     documents therefore writes O(n) bytes, not O(batches x n);
-//   - answers Retriever queries from an in-memory contiguous float32 matrix
-//     with each row's inverse norm precomputed, keeping the top k with a
-//     heap;
-//   - re-indexes a source as a diff (through IndexSource): unchanged
-//     documents are neither re-embedded nor rewritten, and a failed run
-//     leaves the previous version in place.
+// database file of Genkit's localvec plugin (__db_<name>.json in its
+// directory, document IDs in localvec's scheme), so a database written by
+// either opens in the other. Unlike Genkit's localvec it writes the file
+// atomically, persists once per IndexInBatches or IndexSource run, answers
+// queries from an in-memory matrix, and re-indexes a source as a diff
+// (docs/api-reference.md).
 //
 // Documents are matched and grouped by the metadata keys MetaURL ("url") and
 // MetaSource ("source"). All methods are safe for concurrent use: queries

@@ -81,34 +81,18 @@ type SQLiteOptions struct {
 }
 
 // SQLiteStore is a VectorStore in one SQLite database file (through the
-// pure-Go modernc.org/sqlite driver, no cgo). It is the embedded store that
-// scales: writes are incremental (re-indexing a changed file touches only
-// that file's rows), and any number of processes may read and write one
-// database at once (WAL journal, a busy timeout, one transaction per
-// source replacement), so a reader never sees a source half replaced.
-//
-// Vector queries scan an in-memory matrix of int8-quantised unit vectors
-// (a quarter of the float32 size) and re-score the best candidates exactly
-// from the stored float32 vectors. The matrix is read from a cache file
-// beside the database (<path>.vectors, memory-mapped where the platform
-// allows) when it is current, and otherwise brought up to date from the
-// database: before every query the store compares the database's
-// generation counter with the one its matrix reflects and reads only the
-// rows added since (and drops the rows deleted), so a long-running reader
-// sees documents other processes indexed on its next query.
-//
-// Keyword search ranks as LocalvecStore's BM25 index does (same
-// TextAnalyzer terms, same phrase and all-keywords stages), from an FTS5
-// index of each chunk's analyzer terms that triggers keep in step with the
-// chunks, so a cold process queries it without building anything.
+// pure-Go modernc.org/sqlite driver, no cgo). Writes are incremental, and
+// any number of processes may read and write one database at once (WAL
+// journal, a busy timeout, one transaction per source replacement), so a
+// reader never sees a source half replaced. Vector queries scan an
+// in-memory int8 matrix kept current with the database before every query;
+// keyword search ranks as LocalvecStore's BM25 index does, from an FTS5
+// index. How: docs/api-reference.md.
 //
 // The "url" and "source" metadata values are stored byte for byte, so file
-// names that are not valid UTF-8 round-trip: Sources lists them, and
-// DeleteByURL and re-indexing find them. (Other metadata and the text are
-// stored as JSON, where invalid UTF-8 becomes U+FFFD.)
-//
-// All methods are safe for concurrent use. After Close every method returns
-// an error wrapping ErrStoreClosed.
+// names that are not valid UTF-8 round-trip. All methods are safe for
+// concurrent use. After Close every method returns an error wrapping
+// ErrStoreClosed.
 type SQLiteStore struct {
 	// Retriever retrieves the documents most similar to a query; its
 	// options are read as LocalvecStore's (a "k", default 3).

@@ -28,48 +28,17 @@ const (
 )
 
 // HTMLToStructuredText returns the readable text of the HTML page read from r
-// as paragraphs in document order, with PageNum 0:
+// as paragraphs in document order, with PageNum 0: headings with their
+// breadcrumb trail, block elements as paragraphs, list items with "- " or
+// their number, data tables one paragraph per row labelled by their
+// headers, hidden elements and page furniture dropped, and only the <main>
+// (else <article>) content when the page has one. The rules in full:
+// docs/api-reference.md.
 //
-//   - h1-h6 become paragraphs with Heading set; every paragraph's Breadcrumb
-//     is the trail of headings above it (a heading's own trail includes it)
-//     joined with " > ", a heading replacing those of its level and below;
-//   - p, div, li, dt, dd, blockquote, pre, figcaption and other block
-//     elements (and two or more consecutive <br>) separate paragraphs;
-//     inline elements never split a word; whitespace is collapsed to single
-//     spaces, also inside <pre>;
-//   - list items start with "- " (ordered lists: "1. ", "2. ", ...);
-//   - a data table gives one paragraph per row, each cell labelled with its
-//     column header when the table has a header row ("Name: Alice | Age:
-//     42"), or with the row's leading <th> ("Population: 5M"), otherwise
-//     cells joined with " | "; a caption comes first;
-//   - layout tables (role="presentation" or "none", tables containing a
-//     table or a heading, single-column tables) are read as ordinary
-//     content, minus cells holding nothing but links; tables holding
-//     nothing but links (navigation bars) are dropped;
-//   - script, style, noscript, template, svg, math, iframe, object, canvas,
-//     audio, video, select, textarea, button, head and title are dropped, and
-//     so is any element that is hidden: the hidden attribute (not
-//     hidden="until-found"), aria-hidden="true", an inline style with
-//     display:none or visibility:hidden, or a screen-reader-only class
-//     (sr-only, visually-hidden, screen-reader-text);
-//   - when the page has <main> (or role="main") content, only that is kept;
-//     else, when it has <article> content, only that; else everything but
-//     the page-level header, footer and aside. <nav> (role="navigation" or
-//     "search") is dropped everywhere. Elements whose class names page
-//     furniture (web_html_boiler.go) are dropped inside that content, never
-//     around it: the main content is never cut below what it holds.
-//
-// The character set is detected as described for FetchWebPage's result
-// (byte-order mark; UTF-8 when the input is valid UTF-8 with non-ASCII
-// bytes, so text FetchWebPage already decoded is never decoded twice; else
-// <meta charset>; else windows-1252), so raw bytes of a page in ISO-8859-1,
-// windows-1252, Shift_JIS, ... can be passed as they are.
-//
-// The input is read completely. Time and memory are linear in its size
-// whatever its structure: the tokenizer streams, open elements are tracked
-// on an explicit stack capped at 256 levels, and text is built in place. An
-// error is returned only when r fails; a page without text gives no
-// paragraphs.
+// The character set is detected as for FetchWebPage's result, so raw bytes
+// of a page in any common encoding can be passed as they are. The input is
+// read completely; time and memory are linear in its size. An error is
+// returned only when r fails; a page without text gives no paragraphs.
 func HTMLToStructuredText(r io.Reader) ([]Paragraph, error) {
 	return htmlParse(r, true)
 }
