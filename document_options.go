@@ -13,7 +13,7 @@ import (
 type ExtractOptions struct {
 	// OCR, when set, reads the pages of a PDF that have no text layer (all
 	// of them for a scan, some for a mixed PDF) and image files (.png,
-	// .jpg, .jpeg, .tif, .tiff) through OCR. Nil keeps ErrPDFNoText for
+	// .jpg, .jpeg, .tif, .tiff) through OCR. Nil keeps ErrNoText for
 	// scans and refuses images.
 	OCR *OCR
 }

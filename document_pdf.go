@@ -46,7 +46,7 @@ func extractPDF(path string) ([]Paragraph, error) {
 
 // extractPDFBytes returns the paragraphs of the PDF document in data, in
 // reading order, with headings marked and breadcrumbs filled. Errors wrap
-// ErrPDFEncrypted, ErrPDFNoText or ErrPDFMalformed. It never panics.
+// ErrPDFEncrypted, ErrNoText or ErrInvalidDocument. It never panics.
 func extractPDFBytes(data []byte) (paras []Paragraph, err error) {
 	return extractPDFData(data, nil)
 }
@@ -61,7 +61,7 @@ type pdfOCRFunc func(pages []ocrPDFPage, lang string) ([]Paragraph, error)
 func extractPDFData(data []byte, ocr pdfOCRFunc) (paras []Paragraph, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			paras, err = nil, fmt.Errorf("%w: %v", ErrPDFMalformed, r)
+			paras, err = nil, fmt.Errorf("%w: %v", ErrInvalidDocument, r)
 		}
 	}()
 	r, err := pdfOpen(data)
@@ -98,9 +98,9 @@ func extractPDFData(data []byte, ocr pdfOCRFunc) (paras []Paragraph, err error) 
 	}
 	if glyphs == 0 {
 		if failed > 0 {
-			return nil, fmt.Errorf("%w: no page could be read (%d of %d failed): %w", ErrPDFMalformed, failed, len(pages), firstErr)
+			return nil, fmt.Errorf("%w: no page could be read (%d of %d failed): %w", ErrInvalidDocument, failed, len(pages), firstErr)
 		}
-		return nil, fmt.Errorf("%w: %d page(s) without text (scanned or image-only?)", ErrPDFNoText, len(pages))
+		return nil, fmt.Errorf("%w: %d page(s) without text (scanned or image-only?)", ErrNoText, len(pages))
 	}
 	if failed > 0 {
 		slog.Warn("pdf: pages read incompletely, keeping the text read before the failure",
@@ -108,7 +108,7 @@ func extractPDFData(data []byte, ocr pdfOCRFunc) (paras []Paragraph, err error) 
 	}
 	paras = pdfParagraphs(doc)
 	if len(paras) == 0 {
-		return nil, fmt.Errorf("%w: only page furniture (headers, footers, page numbers) found", ErrPDFNoText)
+		return nil, fmt.Errorf("%w: only page furniture (headers, footers, page numbers) found", ErrNoText)
 	}
 	return paras, nil
 }
@@ -116,7 +116,7 @@ func extractPDFData(data []byte, ocr pdfOCRFunc) (paras []Paragraph, err error) 
 // pdfOpen opens data with ledongthuc/pdf, classifying failures.
 func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 	if !bytes.HasPrefix(data, []byte("%PDF-")) {
-		return nil, fmt.Errorf("%w: not a PDF file (no %%PDF- header)", ErrPDFMalformed)
+		return nil, fmt.Errorf("%w: not a PDF file (no %%PDF- header)", ErrInvalidDocument)
 	}
 	// The reader only accepts "%PDF-1.x" headers; PDF 2.0 files share the
 	// syntax it reads, so present them as 1.7.
@@ -152,7 +152,7 @@ func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 		// reader; say what they mean.
 		return nil, fmt.Errorf("%w: the file is truncated (no end-of-file marker; an interrupted download or copy?)", ErrInvalidDocument)
 	}
-	return nil, fmt.Errorf("%w: %w", ErrPDFMalformed, err)
+	return nil, fmt.Errorf("%w: %w", ErrInvalidDocument, err)
 }
 
 // pdfPage is one leaf of the page tree with its inherited attributes.
@@ -179,7 +179,7 @@ const pdfMaxPageTreeNodes = 1 << 18
 func pdfPageList(r *pdf.Reader) ([]pdfPage, error) {
 	root := r.Trailer().Key("Root").Key("Pages")
 	if root.Kind() != pdf.Dict {
-		return nil, fmt.Errorf("%w: no page tree", ErrPDFMalformed)
+		return nil, fmt.Errorf("%w: no page tree", ErrInvalidDocument)
 	}
 	var pages []pdfPage
 	seen := map[string]bool{}
@@ -212,7 +212,7 @@ func pdfPageList(r *pdf.Reader) ([]pdfPage, error) {
 	}
 	walk(root, pdf.Value{}, pdf.Value{}, 0)
 	if len(pages) == 0 {
-		return nil, fmt.Errorf("%w: the page tree holds no pages", ErrPDFMalformed)
+		return nil, fmt.Errorf("%w: the page tree holds no pages", ErrInvalidDocument)
 	}
 	return pages, nil
 }
@@ -224,7 +224,7 @@ func pdfReadPage(pg pdfPage, run *pdfPageRun) (lines []pdfLine, rules []pdfRule,
 	func() {
 		defer func() {
 			if x := recover(); x != nil {
-				err = fmt.Errorf("%w: %v", ErrPDFMalformed, x)
+				err = fmt.Errorf("%w: %v", ErrInvalidDocument, x)
 			}
 		}()
 		contents := pg.v.Key("Contents")

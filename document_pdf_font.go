@@ -29,7 +29,7 @@ const pdfMaxStreamBytes = 64 << 20
 func pdfStreamBytes(v pdf.Value) (data []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: stream: %v", ErrPDFMalformed, r)
+			err = fmt.Errorf("%w: stream: %v", ErrInvalidDocument, r)
 		}
 	}()
 	if v.Kind() != pdf.Stream {

@@ -24,7 +24,7 @@ import (
 const pdfMaxNestingInFile = 1000
 
 // pdfPreflight checks data for the structures that would hang or crash the
-// PDF parser. The error wraps ErrPDFMalformed.
+// PDF parser. The error wraps ErrInvalidDocument.
 func pdfPreflight(data []byte) error {
 	if err := pdfCheckNesting(data); err != nil {
 		return err
@@ -37,7 +37,7 @@ func pdfPreflight(data []byte) error {
 		rest = rest[i+len("/Columns"):]
 		lx := pdfLexer{buf: rest}
 		if v, _, _ := lx.token(0); v.kind == pdfOpNumber && (v.num > 1<<16 || v.num < 0) {
-			return fmt.Errorf("%w: predictor /Columns %g out of range", ErrPDFMalformed, v.num)
+			return fmt.Errorf("%w: predictor /Columns %g out of range", ErrInvalidDocument, v.num)
 		}
 	}
 	return pdfCheckXrefChain(data)
@@ -78,7 +78,7 @@ func pdfCheckNesting(data []byte) error {
 			}
 		}
 		if depth > pdfMaxNestingInFile {
-			return fmt.Errorf("%w: objects nested more than %d deep", ErrPDFMalformed, pdfMaxNestingInFile)
+			return fmt.Errorf("%w: objects nested more than %d deep", ErrInvalidDocument, pdfMaxNestingInFile)
 		}
 	}
 	return nil
@@ -108,7 +108,7 @@ func pdfCheckXrefChain(data []byte) error {
 			return nil // the reader rejects a bad offset itself
 		}
 		if seen[off] || hops > 64 {
-			return fmt.Errorf("%w: cross-reference /Prev chain loops", ErrPDFMalformed)
+			return fmt.Errorf("%w: cross-reference /Prev chain loops", ErrInvalidDocument)
 		}
 		seen[off] = true
 		dict, err := pdfXrefSection(data, int(off), limit)
@@ -116,7 +116,7 @@ func pdfCheckXrefChain(data []byte) error {
 			return err
 		}
 		if size, ok := dict["Size"]; ok && (size.kind != pdfOpNumber || size.num > float64(limit) || size.num < 0) {
-			return fmt.Errorf("%w: cross-reference /Size out of range", ErrPDFMalformed)
+			return fmt.Errorf("%w: cross-reference /Size out of range", ErrInvalidDocument)
 		}
 		prev, ok := dict["Prev"]
 		if !ok || prev.kind != pdfOpNumber {
@@ -147,7 +147,7 @@ func pdfXrefSection(data []byte, off int, limit int64) (map[string]pdfOperand, e
 				return nil, nil
 			}
 			if v.num < 0 || n.num < 0 || v.num+n.num > float64(limit) {
-				return nil, fmt.Errorf("%w: cross-reference subsection %g+%g out of range", ErrPDFMalformed, v.num, n.num)
+				return nil, fmt.Errorf("%w: cross-reference subsection %g+%g out of range", ErrInvalidDocument, v.num, n.num)
 			}
 			for k := 0; k < 3*int(n.num); k++ {
 				if _, _, more := lx.token(0); !more {
@@ -172,19 +172,19 @@ func pdfXrefSection(data []byte, off int, limit int64) (map[string]pdfOperand, e
 		total := 0.0
 		for _, e := range w.arr {
 			if e.num < 0 || e.num > 8 {
-				return nil, fmt.Errorf("%w: xref stream /W field width %g", ErrPDFMalformed, e.num)
+				return nil, fmt.Errorf("%w: xref stream /W field width %g", ErrInvalidDocument, e.num)
 			}
 			total += e.num
 		}
 		if total == 0 && len(w.arr) > 0 {
-			return nil, fmt.Errorf("%w: xref stream /W widths are all zero", ErrPDFMalformed)
+			return nil, fmt.Errorf("%w: xref stream /W widths are all zero", ErrInvalidDocument)
 		}
 	}
 	if idx, ok := dict["Index"]; ok {
 		for k := 0; k+1 < len(idx.arr); k += 2 {
 			s, n := idx.arr[k].num, idx.arr[k+1].num
 			if s < 0 || n < 0 || s+n > float64(limit) {
-				return nil, fmt.Errorf("%w: xref stream /Index %g+%g out of range", ErrPDFMalformed, s, n)
+				return nil, fmt.Errorf("%w: xref stream /Index %g+%g out of range", ErrInvalidDocument, s, n)
 			}
 		}
 	}
@@ -292,10 +292,10 @@ func pdfCheckObjectStreams(r *pdf.Reader, data []byte) (err error) {
 			continue
 		}
 		if e.stream == i || e.stream < 0 || e.stream >= n {
-			return fmt.Errorf("%w: object %d refers to a bad object stream", ErrPDFMalformed, i)
+			return fmt.Errorf("%w: object %d refers to a bad object stream", ErrInvalidDocument, i)
 		}
 		if get(e.stream).inStream {
-			return fmt.Errorf("%w: object stream %d is stored in another object stream", ErrPDFMalformed, e.stream)
+			return fmt.Errorf("%w: object stream %d is stored in another object stream", ErrInvalidDocument, e.stream)
 		}
 		if _, done := extends[e.stream]; done {
 			continue
@@ -303,7 +303,7 @@ func pdfCheckObjectStreams(r *pdf.Reader, data []byte) (err error) {
 		seen := map[int]bool{}
 		for s := e.stream; s >= 0; s = extOf(s) {
 			if seen[s] {
-				return fmt.Errorf("%w: object stream /Extends chain loops at %d", ErrPDFMalformed, s)
+				return fmt.Errorf("%w: object stream /Extends chain loops at %d", ErrInvalidDocument, s)
 			}
 			seen[s] = true
 		}

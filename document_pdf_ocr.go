@@ -61,7 +61,7 @@ func pdfWithOCR(doc []pdfPageLines, scanned []ocrPDFPage, ocr pdfOCRFunc, lang s
 		return nil, err
 	}
 	if len(text)+len(ocrParas) == 0 {
-		return nil, fmt.Errorf("%w: %d page(s) without a text layer and OCR found no text on them", ErrPDFNoText, len(scanned))
+		return nil, fmt.Errorf("%w: %d page(s) without a text layer and OCR found no text on them", ErrNoText, len(scanned))
 	}
 	out := make([]Paragraph, 0, len(text)+len(ocrParas))
 	i, j := 0, 0

@@ -59,7 +59,7 @@ func extractDocx(path string) ([]Paragraph, error) {
 }
 
 // extractDocxReader returns the paragraphs of the .docx archive of size
-// bytes read from r. Errors wrap ErrInvalidDocx or ErrDocxTooLarge.
+// bytes read from r. Errors wrap ErrInvalidDocument or ErrDocumentTooLarge.
 //
 // What it produces, in document order: one Paragraph per non-empty
 // paragraph; a heading (Heading true) for paragraphs whose style resolves,
@@ -81,7 +81,7 @@ func extractDocxReader(r io.ReaderAt, size int64) ([]Paragraph, error) {
 }
 
 func readDocx(r io.ReaderAt, size int64, lim docxLimits) ([]Paragraph, error) {
-	a, err := openZipArchive(r, size, lim.zip(), ErrInvalidDocx, ".docx")
+	a, err := openZipArchive(r, size, lim.zip(), ErrInvalidDocument, ".docx")
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func readDocx(r io.ReaderAt, size int64, lim docxLimits) ([]Paragraph, error) {
 		return nil, err
 	}
 	if !a.has(mainPart) {
-		return nil, fmt.Errorf("%w: no main document part %s", ErrInvalidDocx, mainPart)
+		return nil, fmt.Errorf("%w: no main document part %s", ErrInvalidDocument, mainPart)
 	}
 	dir := path.Dir(mainPart)
 	rels, err := a.rels(path.Join(dir, "_rels", path.Base(mainPart)+".rels"), dir)

@@ -131,10 +131,10 @@ func (p *docxParser) parseBlocks(cellSpan *int) ([]docxBlock, error) {
 					return nil, err
 				}
 				if p.blocks++; p.lim.maxBlocks > 0 && p.blocks > p.lim.maxBlocks {
-					return nil, fmt.Errorf("%w: more than %d paragraphs", ErrDocxTooLarge, p.lim.maxBlocks)
+					return nil, fmt.Errorf("%w: more than %d paragraphs", ErrDocumentTooLarge, p.lim.maxBlocks)
 				}
 				if p.text += len(b.text); p.text > maxDocumentTextBytes {
-					return nil, fmt.Errorf("%w: more than %d bytes of text", ErrDocxTooLarge, maxDocumentTextBytes)
+					return nil, fmt.Errorf("%w: more than %d bytes of text", ErrDocumentTooLarge, maxDocumentTextBytes)
 				}
 				out = append(out, b)
 			case docxW(t.Name, "tbl"):
