@@ -84,8 +84,7 @@ type SearchOptions struct {
 
 // SearchReport says what one Search call did (SearchOptions.Report).
 type SearchReport struct {
-	// Fusion is the fusion setting used, VectorWeight as applied to this
-	// question (see FusionOptions.WeakVectorWeight).
+	// Fusion is the fusion setting used.
 	Fusion FusionOptions
 	// Vector, Text and HyDE are the lengths of the lists fused.
 	Vector, Text, HyDE int
@@ -228,11 +227,10 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	}
 
 	_, done := searchSpan(ctx, "askyourdocs.search.fusion")
-	applied := fo.forQuestion(question, len(text), o.Depth)
-	fused := FuseRanked(vector, text, hyde, applied)
+	fused := FuseRanked(vector, text, hyde, fo)
 	done(len(fused), nil)
 	if o.Report != nil {
-		*o.Report = SearchReport{Fusion: applied, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage}
+		*o.Report = SearchReport{Fusion: fo, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage}
 	}
 
 	hits = make([]SearchHit, len(fused))

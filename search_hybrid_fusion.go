@@ -16,23 +16,17 @@ type FusionOptions struct {
 	VectorWeight float64 `json:"vectorWeight"`
 	TextWeight   float64 `json:"textWeight"`
 	HyDEWeight   float64 `json:"hydeWeight"`
-	// WeakVectorWeight, when > 0, replaces VectorWeight for a question
-	// whose keyword query is weak: at most WeakTerms keywords (after the
-	// question stop words) and a keyword list that is full (Depth long,
-	// so the terms are common). 0 keeps VectorWeight for every question.
-	WeakVectorWeight float64 `json:"weakVectorWeight,omitempty"`
-	WeakTerms        int     `json:"weakTerms,omitempty"`
 }
 
 // Fusion defaults (docs/retrieval.md, "Fusion", has the grid they come
 // from). The built-in embedder's vector list is much weaker than BM25F on
-// manuals, so its fusion is lexical-first: k 2 and vector weight 0.2, the
+// manuals, so its fusion is lexical-first: k 5 and vector weight 0.1, the
 // best mean MRR@10 of the settings that keep fusion at least as good as
-// both lists on hit@1, hit@5 and MRR@10 on every dev set. Any other
+// both lists on hit@1, hit@5 and MRR@10 on all seven dev sets. Any other
 // embedder gets the textbook fusion (k 60, every list weighted 1), which
 // lets a semantic list bring up passages sharing no word with the question.
 var (
-	localHashFusion = FusionOptions{RRFK: 2, VectorWeight: 0.2, TextWeight: 1, HyDEWeight: 0.16}
+	localHashFusion = FusionOptions{RRFK: 5, VectorWeight: 0.1, TextWeight: 1, HyDEWeight: 0.08}
 	textbookFusion  = FusionOptions{RRFK: DefaultRRFK, VectorWeight: 1, TextWeight: 1, HyDEWeight: 1}
 )
 
@@ -59,19 +53,6 @@ func (f FusionOptions) withDefaults() FusionOptions {
 	}
 	if f.HyDEWeight == 0 {
 		f.HyDEWeight = textbookFusion.HyDEWeight
-	}
-	return f
-}
-
-// forQuestion returns f as applied to one question whose keyword list has
-// textLen of depth entries: VectorWeight replaced by WeakVectorWeight when
-// the keyword query is weak (see FusionOptions).
-func (f FusionOptions) forQuestion(question string, textLen, depth int) FusionOptions {
-	if f.WeakVectorWeight <= 0 || textLen < depth {
-		return f
-	}
-	if len(ExtractKeywords(question, searchStopWords)) <= f.WeakTerms {
-		f.VectorWeight = f.WeakVectorWeight
 	}
 	return f
 }
