@@ -39,7 +39,7 @@
 //   - web*.go: [FetchWebPage] and the SSRF guard (web_guard.go),
 //     [HTMLToStructuredText] (web_html*.go)
 //   - crawl*.go: [RunCrawl]: fetching, links, URLs, robots.txt, boilerplate, cache
-//   - chunk*.go: [BuildChunks] and [Chunk]
+//   - chunk*.go: the builder behind [BuildChunks] (declared, with [Chunk], in document.go)
 //   - ingest*.go: [IngestSource], [IndexSource], [FileSource]
 //   - embed*.go: embedding helpers, prefixes, [NewLocalEmbedder]
 //   - store.go: the [VectorStore] interface and shared store helpers

@@ -354,3 +354,95 @@ func TestDocCommentsShort(t *testing.T) {
 		t.Fatalf("only %d doc comments found: the parse missed the package", checked)
 	}
 }
+
+// TestFileMapNamesTheRightFiles keeps the concepts of README.md's file map
+// true: every identifier a row names (`BuildChunks`, `Search`, ...) is
+// declared at top level in a file that one of the row's file patterns
+// matches (those of its Files cell or named in its Concept cell).
+func TestFileMapNamesTheRightFiles(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "<!-- file-map -->")
+	if !ok {
+		t.Fatal("README.md has no <!-- file-map --> marker")
+	}
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string][]string{} // identifier -> files declaring it
+	for _, pkg := range pkgs {
+		for name, f := range pkg.Files {
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Recv == nil {
+						declared[d.Name.Name] = append(declared[d.Name.Name], name)
+					}
+				case *ast.GenDecl:
+					for _, s := range d.Specs {
+						switch s := s.(type) {
+						case *ast.TypeSpec:
+							declared[s.Name.Name] = append(declared[s.Name.Name], name)
+						case *ast.ValueSpec:
+							for _, n := range s.Names {
+								declared[n.Name] = append(declared[n.Name], name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	code := regexp.MustCompile("`([^`]+)`")
+	ident := regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	named := 0
+	for _, line := range strings.Split(table, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" && named > 0 {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 {
+			continue
+		}
+		var patterns, idents []string
+		for _, cell := range cells[1:3] {
+			for _, m := range code.FindAllStringSubmatch(cell, -1) {
+				switch {
+				case strings.HasSuffix(m[1], ".go"):
+					patterns = append(patterns, m[1])
+				case ident.MatchString(m[1]):
+					idents = append(idents, m[1])
+				}
+			}
+		}
+		for _, id := range idents {
+			named++
+			files, ok := declared[id]
+			if !ok {
+				t.Errorf("README.md's file map names %s, which the package does not declare", id)
+				continue
+			}
+			found := false
+			for _, f := range files {
+				for _, p := range patterns {
+					if ok, _ := filepath.Match(p, filepath.Base(f)); ok {
+						found = true
+					}
+				}
+			}
+			if !found {
+				t.Errorf("README.md's file map puts %s in %q; it is declared in %q", id, patterns, files)
+			}
+		}
+	}
+	if named < 10 {
+		t.Fatalf("README.md's file map names only %d identifiers", named)
+	}
+}
