@@ -156,12 +156,12 @@ func ExampleLocalvecStore_KeywordSearch() {
 	}
 	fmt.Println(len(docs), engine.DocText(docs[0]))
 
-	// Only stop words: no results, no error.
+	// Only stop words: they are all the query has, so they are searched.
 	docs, err = store.KeywordSearch(ctx, "zeige die", 5, stop, nil)
-	fmt.Println(len(docs), err)
+	fmt.Println(len(docs), engine.DocText(docs[0]), err)
 	// Output:
 	// Die Rechnung von Max Mustermann wurde bezahlt.
 	// Alle Rechnungen des Vereins liegen im Archiv.
 	// 1 Alle Rechnungen des Vereins liegen im Archiv.
-	// 0 <nil>
+	// 1 Die Rechnung von Max Mustermann wurde bezahlt. <nil>
 }
