@@ -95,8 +95,8 @@ func TestServeBrowser(t *testing.T) {
 		chromedp.Click(css(`form[action^="/index/upload"] button`)),
 		// The job's live progress, then done (the page reloads once all
 		// jobs are finished and lists the sources).
-		chromedp.WaitVisible(css(`li.job[data-status="done"]`)),
-		chromedp.WaitVisible(css(`#sources table`)),
+		waitVisibleAcrossReloads(`li.job[data-status="done"]`),
+		waitVisibleAcrossReloads(`#sources table`),
 	)
 	if err != nil {
 		t.Fatalf("upload: %v", err)
@@ -357,6 +357,31 @@ func TestServeBrowserWithoutJavaScript(t *testing.T) {
 	if !found {
 		t.Errorf("the feedback log has no thumbs-up for %q", followUp)
 	}
+}
+
+// waitVisibleAcrossReloads waits until sel is visible on a page that may
+// reload while it waits (the Index page reloads once its jobs finish): a
+// node that a reload took away mid-wait is looked up again in the new
+// document, until ctx ends.
+func waitVisibleAcrossReloads(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		for {
+			v, err := chromedp.WaitVisible(chromedp.CSS(sel))(ctx, tg)
+			if err == nil || ctx.Err() != nil || !lostToReload(err) {
+				return v, err
+			}
+		}
+	}
+}
+
+// lostToReload reports whether err is the DevTools protocol's answer for a
+// node or execution context that a navigation replaced.
+func lostToReload(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Could not find node with given id") ||
+		strings.Contains(s, "No node with given id") ||
+		strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Cannot find context with specified id")
 }
 
 // doSteps runs the steps one by one, naming the step that failed.
