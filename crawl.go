@@ -101,8 +101,8 @@ func defaultCrawlOptions() crawlOptions {
 // indexPage for every page found, with boilerplate removed, in crawl order
 // once all pages are fetched. It honours robots.txt and <meta name=robots>,
 // fetches at most four pages at once, cfg.DelayMs apart, each through
-// FetchWebPage's SSRF-safe fetcher (SetAllowPrivateTargets,
-// SetMaxPageBytes) and bounded by one minute. With SAVE_CRAWL_DATA=1
+// the default Fetcher (SSRF-safe; its limits and policy are what
+// SetAllowPrivateTargets and SetMaxPageBytes set) and bounded by one minute. With SAVE_CRAWL_DATA=1
 // (or true) each cleaned page is also written to outputDir as Markdown (see
 // ReindexCrawlData). progress, if non-nil, receives human-readable messages.
 // Scope, normalisation, order and boilerplate rules: docs/api-reference.md.

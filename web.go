@@ -48,20 +48,21 @@ var (
 	errWebTooManyRedirects = errors.New("too many redirects")
 )
 
-// webMaxPageBytes is the package setting behind SetMaxPageBytes.
-var webMaxPageBytes atomic.Int64
-
 // SetMaxPageBytes sets how many bytes of a page body FetchWebPage,
 // FetchWebPageFollowingRefresh and RunCrawl read at most; a larger body is an
 // error wrapping ErrPageTooLarge. n <= 0 restores the default of 10 MiB. The
 // limit applies to the decoded (decompressed) body. It is safe for concurrent
 // use and affects fetches that start afterwards.
 func SetMaxPageBytes(n int64) {
-	webMaxPageBytes.Store(max(n, 0))
+	webDefaultFetcher().maxBytes.Store(max(n, 0))
 }
 
-func webPageLimit() int64 {
-	if n := webMaxPageBytes.Load(); n > 0 {
+// webPageLimit is the default Fetcher's page limit.
+func webPageLimit() int64 { return webDefaultFetcher().pageLimit() }
+
+// pageLimit returns the most body bytes f reads.
+func (f *webFetcher) pageLimit() int64 {
+	if n := f.maxBytes.Load(); n > 0 {
 		return n
 	}
 	return webDefaultMaxPageBytes
@@ -83,6 +84,10 @@ type webFetcher struct {
 	guard *bool
 	// transport is built by newWebFetcher from the fields above.
 	transport *http.Transport
+	// maxBytes (<= 0: the default) and allow are the limits and policy of
+	// FetcherOptions; the package setters write the default fetcher's.
+	maxBytes atomic.Int64
+	allow    atomic.Bool
 }
 
 // webFetcherDeps are the replaceable parts of a webFetcher; nil fields take
@@ -138,7 +143,7 @@ func (f *webFetcher) allowPrivate() bool {
 	if f.guard != nil {
 		return !*f.guard
 	}
-	return webAllowPrivate.Load()
+	return f.allow.Load()
 }
 
 var webDefaultFetcher = sync.OnceValue(func() *webFetcher { return newWebFetcher(webFetcherDeps{}) })
@@ -262,7 +267,7 @@ func (f *webFetcher) fetch(ctx context.Context, rawURL string, opts fetchOptions
 		return nil, fmt.Errorf("fetch %s: %w", rawURL, err)
 	}
 	defer resp.Body.Close()
-	limit := webPageLimit()
+	limit := f.pageLimit()
 	if resp.ContentLength > limit {
 		return nil, fmt.Errorf("fetch %s: %w: Content-Length %d exceeds %d bytes", rawURL, ErrPageTooLarge, resp.ContentLength, limit)
 	}

@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -24,9 +23,6 @@ var ErrPrivateTarget = errors.New("private network target refused")
 // name that has more addresses to try.
 const webDialAttemptTimeout = 10 * time.Second
 
-// webAllowPrivate is the package setting behind SetAllowPrivateTargets.
-var webAllowPrivate atomic.Bool
-
 // SetAllowPrivateTargets turns the private-address guard of FetchWebPage,
 // FetchWebPageFollowingRefresh and RunCrawl off (true) or back on (false,
 // the default). With it on, HTTP_PROXY/HTTPS_PROXY are ignored, because a
@@ -36,8 +32,8 @@ var webAllowPrivate atomic.Bool
 // use; fetches already connected are not affected, idle keep-alive
 // connections of the default client are closed.
 func SetAllowPrivateTargets(allow bool) {
-	if webAllowPrivate.Swap(allow) != allow {
-		webDefaultFetcher().transport.CloseIdleConnections()
+	if f := webDefaultFetcher(); f.allow.Swap(allow) != allow {
+		f.transport.CloseIdleConnections()
 	}
 }
 

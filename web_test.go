@@ -14,11 +14,13 @@ import (
 	"time"
 )
 
-// webSetLimit sets the page limit for one test.
+// webSetLimit sets the page limit of the default fetcher and of
+// testLoopback (each fetcher has its own) for one test.
 func webSetLimit(t *testing.T, n int64) {
 	t.Helper()
 	SetMaxPageBytes(n)
-	t.Cleanup(func() { SetMaxPageBytes(0) })
+	testLoopback.maxBytes.Store(n)
+	t.Cleanup(func() { SetMaxPageBytes(0); testLoopback.maxBytes.Store(0) })
 }
 
 // TestWebBodyLimit: a 50 MiB body is cut at the limit; the client stops
