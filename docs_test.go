@@ -446,3 +446,48 @@ func TestFileMapNamesTheRightFiles(t *testing.T) {
 		t.Fatalf("README.md's file map names only %d identifiers", named)
 	}
 }
+
+// TestEnvReadsOnlyInFromEnv keeps the package free of hidden configuration:
+// os.Getenv and os.LookupEnv appear in non-test files only inside ...FromEnv
+// helpers, and in defaultCrawlOptions, which gives RunCrawl the spec's
+// SAVE_CRAWL_DATA. (os.Environ handing the environment on to a child
+// process, as OCR does, reads no setting.)
+func TestEnvReadsOnlyInFromEnv(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := func(fn string) bool { return strings.HasSuffix(fn, "FromEnv") || fn == "defaultCrawlOptions" }
+	found := 0
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				name := "package level"
+				if ok {
+					name = fn.Name.Name
+				}
+				ast.Inspect(d, func(n ast.Node) bool {
+					sel, ok := n.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "os" &&
+						(sel.Sel.Name == "Getenv" || sel.Sel.Name == "LookupEnv") {
+						found++
+						if !allowed(name) {
+							t.Errorf("%s: os.%s in %s: environment reads belong in ...FromEnv helpers", fset.Position(sel.Pos()), sel.Sel.Name, name)
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no environment read found: the parse missed the package")
+	}
+}
