@@ -48,15 +48,15 @@
 //   - store_localvec*.go: [LocalvecStore]
 //   - store_sqlite*.go: [SQLiteStore]
 //   - pgstore*.go: [PgvecStore]
-//   - search*.go, text_analyze.go: [Search], the hybrid pipeline; keyword search (BM25 index, SQL search,
+//   - search*.go, text_analyze*.go: [Search], the hybrid pipeline; keyword search (BM25 index, SQL search,
 //     the stemming [TextAnalyzer])
 //   - retrieve.go: HyDE, fusion, rerank
-//   - conversation.go: multi-turn helpers
+//   - conversation*.go: multi-turn helpers
 //   - safety*.go, injection.go: prompt-injection hardening, answer sanitising
 //   - provider*.go: model providers, generation, retries
 //   - flow.go, jobs*.go, feedback*.go, id.go, logging.go: app blocks
 //   - eval*.go: retrieval metrics, eval sets, evaluators, eval HTTP routes
-//   - mcp.go: the MCP server and tool handlers
+//   - mcp*.go: the MCP server and tool handlers
 //   - cmd/askyourdocs: the reference CLI and web app; cmd/evalset: eval
 //     datasets from a running app; cmd/chunk: how a document is chunked
 //   - examples/: runnable programs; scripts/: tests, databases, evaluations
