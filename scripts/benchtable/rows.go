@@ -1,0 +1,180 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+)
+
+// row is one line of scripts/bench's table: a piece of work measured by a
+// Go benchmark next to its anchor in the same benchmark run.
+type row struct {
+	// ID selects the row on the command line (scripts/bench ID...).
+	ID string
+	// Group is "issue" for the rows of issue 26's table (run by default)
+	// and "more" for the other side-by-side figures of README.md and docs/
+	// (run by scripts/bench more or all).
+	Group string
+	// Work is the table's first column.
+	Work string
+	// Pkg is the package directory ("." or "./cmd/askyourdocs") and Bench
+	// the benchmark function (TestRowsNameBenchmarksThatExist keeps it true).
+	Pkg, Bench string
+	// Ours and Anchor are templates: {metric} is the metric of the result
+	// line the table row is made of, {sub:metric} the metric of the
+	// sub-benchmark sub (relative to Bench) of the same run.
+	Ours, Anchor string
+	// Ratio is the ratio column: a metric ({ratio}) or a division of two
+	// placeholders ({a}/{b}); "" leaves the column empty.
+	Ratio string
+	// Key, when set, makes one table row per result line that reports
+	// this metric (e.g. one per store size); otherwise the row is one
+	// table row of the whole run.
+	Key string
+	// Goal is the issue's goal in words ("" when it sets none) and Met
+	// decides it from the row's metrics (nil: no goal).
+	Goal string
+	Met  func(m metrics) (bool, bool)
+}
+
+// invocation is how one benchmark runs: rows of the same Bench share one
+// run.
+type invocation struct {
+	Pkg, Bench string
+	// Pattern is the -bench regular expression (default ^Bench$).
+	Pattern   string
+	Benchtime string
+	Timeout   string
+	// Args are extra test flags; Env are environment defaults (a variable
+	// already set keeps its value).
+	Args []string
+	Env  []string
+	// PG: the benchmark needs ASKYOURDOCS_TEST_DSN.
+	PG bool
+}
+
+// env returns the value of an environment variable or def.
+func env(name, def string) string { return cmp.Or(os.Getenv(name), def) }
+
+// invocations returns how each benchmark of the rows runs at the sizes
+// the environment chooses (see scripts/bench's header).
+func invocations() map[string]invocation {
+	return map[string]invocation{
+		"BenchmarkPgvecBulkIngest": {Pkg: ".", Bench: "BenchmarkPgvecBulkIngest", Benchtime: "1x", Timeout: "30m", PG: true},
+		"BenchmarkPgvecRetrieveRoundTrip": {Pkg: ".", Bench: "BenchmarkPgvecRetrieveRoundTrip", Benchtime: env("BENCH_PG_RETRIEVE_TIME", "1x"),
+			Timeout: "30m", PG: true},
+		"BenchmarkPgvecKeywordSearch": {Pkg: ".", Bench: "BenchmarkPgvecKeywordSearch", Benchtime: env("BENCH_PG_KW_TIME", "3x"), Timeout: "40m",
+			Env: []string{"ASKYOURDOCS_BENCH_KW_ROWS=" + env("BENCH_PG_KW_ROWS", "50000,100000")}, PG: true},
+		"BenchmarkSQLiteKeywordVsFTS5": {Pkg: ".", Bench: "BenchmarkSQLiteKeywordVsFTS5", Benchtime: "1x", Timeout: "20m"},
+		"BenchmarkSQLiteIndexVsJSON":   {Pkg: ".", Bench: "BenchmarkSQLiteIndexVsJSON", Benchtime: "1x", Timeout: "20m"},
+		"BenchmarkDotKernels":          {Pkg: ".", Bench: "BenchmarkDotKernels", Benchtime: env("BENCH_KERNEL_TIME", "1s"), Timeout: "10m"},
+		"BenchmarkLocalvecVsGenkit":    {Pkg: ".", Bench: "BenchmarkLocalvecVsGenkit", Benchtime: "1x", Timeout: "20m"},
+		"BenchmarkServeAskConcurrency": {Pkg: "./cmd/askyourdocs", Bench: "BenchmarkServeAskConcurrency", Benchtime: "1x", Timeout: "20m",
+			Args: []string{"-serve-ask-n=" + env("BENCH_SERVE_ASKS", "600")}},
+		// More side-by-side figures of README.md and docs/.
+		"BenchmarkExtractPDF": {Pkg: ".", Bench: "BenchmarkExtractPDF", Benchtime: env("BENCH_PDF_TIME", "30x"), Timeout: "10m"},
+		"BenchmarkSearch": {Pkg: ".", Bench: "BenchmarkSearch", Benchtime: env("BENCH_SEARCH_TIME", "200x"), Timeout: "40m",
+			Args: []string{"-search-bench-sizes=" + env("BENCH_SEARCH_SIZES", "10000,100000")}, PG: true},
+		"BenchmarkFeedbackAppend": {Pkg: ".", Bench: "BenchmarkFeedbackAppend", Benchtime: env("BENCH_FEEDBACK_TIME", "300x"), Timeout: "20m", PG: true},
+		"BenchmarkServeAsksAfterLog": {Pkg: "./cmd/askyourdocs", Bench: "BenchmarkServeAsksAfterLog", Benchtime: "1x", Timeout: "30m",
+			Args: []string{"-serve-log-answers=" + env("BENCH_SERVE_LOG_ANSWERS", "20000")}},
+		"BenchmarkExtractFormats": {Pkg: ".", Bench: "BenchmarkExtractFormats", Benchtime: env("BENCH_FORMATS_TIME", "1s"), Timeout: "10m"},
+	}
+}
+
+// atLeast and atMost are Met functions on one metric.
+func atLeast(name string, goal float64) func(metrics) (bool, bool) {
+	return func(m metrics) (bool, bool) {
+		v, ok := m.get(name)
+		return ok && v >= goal, ok
+	}
+}
+
+func atMost(name string, goal float64) func(metrics) (bool, bool) {
+	return func(m metrics) (bool, bool) {
+		v, ok := m.get(name)
+		return ok && v <= goal, ok
+	}
+}
+
+// rows is the table, in order: first issue 26's rows, then the others.
+var rows = []row{
+	{ID: "pg-ingest", Group: "issue", Work: "PostgreSQL first index, bulk (PgvecStore)", Pkg: ".", Bench: "BenchmarkPgvecBulkIngest",
+		Ours: "{ours_rows/s} rows/s (HNSW built after: {hnsw_build_s} s)", Anchor: "hand-written `COPY`, no index: {copy_rows/s} rows/s",
+		Ratio: "{ratio}", Goal: ">= 0.5x", Met: atLeast("ratio", 0.5)},
+	{ID: "pg-retrieve", Group: "issue", Work: "`PgvecStore` Retrieve top 10, warm", Pkg: ".", Bench: "BenchmarkPgvecRetrieveRoundTrip",
+		Ours: "p50 {ours_p50_ms} ms", Anchor: "raw `SELECT … ORDER BY embedding <=> $1 LIMIT 10`: p50 {raw_p50_ms} ms",
+		Ratio: "{ratio}", Goal: "<= 1.1x", Met: atMost("ratio", 1.1)},
+	{ID: "pg-keyword", Group: "issue", Work: "PostgreSQL keyword search, p50 / p95", Pkg: ".", Bench: "BenchmarkPgvecKeywordSearch",
+		Ours: "{ours_p50_ms} / {ours_p95_ms} ms", Anchor: "`tsvector @@` AND + GIN: {gin_p50_ms} / {gin_p95_ms} ms",
+		Ratio: "{p95_ratio}", Key: "ours_p95_ms", Goal: "p95 <= 50 ms at 50k, <= 80 ms at 100k",
+		Met: func(m metrics) (bool, bool) {
+			p95, ok := m.get("ours_p95_ms")
+			n, nok := m.size()
+			if !ok || !nok {
+				return false, false
+			}
+			if n <= 50000 {
+				return p95 <= 50, true
+			}
+			return p95 <= 80, true
+		}},
+	{ID: "sqlite-keyword", Group: "issue", Work: "embedded keyword search, warm p50", Pkg: ".", Bench: "BenchmarkSQLiteKeywordVsFTS5",
+		Ours: "{ours_keyword_p50_ms} ms", Anchor: "SQLite FTS5 `bm25()` over the same pages: {fts5_p50_ms} ms",
+		Ratio: "{keyword_ratio}", Goal: "<= 1.5x", Met: atMost("keyword_ratio", 1.5)},
+	{ID: "sqlite-fusion", Group: "issue", Work: "embedded fusion, warm p50", Pkg: ".", Bench: "BenchmarkSQLiteKeywordVsFTS5",
+		Ours: "{ours_fusion_p50_ms} ms", Anchor: "the same FTS5 query: {fts5_p50_ms} ms",
+		Ratio: "{fusion_ratio}", Goal: "<= 2x", Met: atMost("fusion_ratio", 2)},
+	{ID: "sqlite-index", Group: "issue", Work: "embedded indexing of an HTML manual", Pkg: ".", Bench: "BenchmarkSQLiteIndexVsJSON",
+		Ours: "{sqlite_pages/s} pages/s, index {db_mb} MB", Anchor: "the old JSON path: {json_pages/s} pages/s; the HTML {html_mb} MB",
+		Ratio: "{ratio}", Goal: ">= 1x (and the index smaller than its HTML where possible)", Met: atLeast("ratio", 1)},
+	{ID: "kernel", Group: "issue", Work: "int8 vector kernel, per 1024-dimension row", Pkg: ".", Bench: "BenchmarkDotKernels",
+		Ours: "{int8_ns_per_row} ns/row", Anchor: "float32 kernel: {f32_ns_per_row} ns/row",
+		Ratio: "{ratio}", Goal: "<= 0.6x", Met: atMost("ratio", 0.6)},
+	{ID: "localvec-ingest", Group: "issue", Work: "LocalvecStore index vs Genkit's localvec", Pkg: ".", Bench: "BenchmarkLocalvecVsGenkit",
+		Ours: "x{ingest_ratio} faster", Anchor: "Genkit's localvec, same documents and embedder",
+		Ratio: "{ingest_ratio}", Goal: ">= 22x", Met: atLeast("ingest_ratio", 22)},
+	{ID: "localvec-query", Group: "issue", Work: "LocalvecStore query vs Genkit's localvec", Pkg: ".", Bench: "BenchmarkLocalvecVsGenkit",
+		Ours: "x{query_ratio} faster", Anchor: "Genkit's localvec, same store contents and queries",
+		Ratio: "{query_ratio}", Goal: ">= 10x", Met: atLeast("query_ratio", 10)},
+	{ID: "serve", Group: "issue", Work: "serve `/api/ask` at c=1/4/16, empty feedback log, no LLM", Pkg: "./cmd/askyourdocs", Bench: "BenchmarkServeAskConcurrency",
+		Ours:   "{c1_asks/s} / {c4_asks/s} / {c16_asks/s} asks/s, p50 {c1_p50_ms} / {c4_p50_ms} / {c16_p50_ms} ms, p99 {c1_p99_ms} / {c4_p99_ms} / {c16_p99_ms} ms",
+		Anchor: "in-process `eval` fusion p50 {inproc_p50_ms} ms (serve's answer path without HTTP: {inproc_ask_p50_ms} ms)",
+		Ratio:  "{ratio}"},
+
+	{ID: "pdf", Group: "more", Work: "PDF `ExtractParagraphs`, 100-page fixture, CPU per file", Pkg: ".", Bench: "BenchmarkExtractPDF",
+		Ours: "{engine:cpu-ms/op} ms ({engine:pages/s} pages/s)", Anchor: "`pdftotext`: {pdftotext:cpu-ms/op} ms ({pdftotext:pages/s} pages/s)",
+		Ratio: "{engine:cpu-ms/op}/{pdftotext:cpu-ms/op}"},
+	{ID: "search", Group: "more", Work: "`Search` p50 next to its two lists", Pkg: ".", Bench: "BenchmarkSearch",
+		Ours: "{search-p50-ms} ms", Anchor: "vector {vector-p50-ms} ms + keyword {text-p50-ms} ms",
+		Ratio: "{search/lists-sum}", Key: "search/lists-sum"},
+	{ID: "feedback", Group: "more", Work: "one feedback write at 100k entries, median", Pkg: ".", Bench: "BenchmarkFeedbackAppend",
+		Ours: "{µs-median@100000} µs", Anchor: "at 0 entries: {µs-median@0} µs",
+		Ratio: "{x-vs-empty@100000}", Key: "x-vs-empty@100000"},
+	{ID: "serve-log", Group: "more", Work: "serve asks/s after 20,000 logged answers, 8 askers", Pkg: "./cmd/askyourdocs", Bench: "BenchmarkServeAsksAfterLog",
+		Ours: "{asks/s-after} asks/s", Anchor: "a fresh server: {asks/s-fresh} asks/s", Ratio: "{after/fresh}"},
+	{ID: "formats", Group: "more", Work: "format readers, MB/s from memory", Pkg: ".", Bench: "BenchmarkExtractFormats",
+		Ours:   "md {md:MB/s}, txt {txt:MB/s}, pptx {pptx:MB/s}, xlsx {xlsx:MB/s}, odt {odt:MB/s}, epub {epub:MB/s}",
+		Anchor: "the .docx reader: {docx:MB/s} MB/s"},
+}
+
+// rowByID returns the row with the id.
+func rowByID(id string) (row, error) {
+	for _, r := range rows {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return row{}, fmt.Errorf("no row %q", id)
+}
+
+// landing lists the benchmarks of rows that concurrent work is adding
+// (issue 26); until they exist their rows print "missing". The list must
+// be empty once they have landed (TestRowsNameBenchmarksThatExist).
+var landing = map[string]bool{
+	"BenchmarkPgvecBulkIngest":        true,
+	"BenchmarkPgvecRetrieveRoundTrip": true,
+	"BenchmarkSQLiteKeywordVsFTS5":    true,
+	"BenchmarkSQLiteIndexVsJSON":      true,
+	"BenchmarkLocalvecVsGenkit":       true,
+}
