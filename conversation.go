@@ -24,7 +24,8 @@ type ConversationLabels struct {
 	High, Medium, Low string
 }
 
-// Label sets for WithLabels; GermanLabels is the default.
+// The built-in label sets for ConversationOptions.Labels; GermanLabels is
+// the default.
 var (
 	// GermanLabels: "Nutzer"/"Assistent", "hoch"/"mittel"/"niedrig".
 	GermanLabels = ConversationLabels{User: "Nutzer", Assistant: "Assistent", High: "hoch", Medium: "mittel", Low: "niedrig"}
@@ -34,11 +35,54 @@ var (
 
 // LabelOption changes the labels FormatHistory, CondenseFollowUpWith and
 // ConfidenceLabelWith use.
+//
+// Deprecated: use ConversationOptions.Labels.
 type LabelOption func(*ConversationLabels)
+
+// ConversationOptions configure the multi-turn helpers that take them
+// (Condense, FormatTurns, LimitHistory, LabelConfidence). A nil pointer or
+// a zero field means the default; the struct is not retained.
+type ConversationOptions struct {
+	// Labels are the words put into text: speaker and confidence labels.
+	// Empty fields are German (GermanLabels); use EnglishLabels for English.
+	Labels ConversationLabels
+	// MaxTurns is the most turns LimitHistory keeps: 0 means
+	// MaxHistoryTurns, a negative value no limit.
+	MaxTurns int
+	// MaxChars is the most characters of questions and answers together
+	// LimitHistory keeps (the newest turn is always kept); <= 0: no limit.
+	MaxChars int
+}
+
+// labels returns o's labels with empty fields filled from GermanLabels.
+func (o *ConversationOptions) labels() ConversationLabels {
+	l := GermanLabels
+	if o != nil {
+		mergeLabels(&l, o.Labels)
+	}
+	return l
+}
+
+// mergeLabels sets the fields of l that custom has.
+func mergeLabels(l *ConversationLabels, custom ConversationLabels) {
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&l.User, custom.User}, {&l.Assistant, custom.Assistant},
+		{&l.High, custom.High}, {&l.Medium, custom.Medium}, {&l.Low, custom.Low},
+	} {
+		if f.src != "" {
+			*f.dst = f.src
+		}
+	}
+}
 
 // WithLanguage selects the built-in labels for lang: "de" (the default) or
 // "en" (case and a region suffix such as "en-US" are ignored). Other
 // languages keep the German labels; use WithLabels for them.
+//
+// Deprecated: use ConversationOptions{Labels: EnglishLabels}.
 func WithLanguage(lang string) LabelOption {
 	return func(l *ConversationLabels) {
 		base, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(lang)), "-")
@@ -53,20 +97,10 @@ func WithLanguage(lang string) LabelOption {
 }
 
 // WithLabels sets custom labels; empty fields keep the current ones.
+//
+// Deprecated: use ConversationOptions.Labels.
 func WithLabels(custom ConversationLabels) LabelOption {
-	return func(l *ConversationLabels) {
-		for _, f := range []struct {
-			dst *string
-			src string
-		}{
-			{&l.User, custom.User}, {&l.Assistant, custom.Assistant},
-			{&l.High, custom.High}, {&l.Medium, custom.Medium}, {&l.Low, custom.Low},
-		} {
-			if f.src != "" {
-				*f.dst = f.src
-			}
-		}
-	}
+	return func(l *ConversationLabels) { mergeLabels(l, custom) }
 }
 
 func conversationLabels(opts []LabelOption) ConversationLabels {
@@ -84,9 +118,28 @@ const MaxHistoryTurns = 6
 
 // TrimHistory returns the last MaxHistoryTurns turns of history, in the
 // original order, as a new slice; history is not modified. Use
-// TrimHistoryWith to also cap the characters.
+// LimitHistory to also cap the characters.
 func TrimHistory(history []QATurn) []QATurn {
-	return TrimHistoryWith(history, MaxHistoryTurns, 0)
+	return trimHistory(history, MaxHistoryTurns, 0)
+}
+
+// LimitHistory returns the most recent turns of history within o's MaxTurns
+// and MaxChars (nil: the last MaxHistoryTurns turns, as TrimHistory). The
+// newest turn is always kept, whole, even if it alone exceeds MaxChars: a
+// follow-up without its immediate context cannot be understood. The result
+// is a new slice in the original order; history is not modified.
+func LimitHistory(history []QATurn, o *ConversationOptions) []QATurn {
+	if o == nil {
+		return TrimHistory(history)
+	}
+	turns := o.MaxTurns
+	switch {
+	case turns == 0:
+		turns = MaxHistoryTurns
+	case turns < 0:
+		turns = 0
+	}
+	return trimHistory(history, turns, o.MaxChars)
 }
 
 // TrimHistoryWith returns the most recent turns of history that fit both
@@ -95,7 +148,14 @@ func TrimHistory(history []QATurn) []QATurn {
 // newest turn is always kept, whole, even if it alone exceeds maxChars:
 // a follow-up without its immediate context cannot be understood. The
 // result is a new slice in the original order; history is not modified.
+//
+// Deprecated: use LimitHistory.
 func TrimHistoryWith(history []QATurn, maxTurns, maxChars int) []QATurn {
+	return trimHistory(history, maxTurns, maxChars)
+}
+
+// trimHistory implements TrimHistoryWith.
+func trimHistory(history []QATurn, maxTurns, maxChars int) []QATurn {
 	start := len(history)
 	chars := 0
 	for i := len(history) - 1; i >= 0; i-- {
@@ -118,11 +178,21 @@ func TrimHistoryWith(history []QATurn, maxTurns, maxChars int) []QATurn {
 //	Nutzer: <question>
 //	Assistent: <answer>
 //
-// The result ends without a trailing newline. The labels are German unless
-// an option selects others. Line breaks inside a question or answer are
-// kept; "" for an empty history.
+// The result ends without a trailing newline. The labels are German
+// (opts, deprecated LabelOptions, may select others; use FormatTurns).
+// Line breaks inside a question or answer are kept; "" for an empty
+// history.
 func FormatHistory(history []QATurn, opts ...LabelOption) string {
-	l := conversationLabels(opts)
+	return formatHistory(history, conversationLabels(opts))
+}
+
+// FormatTurns is FormatHistory with o's labels (nil: German).
+func FormatTurns(history []QATurn, o *ConversationOptions) string {
+	return formatHistory(history, o.labels())
+}
+
+// formatHistory implements FormatHistory with the labels l.
+func formatHistory(history []QATurn, l ConversationLabels) string {
 	var b strings.Builder
 	for i, t := range history {
 		if i > 0 {
@@ -135,27 +205,39 @@ func FormatHistory(history []QATurn, opts ...LabelOption) string {
 }
 
 // CondenseFollowUp rewrites a follow-up question into a standalone one; it
-// is CondenseFollowUpWith with the German labels.
+// is Condense with the German labels.
 func CondenseFollowUp(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn) string {
-	return CondenseFollowUpWith(ctx, condensePrompt, model, config, question, history)
+	return Condense(ctx, condensePrompt, model, config, question, history, nil)
 }
 
-// CondenseFollowUpWith rewrites a follow-up question into a standalone one by
-// executing condensePrompt with the input {"history": FormatHistory(history),
+// CondenseFollowUpWith is Condense with label options.
+//
+// Deprecated: use Condense.
+func CondenseFollowUpWith(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, opts ...LabelOption) string {
+	return condense(ctx, condensePrompt, model, config, question, history, conversationLabels(opts))
+}
+
+// Condense rewrites a follow-up question into a standalone one by
+// executing condensePrompt with the input {"history": FormatTurns(history, o),
 // "question": question}; the formatted history is also passed as
 // "conversation". In a dotprompt template write {{this.history}} or
 // {{conversation}}: a bare {{history}} is dotprompt's built-in message
 // history helper and renders nothing here. It returns question unchanged when history is
 // empty (no model call). When the call fails, the reply is empty, or
 // IsReliableCondense rejects it, it returns FallbackStandaloneQuestion and
-// logs a warning. It never fails; labels are German unless an option
-// selects others.
-func CondenseFollowUpWith(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, opts ...LabelOption) string {
+// logs a warning. It never fails. The history's labels are o's (nil:
+// German); o's history limits are not applied (see LimitHistory).
+func Condense(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, o *ConversationOptions) string {
+	return condense(ctx, condensePrompt, model, config, question, history, o.labels())
+}
+
+// condense implements Condense with the labels l.
+func condense(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, l ConversationLabels) string {
 	if len(history) == 0 || condensePrompt == nil {
 		return question
 	}
 	log := logger.FromContext(ctx)
-	formatted := FormatHistory(history, opts...)
+	formatted := formatHistory(history, l)
 	input := map[string]any{"history": formatted, "conversation": formatted, "question": question}
 	resp, err := condensePrompt.Execute(ctx, PromptOptions(model, config, input)...)
 	if err != nil {
@@ -284,29 +366,30 @@ func FallbackStandaloneQuestion(question string, history []QATurn) string {
 // from the reranker's top score (0-10): "hoch" for 8 and above, "mittel"
 // for 5 to 7, "niedrig" below 5 or when usedFallback is set (the answer
 // was drawn from a fallback, not from well-ranked sources). For other
-// labels use ConfidenceLabelWith.
+// labels use LabelConfidence.
 func ConfidenceLabel(topScore int, usedFallback bool) string {
+	return LabelConfidence(topScore, usedFallback, nil)
+}
+
+// LabelConfidence is ConfidenceLabel with o's labels (nil: German): the
+// same thresholds (>= 8 high, >= 5 medium, else low; usedFallback: low).
+func LabelConfidence(topScore int, usedFallback bool, o *ConversationOptions) string {
 	if usedFallback {
-		return GermanLabels.Low
+		return o.labels().Low
 	}
-	return ConfidenceLabelWith(topScore)
+	return rerankLevel(topScore).labelIn(o.labels())
 }
 
 // ConfidenceLabelWith is ConfidenceLabel without a fallback flag and with
 // label options: the same thresholds (>= 8 high, >= 5 medium, else low),
 // German unless an option selects other labels.
+//
+// Deprecated: use LabelConfidence.
 func ConfidenceLabelWith(topScore int, opts ...LabelOption) string {
-	l := conversationLabels(opts)
-	switch {
-	case topScore >= 8:
-		return l.High
-	case topScore >= 5:
-		return l.Medium
-	}
-	return l.Low
+	return rerankLevel(topScore).labelIn(conversationLabels(opts))
 }
 
-// bestExcerptMaxChars is BestExcerptFor's default length.
+// bestExcerptMaxChars is Excerpt's default length.
 const bestExcerptMaxChars = 300
 
 // bestExcerptCutChars is the length BestExcerpt cuts its sentence to, the
@@ -318,7 +401,7 @@ const bestExcerptCutChars = 220
 // words with answer (ties: the earliest; no shared word: the first
 // sentence), cut at a word boundary to at most 220 characters, ending in
 // "…" when cut. A line break ends a sentence too (chunks join paragraphs
-// with one). Words match as in BestExcerptFor. Whitespace runs are
+// with one). Words match as in Excerpt. Whitespace runs are
 // collapsed; "" for an empty chunkText.
 func BestExcerpt(chunkText, answer string) string {
 	var sentences []string
@@ -333,16 +416,33 @@ func BestExcerpt(chunkText, answer string) string {
 	return cutExcerpt(sentences[bestExcerptSentence(sentences, excerptTerms(answer))], bestExcerptCutChars)
 }
 
-// BestExcerptFor returns a short verbatim quote from text for a citation:
-// the sentence sharing the most words with question (ties: the earliest),
-// extended by the following sentences while it stays within maxChars
-// characters. A sentence longer than maxChars is cut at a word boundary
-// and ends in "…". Words match case-insensitively, and words of 5 or more
-// letters also by their first 5 letters (so inflections match). When no
-// word matches, the excerpt starts at the beginning of text. maxChars <= 0
-// means 300. Whitespace runs are collapsed; otherwise the quote is
-// verbatim.
+// BestExcerptFor is Excerpt with the question and length as parameters.
+//
+// Deprecated: use Excerpt.
 func BestExcerptFor(text, question string, maxChars int) string {
+	return Excerpt(text, ExcerptOptions{Query: question, MaxChars: maxChars})
+}
+
+// ExcerptOptions say what Excerpt quotes; the zero value quotes the start
+// of the text, up to 300 characters.
+type ExcerptOptions struct {
+	// Query is the text the quote should share words with: the question
+	// (or the answer) the citation is for.
+	Query string
+	// MaxChars is the most characters of the quote; <= 0 means 300.
+	MaxChars int
+}
+
+// Excerpt returns a short verbatim quote from text for a citation: the
+// sentence sharing the most words with o.Query (ties: the earliest),
+// extended by the following sentences while it stays within o.MaxChars
+// characters. A sentence longer than that is cut at a word boundary and
+// ends in "…". Words match case-insensitively, and words of 5 or more
+// letters also by their first 5 letters (so inflections match). When no
+// word matches, the excerpt starts at the beginning of text. Whitespace
+// runs are collapsed; otherwise the quote is verbatim.
+func Excerpt(text string, o ExcerptOptions) string {
+	question, maxChars := o.Query, o.MaxChars
 	if maxChars <= 0 {
 		maxChars = bestExcerptMaxChars
 	}

@@ -29,6 +29,10 @@ type CrawlInput struct {
 	// the host, in milliseconds, whatever the number of fetch workers; 0
 	// (or negative) means no delay.
 	DelayMs int `json:"delayMs,omitempty"`
+	// Fetcher fetches the crawl's pages and robots.txt with its own limits
+	// and private-target policy; nil means the default Fetcher (the one
+	// SetMaxPageBytes and SetAllowPrivateTargets configure). Not JSON.
+	Fetcher *Fetcher `json:"-"`
 }
 
 // CrawlResult reports what RunCrawl did.
@@ -101,10 +105,10 @@ func defaultCrawlOptions() crawlOptions {
 // indexPage for every page found, with boilerplate removed, in crawl order
 // once all pages are fetched. It honours robots.txt and <meta name=robots>,
 // fetches at most four pages at once, cfg.DelayMs apart, each through
-// the default Fetcher (SSRF-safe; its limits and policy are what
-// SetAllowPrivateTargets and SetMaxPageBytes set) and bounded by one minute. With SAVE_CRAWL_DATA=1
-// (or true) each cleaned page is also written to outputDir as Markdown (see
-// ReindexCrawlData). progress, if non-nil, receives human-readable messages.
+// cfg.Fetcher (nil: the default Fetcher, whose limits and policy
+// SetAllowPrivateTargets and SetMaxPageBytes set) and bounded by one
+// minute. With SAVE_CRAWL_DATA=1 (or true) each cleaned page is also
+// written to outputDir as Markdown (see ReindexCrawlData). progress, if non-nil, receives human-readable messages.
 // Scope, normalisation, order and boilerplate rules: docs/api-reference.md.
 //
 // RunCrawl blocks until the crawl and indexing end. Single-page failures go
@@ -114,7 +118,11 @@ func defaultCrawlOptions() crawlOptions {
 // crawled (for example ErrPrivateTarget), and ctx's error when ctx ends;
 // the result then holds what was done so far.
 func RunCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage IndexPageFunc, progress func(string)) (CrawlResult, error) {
-	return runCrawl(ctx, cfg, outputDir, indexPage, progress, defaultCrawlOptions())
+	opts := defaultCrawlOptions()
+	if cfg.Fetcher != nil && cfg.Fetcher.w != nil {
+		opts.fetch = cfg.Fetcher.w.fetch
+	}
+	return runCrawl(ctx, cfg, outputDir, indexPage, progress, opts)
 }
 
 // crawlPage is a crawled page waiting for boilerplate removal and indexing.

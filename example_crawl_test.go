@@ -37,9 +37,8 @@ func exampleSite() *httptest.Server {
 // IngestSource and calls IndexSource.
 func ExampleRunCrawl() {
 	// The example site runs on 127.0.0.1, which the address guard refuses:
-	// opt in for this local site only, and turn the guard back on.
-	askyourdocs.SetAllowPrivateTargets(true)
-	defer askyourdocs.SetAllowPrivateTargets(false)
+	// this crawl's own Fetcher may reach it; the package default stays on.
+	local := askyourdocs.NewFetcher(&askyourdocs.FetcherOptions{AllowPrivateTargets: true})
 	srv := exampleSite()
 	defer srv.Close()
 
@@ -52,7 +51,7 @@ func ExampleRunCrawl() {
 		return len(paras), nil
 	}
 	res, err := askyourdocs.RunCrawl(context.Background(),
-		askyourdocs.CrawlInput{SeedURLs: []string{srv.URL + "/docs/"}, MaxPages: 10},
+		askyourdocs.CrawlInput{SeedURLs: []string{srv.URL + "/docs/"}, MaxPages: 10, Fetcher: local},
 		"", indexPage, nil)
 	if err != nil {
 		fmt.Println(err)

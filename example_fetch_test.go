@@ -13,11 +13,10 @@ import (
 
 // Fetch a page with a deadline of your own, and branch on the HTTP status
 // of a failed fetch with errors.As instead of matching the message.
-func ExampleFetchWebPageContext() {
+func ExampleFetcher_FetchWebPage() {
 	// The example site runs on 127.0.0.1, which the address guard refuses:
-	// opt in for this local site only, and turn the guard back on.
-	askyourdocs.SetAllowPrivateTargets(true)
-	defer askyourdocs.SetAllowPrivateTargets(false)
+	// this Fetcher (and only this one) may reach private targets.
+	fetcher := askyourdocs.NewFetcher(&askyourdocs.FetcherOptions{AllowPrivateTargets: true})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -29,10 +28,10 @@ func ExampleFetchWebPageContext() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	page, err := askyourdocs.FetchWebPageContext(ctx, srv.URL+"/")
+	page, err := fetcher.FetchWebPage(ctx, srv.URL+"/")
 	fmt.Println(page, err)
 
-	_, err = askyourdocs.FetchWebPageContext(ctx, srv.URL+"/old-page")
+	_, err = fetcher.FetchWebPage(ctx, srv.URL+"/old-page")
 	var status *askyourdocs.HTTPStatusError
 	if errors.As(err, &status) && status.StatusCode == http.StatusNotFound {
 		fmt.Println("gone:", status.StatusCode, status.URL == srv.URL+"/old-page")

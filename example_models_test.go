@@ -112,9 +112,11 @@ func ExampleNewPrefixEmbedder() {
 func ExampleFormatHistory() {
 	history := []askyourdocs.QATurn{{Question: "Wie hoch ist die Kaution?", Answer: "Drei Monatsmieten."}}
 	fmt.Println(askyourdocs.FormatHistory(history)) // no trailing newline of its own
-	fmt.Println(askyourdocs.FormatHistory(history, askyourdocs.WithLanguage("en")))
+	// Other labels go in ConversationOptions (nil: German).
+	english := &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels}
+	fmt.Println(askyourdocs.FormatTurns(history, english))
 	fmt.Println(askyourdocs.ConfidenceLabel(8, false), askyourdocs.ConfidenceLabel(5, false), askyourdocs.ConfidenceLabel(9, true),
-		askyourdocs.ConfidenceLabelWith(2, askyourdocs.WithLanguage("en")))
+		askyourdocs.LabelConfidence(2, false, english))
 	fmt.Println(askyourdocs.IsReliableCondense("Und in 3 Raten?", "Kann ich die Kaution in 4 Raten zahlen?", history))
 	// Output:
 	// Nutzer: Wie hoch ist die Kaution?
@@ -129,8 +131,8 @@ func ExampleBestExcerpt() {
 	chunk := "Die Wohnung liegt im dritten Stock. Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt."
 	// The one sentence of the chunk the answer draws on, for the citation.
 	fmt.Println(askyourdocs.BestExcerpt(chunk, "Die Kaution beträgt drei Monatsmieten."))
-	// BestExcerptFor matches a question instead and fills up to maxChars.
-	fmt.Println(askyourdocs.BestExcerptFor(chunk, "Wie hoch ist die Kaution?", 80))
+	// Excerpt matches a question instead and fills up to MaxChars.
+	fmt.Println(askyourdocs.Excerpt(chunk, askyourdocs.ExcerptOptions{Query: "Wie hoch ist die Kaution?", MaxChars: 80}))
 	// Output:
 	// Die Kaution beträgt drei Monatsmieten.
 	// Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt.

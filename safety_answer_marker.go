@@ -1,17 +1,40 @@
 package engine
 
 // EnglishRemovedLinkMarker is the removed-link marker for English pages
-// (WithRemovedLinkMarker); SanitizeAnswer's own is German,
+// (SanitizeOptions.RemovedLinkMarker); SanitizeAnswer's own is German,
 // "[Link entfernt]".
 const EnglishRemovedLinkMarker = "[link removed]"
 
+// SanitizeOptions configure CleanAnswer. A nil pointer or a zero field
+// means the default; the struct is not retained.
+type SanitizeOptions struct {
+	// RemovedLinkMarker replaces a removed link or URL; "" means
+	// "[Link entfernt]".
+	RemovedLinkMarker string
+}
+
+// CleanAnswer is SanitizeAnswer with o's options: the same removals, the
+// removed links replaced by o.RemovedLinkMarker.
+func CleanAnswer(answer string, allowedURLs []string, o *SanitizeOptions) string {
+	marker := removedLinkMarker
+	if o != nil && o.RemovedLinkMarker != "" {
+		marker = o.RemovedLinkMarker
+	}
+	out, _ := sanitizeAnswerLoop(answer, allowedURLs, false, marker)
+	return out
+}
+
 // SanitizeOption configures SanitizeAnswerWith.
+//
+// Deprecated: use SanitizeOptions.
 type SanitizeOption func(*sanitizeConfig)
 
 type sanitizeConfig struct{ marker string }
 
 // WithRemovedLinkMarker sets the text that replaces a removed link or URL
 // (default "[Link entfernt]"); an empty marker keeps the default.
+//
+// Deprecated: use SanitizeOptions.RemovedLinkMarker.
 func WithRemovedLinkMarker(marker string) SanitizeOption {
 	return func(c *sanitizeConfig) {
 		if marker != "" {
@@ -22,11 +45,14 @@ func WithRemovedLinkMarker(marker string) SanitizeOption {
 
 // SanitizeAnswerWith is SanitizeAnswer with options: the same removals,
 // the removed links replaced by the marker WithRemovedLinkMarker sets.
+//
+// Deprecated: use CleanAnswer.
 func SanitizeAnswerWith(answer string, allowedURLs []string, opts ...SanitizeOption) string {
-	c := sanitizeConfig{marker: removedLinkMarker}
+	c := sanitizeConfig{}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
 	}
-	out, _ := sanitizeAnswerLoop(answer, allowedURLs, false, c.marker)
-	return out
+	return CleanAnswer(answer, allowedURLs, &SanitizeOptions{RemovedLinkMarker: c.marker})
 }

@@ -54,7 +54,7 @@ func (c *confidenceChecker) evidenceConfidence(ctx context.Context, passage stri
 	if len(c.keywords) == 0 {
 		return 0, "the question has no keywords to check"
 	}
-	quoted := strings.ToLower(BestExcerptFor(passage, c.question, 400))
+	quoted := strings.ToLower(Excerpt(passage, ExcerptOptions{Query: c.question, MaxChars: 400}))
 	lowerPassage := strings.ToLower(passage)
 	found := 0
 	var absent []string
@@ -194,9 +194,9 @@ func ExcerptWithHeading(passage, question string, maxChars int) string {
 		body.WriteString(l)
 	}
 	if body.Len() == 0 {
-		return BestExcerptFor(passage, question, maxChars)
+		return Excerpt(passage, ExcerptOptions{Query: question, MaxChars: maxChars})
 	}
-	ex := BestExcerptFor(body.String(), question, maxChars)
+	ex := Excerpt(body.String(), ExcerptOptions{Query: question, MaxChars: maxChars})
 	probe := strings.TrimSuffix(ex, "…")
 	probe = probe[:min(len(probe), 40)]
 	at := strings.Index(body.String(), probe)

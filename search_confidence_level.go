@@ -12,12 +12,16 @@ const (
 )
 
 // String returns "low", "medium" or "high".
-func (l ConfidenceLevel) String() string { return l.Label(WithLanguage("en")) }
+func (l ConfidenceLevel) String() string { return l.labelIn(EnglishLabels) }
 
-// Label returns the level's label: German ("hoch", "mittel", "niedrig")
-// unless an option selects other labels, as ConfidenceLabelWith.
+// Label returns the level's label: German ("hoch", "mittel", "niedrig");
+// opts (deprecated LabelOptions) may select others. String is English.
 func (l ConfidenceLevel) Label(opts ...LabelOption) string {
-	c := conversationLabels(opts)
+	return l.labelIn(conversationLabels(opts))
+}
+
+// labelIn returns the level's label in c.
+func (l ConfidenceLevel) labelIn(c ConversationLabels) string {
 	switch l {
 	case ConfidenceHigh:
 		return c.High

@@ -31,12 +31,15 @@ type KeywordQuery struct {
 
 // SearchKeywords runs q against the table of the PgvecStore whose Pool is
 // pool: KeywordSearchSQL with its parameters taken from q.
+//
+// Deprecated: use (*PgvecStore).SearchKeywords, or KeywordSearchSQL.
 func SearchKeywords(ctx context.Context, pool *pgxpool.Pool, q KeywordQuery) ([]*ai.Document, error) {
 	return KeywordSearchSQL(ctx, pool, q.Query, q.MaxResults, q.Language, q.StopWords, q.Where, q.Args)
 }
 
-// SearchKeywords runs q against this store's table, as the package-level
-// SearchKeywords does with the store's pool.
+// SearchKeywords runs q against this store's table: KeywordSearchSQL with
+// its parameters taken from q ("" Language: the store's). It is the one
+// keyword search of a PgvecStore beside the spec's KeywordSearchSQL.
 func (s *PgvecStore) SearchKeywords(ctx context.Context, q KeywordQuery) ([]*ai.Document, error) {
 	if s == nil {
 		return nil, errors.New("keyword search: nil store")

@@ -151,7 +151,7 @@ func (s *SQLiteStore) filterRids(ctx context.Context, conn *sql.Conn, f *Filter)
 	return out, rows.Err()
 }
 
-// SearchText implements Searcher: KeywordSearch with the question stop
+// SearchText implements Searcher: SearchKeywords with the question stop
 // words, restricted to f.
 func (s *SQLiteStore) SearchText(ctx context.Context, query string, k int, f *Filter) ([]*ai.Document, error) {
 	if err := searchK("sqlite search text", k); err != nil {
@@ -203,7 +203,7 @@ func (s *LocalvecStore) searchVectorDoc(ctx context.Context, doc *ai.Document, k
 	return docs, nil
 }
 
-// SearchText implements Searcher: KeywordSearch with the question stop
+// SearchText implements Searcher: SearchKeywords with the question stop
 // words, restricted to f.
 func (s *LocalvecStore) SearchText(ctx context.Context, query string, k int, f *Filter) ([]*ai.Document, error) {
 	if err := searchK("localvec search text", k); err != nil {
@@ -223,14 +223,14 @@ func (s *PgvecStore) searchVectorDoc(ctx context.Context, doc *ai.Document, k in
 	return s.retrieveWhere(ctx, doc, k, 0, where, args)
 }
 
-// SearchText implements Searcher: KeywordSearch with the question stop
+// SearchText implements Searcher: SearchKeywords with the question stop
 // words and f translated to SQL with bound parameters.
 func (s *PgvecStore) SearchText(ctx context.Context, query string, k int, f *Filter) ([]*ai.Document, error) {
 	if err := searchK("pgvector search text", k); err != nil {
 		return nil, err
 	}
 	where, args := f.pgWhere(3)
-	return s.KeywordSearch(ctx, query, k, searchStopWords, where, args)
+	return s.SearchKeywords(ctx, KeywordQuery{Query: query, MaxResults: k, StopWords: searchStopWords, Where: where, Args: args})
 }
 
 // topKWhere is topK over the rows allow accepts (all when allow is nil).

@@ -295,50 +295,40 @@ func webCheckScheme(u *url.URL) error {
 }
 
 // FetchWebPage returns the page at url as UTF-8 text (usually HTML, for
-// HTMLToStructuredText). It is FetchWebPageContext with a context that gives
-// up after two minutes.
+// HTMLToStructuredText). It is (*Fetcher).FetchWebPage with the default
+// Fetcher (the limits SetMaxPageBytes and SetAllowPrivateTargets set) and
+// a context that gives up after two minutes.
 func FetchWebPage(url string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), webFetchTimeout)
 	defer cancel()
-	return FetchWebPageContext(ctx, url)
+	return webDefaultFetcher().fetchWebPage(ctx, url)
 }
 
-// FetchWebPageContext returns the page at url as UTF-8 text (usually HTML,
-// for HTMLToStructuredText), giving up when ctx ends. It refuses private
-// network targets unless SetAllowPrivateTargets(true) was called (the error
-// wraps ErrPrivateTarget, also for redirect hops and DNS answers), follows at
-// most 10 redirects (http and https only) and reads at most the
-// SetMaxPageBytes limit (10 MiB by default; a larger page wraps
-// ErrPageTooLarge). A status other than 2xx is an error wrapping an
-// *HTTPStatusError, and a Content-Type that is neither text nor (X)HTML/XML
-// is an error too. The charset comes from the Content-Type header, a <meta
-// charset> or sniffing. Requests carry the User-Agent
-// "askyourdocs/1.0 (+https://github.com/dbis-ilm/askyourdocs)".
+// FetchWebPageContext is FetchWebPage giving up when ctx ends.
+//
+// Deprecated: use (*Fetcher).FetchWebPage, with NewFetcher's options in
+// place of SetMaxPageBytes and SetAllowPrivateTargets.
 func FetchWebPageContext(ctx context.Context, url string) (string, error) {
 	return webDefaultFetcher().fetchWebPage(ctx, url)
 }
 
-// FetchWebPageFollowingRefresh is FetchWebPageFollowingRefreshContext with a
-// context that gives up after two minutes.
+// FetchWebPageFollowingRefresh is (*Fetcher).FetchWebPageFollowingRefresh
+// with the default Fetcher and a context that gives up after two minutes.
 func FetchWebPageFollowingRefresh(url string) (page, from string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), webFetchTimeout)
 	defer cancel()
-	return FetchWebPageFollowingRefreshContext(ctx, url)
+	return webDefaultFetcher().fetchFollowingRefresh(ctx, url)
 }
 
-// FetchWebPageFollowingRefreshContext is FetchWebPageContext for sites that
-// answer with a <meta http-equiv="refresh" content="0; url=..."> stub
-// instead of an HTTP redirect: as long as the fetched page's refresh points
-// to another URL on the same host name, it fetches that URL, at most 5 times
-// (a refresh loop stops at the first repeated URL). It returns the last page
-// fetched and the URL it came from (after redirects). A refresh to another
-// host is not followed: the stub itself is returned. Errors are those of
-// FetchWebPageContext.
+// FetchWebPageFollowingRefreshContext is FetchWebPageFollowingRefresh
+// giving up when ctx ends.
+//
+// Deprecated: use (*Fetcher).FetchWebPageFollowingRefresh.
 func FetchWebPageFollowingRefreshContext(ctx context.Context, url string) (page, from string, err error) {
 	return webDefaultFetcher().fetchFollowingRefresh(ctx, url)
 }
 
-// HTTPStatusError is the error (wrapped) of FetchWebPageContext and its
+// HTTPStatusError is the error (wrapped) of FetchWebPage and its
 // siblings when the server answers with a status other than 2xx, and of the
 // pages RunCrawl could not crawl for that reason. Callers branch on it with
 // errors.As.
@@ -355,7 +345,7 @@ func (e *HTTPStatusError) Error() string {
 	return fmt.Sprintf("HTTP status %d %s", e.StatusCode, http.StatusText(e.StatusCode))
 }
 
-// fetchWebPage implements FetchWebPageContext with f's transport.
+// fetchWebPage implements (*Fetcher).FetchWebPage with f's transport.
 func (f *webFetcher) fetchWebPage(ctx context.Context, rawURL string) (string, error) {
 	p, err := f.fetchText(ctx, rawURL)
 	if err != nil {

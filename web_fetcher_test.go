@@ -45,3 +45,25 @@ func TestFetcherOwnLimits(t *testing.T) {
 		t.Errorf("private-allowing Fetcher after the setters: %v", err)
 	}
 }
+
+// TestFetcherFollowingRefresh checks the Fetcher's refresh-following form:
+// it follows a same-host <meta refresh> stub with the Fetcher's policy.
+func TestFetcherFollowingRefresh(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.URL.Path == "/stub" {
+			_, _ = w.Write([]byte(`<meta http-equiv="refresh" content="0; url=/docs/start.html">`))
+			return
+		}
+		_, _ = w.Write([]byte("<h1>Start</h1>"))
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	page, from, err := NewFetcher(&FetcherOptions{AllowPrivateTargets: true}).FetchWebPageFollowingRefresh(ctx, srv.URL+"/stub")
+	if err != nil || from != srv.URL+"/docs/start.html" || !strings.Contains(page, "<h1>Start</h1>") {
+		t.Errorf("FetchWebPageFollowingRefresh = %q from %s, %v", page, from, err)
+	}
+	if _, _, err := NewFetcher(nil).FetchWebPageFollowingRefresh(ctx, srv.URL+"/stub"); !errors.Is(err, ErrPrivateTarget) {
+		t.Errorf("default options: err = %v, want ErrPrivateTarget", err)
+	}
+}

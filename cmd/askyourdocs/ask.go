@@ -73,7 +73,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 		out.Mode = answerExtractive
 		out.NoMatch, out.MissingTerms = true, []string{}
 		out.Answer = noMatchText(question, nil, false)
-		out.Confidence = askyourdocs.ConfidenceLabelWith(0, askyourdocs.WithLanguage("en"))
+		out.Confidence = askyourdocs.LabelConfidence(0, false, englishLabels)
 		out.ConfidenceBasis = "no match"
 		return out, nil
 	}
@@ -87,7 +87,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	// Search's confidence: the rerank score, else the evidence score,
 	// labelled by Search's calibrated level.
 	out.Score, out.ConfidenceBasis = used[0].confidence, used[0].confidenceBasis
-	out.Confidence = used[0].level.Label(askyourdocs.WithLanguage("en"))
+	out.Confidence = used[0].level.String()
 	out.MissingTerms = b.missingTerms(ctx, question, parents)
 	if out.MissingTerms == nil {
 		out.MissingTerms = []string{}
@@ -353,7 +353,7 @@ func confColor(st style, label string) string {
 // sanitizeAnswer is the engine's SanitizeAnswer with the English
 // removed-link marker: the CLI, serve and MCP speak English.
 func sanitizeAnswer(answer string, allowed []string) string {
-	return askyourdocs.SanitizeAnswerWith(answer, allowed, askyourdocs.WithRemovedLinkMarker(askyourdocs.EnglishRemovedLinkMarker))
+	return askyourdocs.CleanAnswer(answer, allowed, &askyourdocs.SanitizeOptions{RemovedLinkMarker: askyourdocs.EnglishRemovedLinkMarker})
 }
 
 // sanitizingWriter streams model text through SanitizeAnswer: text without

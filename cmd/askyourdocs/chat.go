@@ -72,9 +72,9 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 		}
 		standalone := q
 		if len(history) > 0 {
-			recent := askyourdocs.TrimHistoryWith(history, chatMaxTurns, chatMaxChars)
+			recent := askyourdocs.LimitHistory(history, &askyourdocs.ConversationOptions{MaxTurns: chatMaxTurns, MaxChars: chatMaxChars})
 			if b.llm != nil {
-				standalone = askyourdocs.CondenseFollowUpWith(ctx, b.condensePrompt(), b.llm, b.genCfg, q, recent, askyourdocs.WithLanguage("en"))
+				standalone = askyourdocs.Condense(ctx, b.condensePrompt(), b.llm, b.genCfg, q, recent, englishLabels)
 			} else {
 				standalone = askyourdocs.TopicStandaloneQuestion(q, recent, 0)
 			}

@@ -136,7 +136,7 @@ func unitExcerpt(passage, question string, headings []string, maxChars int) stri
 	}
 	units := passageUnits(passage, headings)
 	if len(units) == 0 {
-		return askyourdocs.BestExcerptFor(passage, question, maxChars)
+		return askyourdocs.Excerpt(passage, askyourdocs.ExcerptOptions{Query: question, MaxChars: maxChars})
 	}
 	terms := askyourdocs.ExtractKeywords(question, cliStopWords)
 	best, bestScore := 0, 0

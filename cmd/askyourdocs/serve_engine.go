@@ -115,14 +115,17 @@ const (
 
 // trimHistory keeps the recent turns a follow-up needs.
 func trimHistory(h []askyourdocs.QATurn) []askyourdocs.QATurn {
-	return askyourdocs.TrimHistoryWith(h, historyMaxTurns, historyMaxChars)
+	return askyourdocs.LimitHistory(h, &askyourdocs.ConversationOptions{MaxTurns: historyMaxTurns, MaxChars: historyMaxChars})
 }
+
+// englishLabels are the conversation options of the CLI's English output.
+var englishLabels = &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels}
 
 // condenseFollowUp rewrites a follow-up into a standalone question with
 // the LLM (English speaker labels), falling back to the engine's fallback
 // question.
 func condenseFollowUp(ctx context.Context, p ai.Prompt, m ai.Model, cfg any, question string, h []askyourdocs.QATurn) string {
-	return askyourdocs.CondenseFollowUpWith(ctx, p, m, cfg, question, h, askyourdocs.WithLanguage("en"))
+	return askyourdocs.Condense(ctx, p, m, cfg, question, h, englishLabels)
 }
 
 // fallbackQuestion is the retrieval query for a follow-up without an LLM:
@@ -143,7 +146,7 @@ func bestExcerpt(passage, answer, question string, generated bool, used []string
 		if generated {
 			return askyourdocs.BestExcerpt(text, answer)
 		}
-		return askyourdocs.BestExcerptFor(text, question, 0)
+		return askyourdocs.Excerpt(text, askyourdocs.ExcerptOptions{Query: question})
 	}
 	ex := pick(passage)
 	if !repeats(ex, used) {

@@ -126,7 +126,7 @@ func run(work string, sets []string, dim int) error {
 			if o.none {
 				return "low"
 			}
-			return askyourdocs.ConfidenceLabelWith(o.score, askyourdocs.WithLanguage("en"))
+			return askyourdocs.LabelConfidence(o.score, false, &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels})
 		}
 		cal := func(o outcome) string {
 			if o.none {
