@@ -264,7 +264,7 @@ func (cb *chunkBuilder) emit(base Chunk, sec []chunkPara, text string, a, b, pLo
 
 // setParent makes text[pa:pb] the ParentText of the last chunk and its
 // Pages those of the paragraphs that window lies on: the pages the answer
-// is drawn from, as in the original engine, not only the chunk's own.
+// is drawn from (docs/compat.md), not only the chunk's own.
 func (cb *chunkBuilder) setParent(sec []chunkPara, text string, pa, pb int) {
 	c := &cb.chunks[len(cb.chunks)-1]
 	c.ParentText = text[pa:pb]

@@ -26,7 +26,7 @@ var topCrossRefWords = map[string]bool{
 }
 
 // TopLabel returns the short label Chunk.Top carries for a top-level
-// heading, as the original engine forms it: "TOP 7" for "TOP 7 Ein
+// heading (docs/compat.md): "TOP 7" for "TOP 7 Ein
 // Antrag", "TOP N2" for "TOP N2 Honorarprofessur", "TOP N1" for "N1.
 // Antrag ...", "§ 12" for "§ 12 Modulabschluss", "A" for "A. Allgemeine
 // Regelungen", "II" for "II. Modulabschluss". Other headings ("1.

@@ -295,8 +295,8 @@ func digitsOnly(s string) string {
 // be empty, not much longer than the conversation warrants (at most 3
 // times the question plus 300 characters), invent no number (each number
 // in it appears in the question or the history) and drop none of the
-// question's (each number in the question appears in it). And, as in the
-// original engine, when the question names no number or date of its own,
+// question's (each number in the question appears in it). And
+// (docs/compat.md), when the question names no number or date of its own,
 // a rewrite must keep at least one of the conversation's (if it has any):
 // "Und wann wird sie fällig?" after a turn about "Lindenstraße 12" must
 // not become a question that no longer says which flat.
@@ -392,8 +392,8 @@ func ConfidenceLabelWith(topScore int, opts ...LabelOption) string {
 // bestExcerptMaxChars is Excerpt's default length.
 const bestExcerptMaxChars = 300
 
-// bestExcerptCutChars is the length BestExcerpt cuts its sentence to, the
-// original engine's 220 characters.
+// bestExcerptCutChars is the length BestExcerpt cuts its sentence to
+// (docs/compat.md).
 const bestExcerptCutChars = 220
 
 // BestExcerpt returns a short verbatim quote from chunkText for a

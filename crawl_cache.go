@@ -92,8 +92,8 @@ func writeCrawlCachePage(root *os.Root, pageURL string, paras []Paragraph) (stri
 // ErrCrawlCacheFormat), files larger than 32 MiB, symbolic links and other
 // non-regular files, files that would resolve outside dir, and a second file
 // for a URL already replayed. indexPage errors are reported the same way.
-// FilesProcessed counts the cache files tried, usable or not (as the
-// original engine counts them); PagesIndexed the indexPage calls that
+// FilesProcessed counts the cache files tried, usable or not
+// (docs/compat.md); PagesIndexed the indexPage calls that
 // succeeded. progress gets one line per usable file, none for a skipped one.
 //
 // The returned error is non-nil only when dir cannot be read at all or ctx

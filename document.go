@@ -52,7 +52,7 @@ type Chunk struct {
 	// Text as a substring, and equals Text when Text alone is that long.
 	ParentText string
 	// Pages is the page range of the chunk's ParentText window, what an
-	// answer is drawn from (as in the original engine): "3" or "3-4"
+	// answer is drawn from (docs/compat.md): "3" or "3-4"
 	// (lowest and highest non-zero Paragraph.PageNum of the paragraphs the
 	// window lies on); "" when the source has no pages.
 	Pages string
@@ -62,7 +62,7 @@ type Chunk struct {
 	// the first heading.
 	Section string
 	// Top is a short label of the chunk's top-level heading (the first
-	// element of Breadcrumb), as the original engine forms it: "TOP 7",
+	// element of Breadcrumb), as TopLabel forms it: "TOP 7",
 	// "TOP N1", "§ 12", "A", "II"; "" for other headings and when
 	// Breadcrumb is empty. See TopLabel.
 	Top string

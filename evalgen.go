@@ -40,7 +40,7 @@ type GenerateEvalSetInput struct {
 	// subdirectories included, in lexical order of their paths. The
 	// pages RunCrawl saved there (the Markdown crawl cache,
 	// SAVE_CRAWL_DATA=1) are read as ReindexCrawlData reads them and
-	// named by their URL in the prompt, as in the original engine.
+	// named by their URL in the prompt (docs/compat.md).
 	Dir string `json:"dir"`
 	// SampleRate takes every SampleRate-th chunk of each document, starting
 	// with its first (of the chunks with at least 40 characters of text):
@@ -62,7 +62,7 @@ type GenerateEvalSetResult struct {
 	// Documents is the number of documents read.
 	Documents int `json:"documents"`
 	// Skipped is the number of sampled chunks whose model reply held no
-	// usable question and answer, as in the original engine.
+	// usable question and answer (docs/compat.md).
 	Skipped int `json:"skipped"`
 	// Unreadable is the number of document files that could not be read
 	// or held no text.
@@ -108,7 +108,7 @@ Reply with JSON only, in this form:
 // (genkit.Generate with genOpts, which carry the model and its config) for
 // one question and reference answer per sampled chunk. Each case has the
 // stable ID "<path relative to Dir without extension>#<chunk number>"
-// ("guide#0", as in the original engine; files that differ only in their
+// ("guide#0", docs/compat.md; files that differ only in their
 // extension keep it: "a.pdf#0"), the input buildInput(question) and the
 // answer as Reference. The dataset, a JSON
 // array that genkit eval:flow --input accepts, is written to cfg.OutPath

@@ -12,8 +12,7 @@ import (
 	"time"
 )
 
-// Thumbs ratings accepted by FeedbackStore.Rate, as the original engine
-// spells them.
+// Thumbs ratings accepted by FeedbackStore.Rate (docs/compat.md).
 const (
 	RatingUp   = "up"   // thumbs up
 	RatingDown = "down" // thumbs down

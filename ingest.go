@@ -225,8 +225,7 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 	if err := ctx.Err(); err != nil {
 		return 0, 0, fmt.Errorf("index source %q: %w", name, err)
 	}
-	// One message per batch written, as the original engine's IndexInBatches
-	// progress gave them.
+	// One message per batch written (docs/compat.md).
 	lastBatch := 0
 	progress := func(done, total int) {
 		if b := (done + indexBatchSize - 1) / indexBatchSize; b > lastBatch {

@@ -15,10 +15,10 @@ import (
 // JobStatus is the state of a job in a JobStore.
 type JobStatus string
 
-// The states of a job, as the original engine names them. A job starts
-// pending, becomes running when the worker picks it up and ends in exactly
-// one of done, failed or cancelled (cancelled is ours: Cancel, Close, or
-// the enqueue context ending).
+// The states of a job (their names are a wire contract, docs/compat.md). A
+// job starts pending, becomes running when the worker picks it up and ends
+// in exactly one of done, failed or cancelled (Cancel, Close, or the
+// enqueue context ending).
 const (
 	JobPending   JobStatus = "pending"
 	JobRunning   JobStatus = "running"
@@ -61,7 +61,7 @@ type JobFunc func(ctx context.Context, progress func(string)) (any, error)
 // Job is a snapshot of one job, as returned by JobStore.Get, List and
 // Enqueue. It is a copy: later changes to the job do not show in it. Its
 // JSON form always has the keys "status", "progress" (a string), "error"
-// and "result", the shape the original engine's clients poll for.
+// and "result", the shape clients poll for (docs/compat.md).
 type Job struct {
 	ID     string    `json:"id"`
 	Kind   string    `json:"kind"`

@@ -214,7 +214,7 @@ const DefaultRerankBatchSize = 10
 func RerankScores(ctx context.Context, rerankPrompt ai.Prompt, model ai.Model, config any, question string, texts []string, opts RerankOptions) []int {
 	def := clampScore(float64(opts.DefaultScore))
 	if len(texts) == 0 {
-		return nil // as the original engine: no candidates, no scores
+		return nil // no candidates, no scores (docs/compat.md)
 	}
 	scores := make([]int, len(texts))
 	// Deduplicate: uniq holds each distinct text once, slot maps texts to it.

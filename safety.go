@@ -25,7 +25,7 @@ const (
 // zero-width and bidi-control characters and every other format character
 // (Unicode category Cf, which includes the soft hyphen), invisible fillers,
 // and control characters other than newline and tab. Carriage returns are
-// dropped, as in the original engine: "\r\n" becomes "\n", and a lone "\r"
+// dropped (docs/compat.md): "\r\n" becomes "\n", and a lone "\r"
 // is not turned into a line break. The Unicode line and paragraph
 // separators become newlines; invalid UTF-8 becomes U+FFFD. Visible text is
 // left as it is.
@@ -100,7 +100,7 @@ var untrustedTagName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 // in it replaced by the visible marker "[<tag>-tag removed]", between
 // "<tag>" and "</tag>" on lines of their own: WrapUntrusted("mail", body)
 // quotes a mail body, and a forged "</mail>" in it reads "[mail-tag
-// removed]", as in the original engine.
+// removed]" (docs/compat.md).
 //
 // A copy counts as the delimiter the way a model would read it: in any case,
 // with whitespace inside the brackets or attributes after the name

@@ -13,8 +13,8 @@ const removedLinkMarker = "[Link entfernt]"
 // SanitizeAnswer returns a model's answer with what could leak data or
 // mislead the reader taken out: Markdown images (inline "![a](u)" and
 // reference style "![a][r]", which a renderer fetches without a click, so a
-// URL carrying data leaks it; the alt text a stays as plain text, as in the
-// original engine), raw HTML (tags and comments are removed, the
+// URL carrying data leaks it; the alt text stays as plain text,
+// docs/compat.md), raw HTML (tags and comments are removed, the
 // text between tags is kept; script and style elements go whole), and every
 // link or bare URL that is not allowed. A link keeps its text followed by
 // "[Link entfernt]" (the text goes too when it is itself a URL); a bare URL
@@ -151,8 +151,8 @@ func (sc *answerScanner) scan(b *strings.Builder, s string, from, to int, bracke
 		case c == '!' && i+1 < to && s[i+1] == '[':
 			if end, ok := sc.link(s, i+1, to, brackets); ok {
 				sc.leak("image")
-				// The alt text stays as plain text, as in the original
-				// engine; a URL in it is handled like any other.
+				// The alt text stays as plain text (docs/compat.md); a
+				// URL in it is handled like any other.
 				close, _ := brackets.match(i + 1)
 				sc.scan(b, s, i+2, close, brackets)
 				i = end

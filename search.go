@@ -111,8 +111,8 @@ func splitQuoted(text string) (phrases []string, rest string) {
 	return phrases, b.String()
 }
 
-// keywordMinRunes is the shortest word ExtractKeywords keeps, as in the
-// original engine: shorter words ("an", "im", "of") match almost every
+// keywordMinRunes is the shortest word ExtractKeywords keeps
+// (docs/compat.md): shorter words ("an", "im", "of") match almost every
 // chunk as substrings.
 const keywordMinRunes = 3
 

@@ -36,7 +36,7 @@ var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 // input). It blocks until the queries end; safe for concurrent use.
 func KeywordSearchSQL(ctx context.Context, pool *pgxpool.Pool, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	// No usable keyword or phrase: nothing to search, the pool is not
-	// touched (not even checked), as in the original engine.
+	// touched (not even checked; docs/compat.md).
 	if newKeywordPlan(query, stopWords).empty() {
 		return nil, nil
 	}

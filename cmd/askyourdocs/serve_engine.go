@@ -1,7 +1,7 @@
 package main
 
 // This file is the one place where serve touches the engine's app blocks
-// whose signatures are being aligned with the original engine (JobStore,
+// whose signatures the spec fixes (docs/compat.md: JobStore,
 // FeedbackStore, the conversation helpers, NewRandomHexID): the rest of
 // serve goes through these small functions.
 
