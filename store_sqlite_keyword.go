@@ -62,7 +62,11 @@ func (s *SQLiteStore) KeywordSearch(ctx context.Context, query string, maxResult
 	var out []*ai.Document
 	err := s.readTx(ctx, func(conn *sql.Conn) error {
 		var err error
-		out, err = sqliteKeywordSearch(ctx, conn, plan, maxResults, filter)
+		n, err := s.chunkCount(ctx, conn)
+		if err != nil {
+			return err
+		}
+		out, err = sqliteKeywordSearch(ctx, conn, plan, n, maxResults, filter)
 		return err
 	})
 	if err != nil {
@@ -78,9 +82,10 @@ type sqliteHit struct {
 	score float64
 }
 
-// sqliteKeywordSearch is KeywordSearch inside a read transaction on q.
-func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan bm25Plan, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
-	hits, err := sqliteRankHits(ctx, q, plan)
+// sqliteKeywordSearch is KeywordSearch inside a read transaction on q,
+// which holds n chunks.
+func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan bm25Plan, n, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+	hits, err := sqliteRankHits(ctx, q, plan, n)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +102,8 @@ func sqliteFTSIDF(n, df int) float64 {
 	return idf
 }
 
-// sqliteRankHits returns the chunks matching plan in KeywordSearch's order.
+// sqliteRankHits returns the chunks matching plan in KeywordSearch's
+// order; q holds n chunks.
 //
 // The score is the BM25 LocalvecStore's index computes (bm25IDF, Lucene's
 // never-negative IDF), built from FTS5's bm25() one term at a time: for a
@@ -105,11 +111,7 @@ func sqliteFTSIDF(n, df int) float64 {
 // FTS5's IDF, which can drop to 1e-6 for a term in most rows; dividing
 // that IDF out and multiplying bm25IDF in gives the term's share of the
 // score over the same lengths (the breadcrumb counted as in the index).
-func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqliteHit, error) {
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
-		return nil, fmt.Errorf("count chunks: %w", err)
-	}
+func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan, n int) ([]sqliteHit, error) {
 	var dfErr error
 	plan.keepStopWords(n, func(t string) int {
 		df, err := sqliteDocFreq(ctx, q, t)
@@ -257,6 +259,29 @@ func sqliteRankHits(ctx context.Context, q sqliteQuerier, plan bm25Plan) ([]sqli
 	return out, nil
 }
 
+// chunkCount returns the number of chunks in the snapshot q reads (a
+// connection inside a read transaction), counted once per generation.
+func (s *SQLiteStore) chunkCount(ctx context.Context, q sqliteQuerier) (int, error) {
+	gen, _, err := sqliteGeneration(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	s.countMu.Lock()
+	c := s.count
+	s.countMu.Unlock()
+	if c.ok && c.gen == gen {
+		return c.n, nil
+	}
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count chunks: %w", err)
+	}
+	s.countMu.Lock()
+	s.count = sqliteCount{ok: true, gen: gen, n: n}
+	s.countMu.Unlock()
+	return n, nil
+}
+
 // sqliteDocFreq returns the number of chunks whose keyword terms hold
 // term.
 func sqliteDocFreq(ctx context.Context, q sqliteQuerier, term string) (int, error) {
@@ -303,12 +328,25 @@ func sqliteOrderTies(ctx context.Context, q sqliteQuerier, hits []sqliteHit, i i
 		return end, nil
 	}
 	ids := make(map[int64]string, end-i)
+	args := make([]any, 0, end-i)
 	for _, h := range hits[i:end] {
+		args = append(args, h.rid)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT rid, id FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(args))+`)`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("read chunk ids: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rid int64
 		var id string
-		if err := q.QueryRowContext(ctx, `SELECT id FROM chunks WHERE rid = ?`, h.rid).Scan(&id); err != nil {
-			return 0, fmt.Errorf("read chunk id: %w", err)
+		if err := rows.Scan(&rid, &id); err != nil {
+			return 0, fmt.Errorf("read chunk ids: %w", err)
 		}
-		ids[h.rid] = id
+		ids[rid] = id
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("read chunk ids: %w", err)
 	}
 	slices.SortStableFunc(hits[i:end], func(a, b sqliteHit) int { return strings.Compare(ids[a.rid], ids[b.rid]) })
 	return end, nil
@@ -316,45 +354,80 @@ func sqliteOrderTies(ctx context.Context, q sqliteQuerier, hits []sqliteHit, i i
 
 // sqlitePickHits reads the documents of hits in order, skipping texts
 // already taken and chunks filter refuses, until maxResults (all when
-// <= 0).
+// <= 0). The rows are read a batch at a time, and a document is decoded
+// only when its text is new.
 func sqlitePickHits(ctx context.Context, q sqliteQuerier, hits []sqliteHit, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
 	var out []*ai.Document
 	seen := make(map[string]bool)
 	tiedTo := 0 // hits before it are in their final order
-	for i := range hits {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	batch := 256
+	if maxResults > 0 {
+		batch = maxResults + maxResults/4 + 4
+	}
+	type row struct {
+		url, src, text string
+		doc            []byte
+	}
+	got := make(map[int64]*row, batch)
+	for start := 0; start < len(hits); {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		end := min(start+batch, len(hits))
+		for i := start; i < end; i++ {
+			if i >= tiedTo {
+				e, err := sqliteOrderTies(ctx, q, hits, i)
+				if err != nil {
+					return nil, err
+				}
+				tiedTo = e
 			}
 		}
-		if i >= tiedTo {
-			end, err := sqliteOrderTies(ctx, q, hits, i)
+		args := make([]any, end-start)
+		for i, h := range hits[start:end] {
+			args[i] = h.rid
+		}
+		clear(got)
+		rows, err := q.QueryContext(ctx, `SELECT rid, url, source, text, doc FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(args))+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read chunks: %w", err)
+		}
+		for rows.Next() {
+			var rid int64
+			r := new(row)
+			if err := rows.Scan(&rid, &r.url, &r.src, &r.text, &r.doc); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read chunk: %w", err)
+			}
+			got[rid] = r
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read chunks: %w", err)
+		}
+		for _, h := range hits[start:end] {
+			r := got[h.rid]
+			if r == nil {
+				return nil, fmt.Errorf("read chunk: row %d is gone", h.rid)
+			}
+			if seen[r.text] {
+				continue
+			}
+			d, err := sqliteDecodeDoc(r.doc, r.url, r.src)
 			if err != nil {
 				return nil, err
 			}
-			tiedTo = end
+			if filter != nil && !filter(d.Metadata) {
+				continue
+			}
+			seen[r.text] = true
+			out = append(out, d)
+			if maxResults > 0 && len(out) == maxResults {
+				return out, nil
+			}
 		}
-		h := hits[i]
-		var url, src, text string
-		var doc []byte
-		if err := q.QueryRowContext(ctx, `SELECT url, source, text, doc FROM chunks WHERE rid = ?`, h.rid).Scan(&url, &src, &text, &doc); err != nil {
-			return nil, fmt.Errorf("read chunk: %w", err)
-		}
-		if seen[text] {
-			continue
-		}
-		d, err := sqliteDecodeDoc(doc, url, src)
-		if err != nil {
-			return nil, err
-		}
-		if filter != nil && !filter(d.Metadata) {
-			continue
-		}
-		seen[text] = true
-		out = append(out, d)
-		if maxResults > 0 && len(out) == maxResults {
-			break
-		}
+		start = end
+		batch *= 2
 	}
 	return out, nil
 }

@@ -353,7 +353,9 @@ func (s *SQLiteStore) rankAllowed(ctx context.Context, conn *sql.Conn, q []float
 	}
 	s.mu.RUnlock()
 
-	rows, err := conn.QueryContext(ctx, `SELECT url, source, doc, vec FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(rids))+`)`, rids...)
+	// The exact scores first (the vectors only), then the documents of
+	// the best k: a document is larger than its vector and costs a decode.
+	rows, err := conn.QueryContext(ctx, `SELECT rid, vec FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(rids))+`)`, rids...)
 	if err != nil {
 		return nil, fmt.Errorf("read candidates: %w", err)
 	}
@@ -361,24 +363,26 @@ func (s *SQLiteStore) rankAllowed(ctx context.Context, conn *sql.Conn, q []float
 	qinv := localvecInvNorm(q)
 	type scored struct {
 		score float32
-		doc   []byte
-		url   string
-		src   string
+		rid   int64
 	}
 	var all []scored
+	v := make([]float32, len(q))
 	for rows.Next() {
 		var sc scored
-		var vec []byte
-		if err := rows.Scan(&sc.url, &sc.src, &sc.doc, &vec); err != nil {
+		var vec sql.RawBytes
+		if err := rows.Scan(&sc.rid, &vec); err != nil {
 			return nil, err
 		}
-		v := sqliteDecodeVec(vec)
+		if err := sqliteDecodeVecInto(vec, v); err != nil {
+			return nil, fmt.Errorf("vector of row %d: %w", sc.rid, err)
+		}
 		sc.score = localvecDot(q, v) * qinv * localvecInvNorm(v)
 		all = append(all, sc)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	rows.Close()
 	slices.SortStableFunc(all, func(a, b scored) int {
 		switch {
 		case a.score > b.score:
@@ -389,13 +393,51 @@ func (s *SQLiteStore) rankAllowed(ctx context.Context, conn *sql.Conn, q []float
 		return 0
 	})
 	all = all[:min(k, len(all))]
-	out := make([]*ai.Document, len(all))
+	top := make([]int64, len(all))
 	for i, sc := range all {
-		d, err := sqliteDecodeDoc(sc.doc, sc.url, sc.src)
+		top[i] = sc.rid
+	}
+	return sqliteReadDocs(ctx, conn, top)
+}
+
+// sqliteReadDocs returns the documents of the chunks rids, in that order
+// (a missing row is an error).
+func sqliteReadDocs(ctx context.Context, q sqliteQuerier, rids []int64) ([]*ai.Document, error) {
+	if len(rids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(rids))
+	at := make(map[int64]int, len(rids))
+	for i, rid := range rids {
+		args[i] = rid
+		at[rid] = i
+	}
+	rows, err := q.QueryContext(ctx, `SELECT rid, url, source, doc FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(rids))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	defer rows.Close()
+	out := make([]*ai.Document, len(rids))
+	for rows.Next() {
+		var rid int64
+		var url, src string
+		var doc sql.RawBytes
+		if err := rows.Scan(&rid, &url, &src, &doc); err != nil {
+			return nil, err
+		}
+		d, err := sqliteDecodeDoc(doc, url, src)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = d
+		out[at[rid]] = d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i, d := range out {
+		if d == nil {
+			return nil, fmt.Errorf("read documents: chunk row %d is gone", rids[i])
+		}
 	}
 	return out, nil
 }

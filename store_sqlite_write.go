@@ -119,21 +119,16 @@ func sqliteDecodeVec(b []byte) []float32 {
 	return v
 }
 
-// sqliteDecodeDoc decodes a stored document and restores its "url" and
-// "source" metadata strings byte for byte from their columns (JSON would
-// have replaced invalid UTF-8).
-func sqliteDecodeDoc(b []byte, url, source string) (*ai.Document, error) {
-	var d ai.Document
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("decode stored document: %w", err)
+// sqliteDecodeVecInto decodes the vector blob b into v, which must have
+// its dimension.
+func sqliteDecodeVecInto(b []byte, v []float32) error {
+	if len(b) != 4*len(v) {
+		return fmt.Errorf("vector of %d bytes, want %d dimensions", len(b), len(v))
 	}
-	if _, ok := d.Metadata[MetaURL].(string); ok {
-		d.Metadata[MetaURL] = url
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	if _, ok := d.Metadata[MetaSource].(string); ok {
-		d.Metadata[MetaSource] = source
-	}
-	return &d, nil
+	return nil
 }
 
 // existingIDs returns which of ids are stored.

@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"html"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firebase/genkit/go/genkit"
+)
+
+var (
+	sqliteSpeedPages     = flag.Int("sqlite-speed-pages", 500, "HTML pages of BenchmarkSQLiteKeywordVsFTS5 and BenchmarkSQLiteIndexVsJSON")
+	sqliteSpeedManual    = flag.String("sqlite-speed-manual", "", "folder of HTML pages for the SQLite speed benchmarks (default: the Octave manual, else CMake's, else testdata/html)")
+	sqliteSpeedQuestions = flag.Int("sqlite-speed-questions", 200, "questions of BenchmarkSQLiteKeywordVsFTS5")
+)
+
+// sqliteSpeedManuals are the HTML manuals the speed benchmarks read, the
+// first one installed wins (none of the held-out manuals).
+var sqliteSpeedManuals = []string{
+	"/usr/share/doc/octave/octave.html",
+	"/usr/share/doc/cmake-data/html",
+	"testdata/html",
+}
+
+// sqliteSpeedPagesOf returns the first n HTML files (by path) under the
+// benchmarks' manual and the manual's path.
+func sqliteSpeedPagesOf(b *testing.B, n int) ([]string, string) {
+	b.Helper()
+	dirs := sqliteSpeedManuals
+	if *sqliteSpeedManual != "" {
+		dirs = []string{*sqliteSpeedManual}
+	}
+	for _, dir := range dirs {
+		var pages []string
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && isHTMLExt(filepath.Ext(p)) {
+				pages = append(pages, p)
+			}
+			return nil
+		})
+		if len(pages) == 0 {
+			continue
+		}
+		slices.Sort(pages)
+		return pages[:min(n, len(pages))], dir
+	}
+	b.Skip("no HTML manual found")
+	return nil, ""
+}
+
+var (
+	sqliteSpeedHeadingRE = regexp.MustCompile(`(?is)<h[1-4][^>]*>(.*?)</h[1-4]>`)
+	sqliteSpeedTagRE     = regexp.MustCompile(`(?s)<[^>]*>`)
+	sqliteSpeedNumberRE  = regexp.MustCompile(`^[\d.A-Z]*\d[\d.]*\s+`)
+)
+
+// sqliteSpeedQuestionsOf returns up to n distinct questions: the headings
+// of the pages (h1-h4, section numbers removed, at least two words), in
+// page order, as the dev evaluation's questions are.
+func sqliteSpeedQuestionsOf(pages []string, n int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range pages {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, m := range sqliteSpeedHeadingRE.FindAllSubmatch(raw, -1) {
+			h := html.UnescapeString(sqliteSpeedTagRE.ReplaceAllString(string(m[1]), " "))
+			h = strings.Join(strings.Fields(h), " ")
+			h = sqliteSpeedNumberRE.ReplaceAllString(h, "")
+			if len(strings.Fields(h)) < 2 || seen[strings.ToLower(h)] {
+				continue
+			}
+			seen[strings.ToLower(h)] = true
+			out = append(out, h)
+			if len(out) == n {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// sqliteSpeedIndex indexes pages into store as the CLI does (one
+// IndexSource per file, the CLI's chunking) and returns the HTML bytes
+// read.
+func sqliteSpeedIndex(b *testing.B, store VectorStore, pages []string) int64 {
+	b.Helper()
+	ctx := context.Background()
+	var bytes int64
+	for _, p := range pages {
+		src, err := NewFileSource(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := IndexSource(ctx, store, src, 1200, 150, nil); err != nil {
+			b.Fatal(err)
+		}
+		if fi, err := os.Stat(p); err == nil {
+			bytes += fi.Size()
+		}
+	}
+	return bytes
+}
+
+// sqliteSpeedFTS5 builds the anchor of BenchmarkSQLiteKeywordVsFTS5: a
+// plain FTS5 table (porter stemmer over unicode61 tokens) of the chunk
+// texts of store, in a database of its own.
+func sqliteSpeedFTS5(b *testing.B, store *SQLiteStore) *sql.DB {
+	b.Helper()
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "fts5.db")+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')`); err != nil {
+		b.Fatal(err)
+	}
+	rows, err := store.DB().QueryContext(ctx, `SELECT text FROM chunks ORDER BY rid`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var texts []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, t)
+	}
+	rows.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range texts {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO t (body) VALUES (?)`, t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO t (t) VALUES ('optimize')`); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+var sqliteSpeedWordRE = regexp.MustCompile(`\w+`)
+
+// sqliteSpeedFTS5Query runs the anchor query for question: an OR of its
+// words ranked by bm25(), the first k rows with their texts (what the
+// dev evaluation's FTS5 baseline, scripts/dev-eval/bm25.py, asks).
+func sqliteSpeedFTS5Query(ctx context.Context, db *sql.DB, question string, k int) (int, error) {
+	words := sqliteSpeedWordRE.FindAllString(strings.ToLower(question), -1)
+	if len(words) == 0 {
+		return 0, nil
+	}
+	for i, w := range words {
+		words[i] = `"` + w + `"`
+	}
+	rows, err := db.QueryContext(ctx, `SELECT rowid, body FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?`, strings.Join(words, " OR "), k)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var rid int64
+		var body string
+		if err := rows.Scan(&rid, &body); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, rows.Err()
+}
+
+// BenchmarkSQLiteKeywordVsFTS5 indexes the first -sqlite-speed-pages
+// pages of an HTML manual (the Octave manual when installed) into an
+// SQLiteStore with the CLI's embedder and chunking, and the same chunk
+// texts into a plain FTS5 table; it then times, per question (the pages'
+// headings, -sqlite-speed-questions of them), the store's keyword list
+// (SearchText, DefaultSearchDepth results), the FTS5 anchor (an OR of the
+// question's words ranked by bm25(), as many rows with their texts) and
+// the store's fusion (Search with nil options), all warm (after one round
+// over every question). It reports the p50 of each and our p50s as
+// ratios of the anchor's.
+func BenchmarkSQLiteKeywordVsFTS5(b *testing.B) {
+	ctx := context.Background()
+	pages, manual := sqliteSpeedPagesOf(b, *sqliteSpeedPages)
+	questions := sqliteSpeedQuestionsOf(pages, *sqliteSpeedQuestions)
+	if len(questions) == 0 {
+		b.Skip("no headings to ask in " + manual)
+	}
+	store, err := NewSQLiteStore(ctx, genkit.Init(ctx), NewLocalEmbedder(searchBenchDim), filepath.Join(b.TempDir(), "askyourdocs.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	sqliteSpeedIndex(b, store, pages)
+	fts := sqliteSpeedFTS5(b, store)
+	chunks, err := store.Len(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range questions {
+		if _, err := Search(ctx, store, q, nil); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := sqliteSpeedFTS5Query(ctx, fts, q, DefaultSearchDepth); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var ours, anchor, fusion []time.Duration
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		q := questions[i%len(questions)]
+		i++
+		start := time.Now()
+		if _, err := store.SearchText(ctx, q, DefaultSearchDepth, nil); err != nil {
+			b.Fatal(err)
+		}
+		ours = append(ours, time.Since(start))
+		start = time.Now()
+		if _, err := sqliteSpeedFTS5Query(ctx, fts, q, DefaultSearchDepth); err != nil {
+			b.Fatal(err)
+		}
+		anchor = append(anchor, time.Since(start))
+		start = time.Now()
+		if _, err := Search(ctx, store, q, nil); err != nil {
+			b.Fatal(err)
+		}
+		fusion = append(fusion, time.Since(start))
+	}
+	ko, ka, kf := sqliteSpeedP50(ours), sqliteSpeedP50(anchor), sqliteSpeedP50(fusion)
+	b.ReportMetric(ko, "ours_keyword_p50_ms")
+	b.ReportMetric(ka, "fts5_p50_ms")
+	b.ReportMetric(ko/ka, "keyword_ratio")
+	b.ReportMetric(kf, "ours_fusion_p50_ms")
+	b.ReportMetric(kf/ka, "fusion_ratio")
+	b.ReportMetric(float64(chunks), "chunks")
+	b.ReportMetric(float64(len(questions)), "questions")
+}
+
+// sqliteSpeedP50 returns the median of lat in milliseconds.
+func sqliteSpeedP50(lat []time.Duration) float64 {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return float64(s[len(s)/2].Microseconds()) / 1000
+}
+
+// BenchmarkSQLiteIndexVsJSON indexes the first -sqlite-speed-pages pages
+// of an HTML manual (as BenchmarkSQLiteKeywordVsFTS5) as the CLI does, one
+// IndexSource per file with the CLI's embedder, into a new SQLiteStore
+// (closed at the end, which writes its vector cache) and, in the same
+// iteration, into a new LocalvecStore (the JSON path, inside one Bulk as
+// the CLI runs it). It reports the pages per second of each, their ratio,
+// the size of the SQLite database (db_mb, the database file after Close;
+// vectors_mb the vector cache beside it) and of the HTML read.
+func BenchmarkSQLiteIndexVsJSON(b *testing.B) {
+	ctx := context.Background()
+	pages, _ := sqliteSpeedPagesOf(b, *sqliteSpeedPages)
+	emb := NewLocalEmbedder(searchBenchDim)
+	var sqliteTime, jsonTime time.Duration
+	var htmlBytes, dbBytes, vecBytes int64
+	for b.Loop() {
+		dir := b.TempDir()
+		path := filepath.Join(dir, "askyourdocs.db")
+		start := time.Now()
+		s, err := NewSQLiteStore(ctx, nil, emb, path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		htmlBytes = sqliteSpeedIndex(b, s, pages)
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		sqliteTime += time.Since(start)
+		dbBytes, vecBytes = sqliteSpeedFileSize(path), sqliteSpeedFileSize(path+".vectors")
+		dbBytes += sqliteSpeedFileSize(path + "-wal")
+
+		start = time.Now()
+		l, err := NewLocalvecStore(genkit.Init(ctx), "bench", emb, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Bulk(func() error {
+			sqliteSpeedIndex(b, l, pages)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+		jsonTime += time.Since(start)
+	}
+	n := float64(b.N * len(pages))
+	sp, jp := n/sqliteTime.Seconds(), n/jsonTime.Seconds()
+	b.ReportMetric(sp, "sqlite_pages/s")
+	b.ReportMetric(jp, "json_pages/s")
+	b.ReportMetric(sp/jp, "ratio")
+	b.ReportMetric(float64(dbBytes)/1e6, "db_mb")
+	b.ReportMetric(float64(vecBytes)/1e6, "vectors_mb")
+	b.ReportMetric(float64(htmlBytes)/1e6, "html_mb")
+	b.ReportMetric(float64(len(pages)), "pages")
+}
+
+// sqliteSpeedFileSize returns the size of the file at path (0 when
+// missing).
+func sqliteSpeedFileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
