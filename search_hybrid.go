@@ -86,6 +86,10 @@ type SearchOptions struct {
 type SearchReport struct {
 	// Fusion is the fusion setting used.
 	Fusion FusionOptions
+	// KeywordWeak reports that the question's keyword query was weak
+	// (FusionOptions.Weak), so the vector lists were weighted by
+	// Fusion.WeakVectorWeight.
+	KeywordWeak bool
 	// Vector, Text and HyDE are the lengths of the lists fused.
 	Vector, Text, HyDE int
 	// HyDEPassage is the passage HyDE wrote ("" when HyDE did not run or
@@ -157,7 +161,9 @@ func searchSpan(ctx context.Context, name string) (context.Context, func(count i
 // long, both restricted by opts.Filter, run concurrently), a HyDE vector
 // list when opts.HyDE is set, fused by FuseRanked with the index's fusion
 // settings (nil opts: the defaults the index records or its embedder
-// implies), then reranked when opts.Rerank is set. Each step is an
+// implies) for this question (FusionOptions.ForQuery, from the store's
+// KeywordQueryStats when it is a KeywordStatser), then reranked when
+// opts.Rerank is set. Each step is an
 // OpenTelemetry span on Genkit's tracer ("askyourdocs.search.vector",
 // ".text", ".hyde", ".fusion", ".rerank" under "askyourdocs.search") with
 // its result count and latency. HyDE and rerank never fail the search (see
@@ -215,6 +221,15 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 			done(len(text), terr)
 		}()
 	}
+	var stats KeywordQueryStats
+	var serr error
+	if ks, ok := s.(KeywordStatser); ok && o.Mode == SearchModeFusion && fo.WeakVectorWeight > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats, serr = ks.KeywordQueryStats(ctx, question)
+		}()
+	}
 	var passage string
 	if o.Mode == SearchModeFusion && o.HyDE != nil {
 		c, done := searchSpan(ctx, "askyourdocs.search.hyde")
@@ -222,15 +237,20 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		done(len(hyde), err)
 	}
 	wg.Wait()
-	if err = errors.Join(verr, terr, err); err != nil {
+	if err = errors.Join(verr, terr, serr, err); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 
 	_, done := searchSpan(ctx, "askyourdocs.search.fusion")
-	fused := FuseRanked(vector, text, hyde, fo)
+	weak := fo.Weak(stats) && serr == nil && stats.Chunks > 0
+	fq := fo.withDefaults()
+	if weak {
+		fq = fo.ForQuery(stats)
+	}
+	fused := FuseRanked(vector, text, hyde, fq)
 	done(len(fused), nil)
 	if o.Report != nil {
-		*o.Report = SearchReport{Fusion: fo, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage}
+		*o.Report = SearchReport{Fusion: fo, KeywordWeak: weak, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage}
 	}
 
 	hits = make([]SearchHit, len(fused))
@@ -337,9 +357,11 @@ func searchFusion(ctx context.Context, s Searcher, given *FusionOptions) (Fusion
 }
 
 // IndexFusion returns the fusion settings Search uses on s when the
-// options do not set them: those the index records (IndexInfo.Fusion),
-// else the defaults of the recorded embedder, else of the store's own
-// embedder (FusionDefaults), else the textbook fusion.
+// options do not set them: those the index records (IndexInfo.Fusion;
+// a record of its embedder's defaults made before fusion was adaptive,
+// without the weak-query fields, means today's defaults), else the
+// defaults of the recorded embedder, else of the store's own embedder
+// (FusionDefaults), else the textbook fusion.
 func IndexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
 	if r, ok := s.(IndexRecorder); ok {
 		info, found, err := r.IndexInfo(ctx)
@@ -348,7 +370,13 @@ func IndexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
 		}
 		if found {
 			if info.Fusion != nil {
-				return info.Fusion.withDefaults(), nil
+				f := info.Fusion.withDefaults()
+				if d := FusionDefaults(info.Embedder); f == nonAdaptive(d) {
+					// The embedder's defaults recorded before fusion was
+					// adaptive: they are the defaults of today.
+					f = d
+				}
+				return f, nil
 			}
 			return FusionDefaults(info.Embedder), nil
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
@@ -11,11 +12,23 @@ import (
 // holding it (rank 0-based). Zero fields take the values of
 // FusionDefaults("") (the textbook fusion); an index records the settings
 // its embedder implies (IndexInfo.Fusion).
+//
+// WeakVectorWeight > 0 makes the fusion adaptive (ForQuery): for a
+// question whose keyword query is weak, at least WeakStopWords stop words
+// and keywords whose Specificity is below WeakSpecificity, the vector
+// (and HyDE) lists are weighted by WeakVectorWeight instead; 0 keeps the
+// weights for every question. docs/retrieval.md has the grid.
 type FusionOptions struct {
 	RRFK         int     `json:"rrfK"`
 	VectorWeight float64 `json:"vectorWeight"`
 	TextWeight   float64 `json:"textWeight"`
 	HyDEWeight   float64 `json:"hydeWeight"`
+	// WeakVectorWeight is the vector weight for a weak keyword query (0:
+	// not adaptive); WeakSpecificity (0: 0.4) and WeakStopWords (0: 3)
+	// say which queries are weak.
+	WeakVectorWeight float64 `json:"weakVectorWeight,omitempty"`
+	WeakSpecificity  float64 `json:"weakSpecificity,omitempty"`
+	WeakStopWords    int     `json:"weakStopWords,omitempty"`
 }
 
 // Fusion defaults (docs/retrieval.md, "Fusion", has the grid they come
@@ -25,9 +38,23 @@ type FusionOptions struct {
 // both lists on hit@1, hit@5 and MRR@10 on all seven dev sets. Any other
 // embedder gets the textbook fusion (k 60, every list weighted 1), which
 // lets a semantic list bring up passages sharing no word with the question.
+//
+// Both are adaptive: a question of mostly stop words whose keywords are
+// common in the index ("What is a class?") weights the vector list 2,
+// above the keyword list, since the vector list sees the whole question.
 var (
-	localHashFusion = FusionOptions{RRFK: 5, VectorWeight: 0.1, TextWeight: 1, HyDEWeight: 0.08}
-	textbookFusion  = FusionOptions{RRFK: DefaultRRFK, VectorWeight: 1, TextWeight: 1, HyDEWeight: 1}
+	localHashFusion = FusionOptions{RRFK: 5, VectorWeight: 0.1, TextWeight: 1, HyDEWeight: 0.08,
+		WeakVectorWeight: 3, WeakSpecificity: defaultWeakSpecificity, WeakStopWords: defaultWeakStopWords}
+	textbookFusion = FusionOptions{RRFK: DefaultRRFK, VectorWeight: 1, TextWeight: 1, HyDEWeight: 1,
+		WeakVectorWeight: 6, WeakSpecificity: defaultWeakSpecificity, WeakStopWords: defaultWeakStopWords}
+)
+
+// The weak keyword query of the defaults: at least 3 stop words and a
+// Specificity below 0.4 (one keyword held by more than about 5% of the
+// chunks, or nothing but stop words).
+const (
+	defaultWeakSpecificity = 0.4
+	defaultWeakStopWords   = 3
 )
 
 // FusionDefaults returns the fusion settings an index built with the named
@@ -40,8 +67,17 @@ func FusionDefaults(embedder string) FusionOptions {
 	return textbookFusion
 }
 
-// withDefaults fills zero fields from the textbook fusion.
+// withDefaults fills zero fields from the textbook fusion (the weak-query
+// thresholds only when the fusion is adaptive).
 func (f FusionOptions) withDefaults() FusionOptions {
+	if f.WeakVectorWeight > 0 {
+		if f.WeakSpecificity <= 0 {
+			f.WeakSpecificity = defaultWeakSpecificity
+		}
+		if f.WeakStopWords <= 0 {
+			f.WeakStopWords = defaultWeakStopWords
+		}
+	}
 	if f.RRFK <= 0 {
 		f.RRFK = textbookFusion.RRFK
 	}
@@ -104,4 +140,61 @@ func rankByText(docs []*ai.Document) map[string]int {
 		}
 	}
 	return m
+}
+
+// ForQuery returns the settings FuseRanked uses for one question whose
+// keyword query has the statistics st: f with zero fields filled, and
+// for a weak keyword query (Weak) of an adaptive f the vector weight
+// WeakVectorWeight and the HyDE weight scaled alike. The result is not
+// adaptive (WeakVectorWeight 0), so applying it again changes nothing.
+func (f FusionOptions) ForQuery(st KeywordQueryStats) FusionOptions {
+	f = f.withDefaults()
+	weak := f.Weak(st)
+	if f.WeakVectorWeight > 0 && weak {
+		f.HyDEWeight *= f.WeakVectorWeight / f.VectorWeight
+		f.VectorWeight = f.WeakVectorWeight
+	}
+	return nonAdaptive(f)
+}
+
+// nonAdaptive returns f without the weak-query weighting.
+func nonAdaptive(f FusionOptions) FusionOptions {
+	f.WeakVectorWeight, f.WeakSpecificity, f.WeakStopWords = 0, 0, 0
+	return f
+}
+
+// Weak reports whether f counts a keyword query with statistics st as
+// weak: no quoted phrase, at least WeakStopWords stop words left out and
+// a Specificity below WeakSpecificity. A question that is mostly
+// phrasing around a few common words ("What is a class?") is searched by
+// those words alone, which rank many chunks alike; the vector list sees
+// the whole question. Identifiers and rare terms are specific.
+func (f FusionOptions) Weak(st KeywordQueryStats) bool {
+	f = f.withDefaults()
+	if f.WeakVectorWeight <= 0 {
+		return false
+	}
+	return st.Phrases == 0 && st.StopWords >= f.WeakStopWords && st.Specificity() < f.WeakSpecificity
+}
+
+// Specificity returns how much the query's keywords single out chunks of
+// the index: the sum over its terms found in the index of their IDF
+// (BM25's, ln(1 + (N - df + 0.5) / (df + 0.5))) divided by the IDF of a
+// term held by one chunk. One rare term gives about 1, a term held by
+// half the chunks about 0.1, no term found 0.
+func (st KeywordQueryStats) Specificity() float64 {
+	if st.Chunks <= 0 {
+		return 0
+	}
+	one := bm25IDF(st.Chunks, 1)
+	if one <= 0 || math.IsNaN(one) {
+		return 0
+	}
+	var sum float64
+	for _, t := range st.Terms {
+		if t.DocFreq > 0 {
+			sum += bm25IDF(st.Chunks, min(t.DocFreq, st.Chunks)) / one
+		}
+	}
+	return sum
 }

@@ -1,16 +1,18 @@
-// Command dev-eval builds the retrieval development sets: seven manuals from
-// Debian documentation packages, each made by a different documentation
-// generator, with questions derived mechanically from the manuals
-// themselves. Nothing is committed: the manuals come from the packages,
-// the labels from this program.
+// Command dev-eval builds the retrieval development sets: nine sets from
+// eight manuals of Debian documentation packages, made by seven
+// documentation generators, with questions derived mechanically from the
+// manuals themselves. Nothing is committed: the manuals come from the
+// packages, the labels from this program.
 //
-//	octave   texinfo HTML   octave-doc    Concept Index entries -> the pages they link
-//	cmake    Sphinx         cmake-doc     section headings -> their page
-//	gnucash  DocBook XSL    gnucash-docs  section headings -> their page
-//	mkdocs   MkDocs         mkdocs-doc    section headings -> their page
-//	zsh      texinfo + yodl zsh-doc       FAQ questions (headings ending in '?') -> their page
-//	apache   Apache XSLT    apache2-doc   directive names (directive index) -> the module pages
-//	git      AsciiDoc       git-doc       options and configuration variables (definition lists) -> their pages
+//	octave    texinfo HTML   octave-doc    Concept Index entries -> the pages they link
+//	cmake     Sphinx         cmake-doc     section headings -> their page
+//	gnucash   DocBook XSL    gnucash-docs  section headings -> their page
+//	mkdocs    MkDocs         mkdocs-doc    section headings -> their page
+//	zsh       texinfo + yodl zsh-doc       FAQ questions (headings ending in '?') -> their page
+//	apache    Apache XSLT    apache2-doc   directive names (directive index) -> the module pages
+//	snakemake Sphinx         snakemake-doc FAQ questions (headings ending in '?') -> their page
+//	apachefaq Apache XSLT    apache2-doc   questions (headings ending in '?': the SSL FAQ and others) -> their page
+//	git       AsciiDoc       git-doc       options and configuration variables (definition lists) -> their pages
 //
 // For each set it copies the content pages (not the tables of contents, the
 // indexes, search pages or texinfo's XREF redirect stubs) to
@@ -81,6 +83,16 @@ func sets() []set {
 				return b == "index.html" || b == "sitemap.html" || b == "directives.html" || b == "quickreference.html"
 			},
 			index: "mod/directives.html", indexHref: regexp.MustCompile(`^[a-z0-9_]+\.html#`)},
+		{name: "snakemake", pkg: "snakemake-doc", generator: "Sphinx", dir: "/usr/share/doc/snakemake/html", questions: true,
+			skip: func(rel string) bool {
+				b := path.Base(rel)
+				return b == "index.html" || b == "genindex.html" || b == "search.html" || b == "py-modindex.html" || strings.HasPrefix(rel, "_")
+			}},
+		{name: "apachefaq", pkg: "apache2-doc", generator: "Apache XSLT", dir: "/usr/share/doc/apache2-doc/manual/en", questions: true,
+			skip: func(rel string) bool {
+				b := path.Base(rel)
+				return b == "index.html" || b == "sitemap.html" || b == "directives.html" || b == "quickreference.html"
+			}},
 		{name: "git", pkg: "git-doc", generator: "AsciiDoc", dir: "/usr/share/doc/git-doc", identifiers: true, maxCases: 600,
 			skip: func(rel string) bool { return rel == "index.html" }},
 	}

@@ -1,8 +1,7 @@
 // Command lists dumps, for each case of a dev-eval dataset, the ranked
 // chunks the CLI's vector and keyword retrievers return from the CLI's
-// SQLite index (built-in embedder, the CLI's stop words), so that
-// scripts/dev-eval/fusion.py can compare fusion settings offline without
-// re-running the CLI per setting. Output: one JSON object per line,
+// SQLite index (built-in embedder, the CLI's stop words), for comparing
+// the lists of two indexes (scripts/dev-eval/grid runs the fusion grid). Output: one JSON object per line,
 // {"id", "relevant", "vector": [[url, textKey]...], "keyword": [...]}.
 //
 //	go run ./scripts/dev-eval/lists -db WORK/SET/index/askyourdocs.db -dataset WORK/SET/dataset.json > WORK/SET/lists.jsonl

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+)
+
+// KeywordQueryStats describe how specific a question's keyword query is in
+// one index: the index's chunk count and, for each keyword term SearchText
+// would search (after the question stop words and the stop rule of
+// docs/retrieval.md), the number of chunks holding it. Search weights its
+// fusion by them (FusionOptions.ForQuery).
+type KeywordQueryStats struct {
+	// Chunks is the number of chunks in the index.
+	Chunks int
+	// Phrases is the number of quoted phrases of the query.
+	Phrases int
+	// StopWords is the number of distinct question stop words of the
+	// query ("how", "do", "is"): what the keyword query leaves out, or
+	// keeps when nothing else is left.
+	StopWords int
+	// Terms are the query's keyword terms in query order, each once.
+	Terms []KeywordTermStat
+}
+
+// KeywordTermStat is one keyword term of a query and its document
+// frequency: the number of chunks holding it (0: none).
+type KeywordTermStat struct {
+	Term    string
+	DocFreq int
+}
+
+// KeywordStatser is a Searcher that reports the KeywordQueryStats of a
+// query in its index. SQLiteStore, LocalvecStore and PgvecStore implement
+// it with the statistics their keyword ranking uses, so every store gives
+// the same stats for the same chunks.
+type KeywordStatser interface {
+	// KeywordQueryStats analyses query as SearchText does and returns
+	// its statistics. Safe for concurrent use.
+	KeywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error)
+}
+
+// The ready-made stores report keyword statistics.
+var (
+	_ KeywordStatser = (*SQLiteStore)(nil)
+	_ KeywordStatser = (*LocalvecStore)(nil)
+	_ KeywordStatser = (*PgvecStore)(nil)
+)
+
+// bm25PlanStats returns the stats of a plan whose stop words are decided
+// (keepStopWords) and had stops stop words before, with n chunks and df
+// giving a term's frequency.
+func bm25PlanStats(p bm25Plan, stops, n int, df func(term string) int) KeywordQueryStats {
+	st := KeywordQueryStats{Chunks: n, Phrases: len(p.phrases), StopWords: stops}
+	for _, t := range p.keywords {
+		if !slices.ContainsFunc(st.Terms, func(s KeywordTermStat) bool { return s.Term == t }) {
+			st.Terms = append(st.Terms, KeywordTermStat{Term: t, DocFreq: df(t)})
+		}
+	}
+	return st
+}
+
+// KeywordQueryStats implements KeywordStatser from the in-memory index.
+func (s *LocalvecStore) KeywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
+	if err := s.refreshForRead(); err != nil {
+		return KeywordQueryStats{}, fmt.Errorf("localvec keyword stats: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return KeywordQueryStats{}, fmt.Errorf("localvec keyword stats: %w", ErrStoreClosed)
+	}
+	x := s.rows.kw
+	if x == nil {
+		return KeywordQueryStats{}, nil
+	}
+	p := newBM25Plan(x.an, query, searchStopWords)
+	stops := len(p.stops)
+	p.keepStopWords(x.live(), x.docFreq)
+	return bm25PlanStats(p, stops, x.live(), x.docFreq), nil
+}
+
+// KeywordQueryStats implements KeywordStatser from the FTS5 index, in one
+// read snapshot.
+func (s *SQLiteStore) KeywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
+	if err := s.checkOpen("keyword stats"); err != nil {
+		return KeywordQueryStats{}, err
+	}
+	p := newBM25Plan(s.an, query, searchStopWords)
+	stops := len(p.stops)
+	var st KeywordQueryStats
+	err := s.readTx(ctx, func(conn *sql.Conn) error {
+		var n int
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
+			return fmt.Errorf("count chunks: %w", err)
+		}
+		var dfErr error
+		cache := map[string]int{}
+		df := func(t string) int {
+			if v, ok := cache[t]; ok {
+				return v
+			}
+			v, err := sqliteDocFreq(ctx, conn, t)
+			if err != nil && dfErr == nil {
+				dfErr = err
+			}
+			cache[t] = v
+			return v
+		}
+		p.keepStopWords(n, df)
+		st = bm25PlanStats(p, stops, n, df)
+		return dfErr
+	})
+	if err != nil {
+		return KeywordQueryStats{}, fmt.Errorf("sqlite keyword stats: %w", err)
+	}
+	return st, nil
+}
+
+// KeywordQueryStats implements KeywordStatser from the posting table's
+// statistics (one query for the stop rule, one for the keywords). A store
+// on a custom text search configuration (no TextAnalyzer) ranks by
+// tsvector and has no term statistics: it returns zero stats.
+func (s *PgvecStore) KeywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
+	if err := s.checkOpen("keyword stats"); err != nil {
+		return KeywordQueryStats{}, err
+	}
+	if s.an == nil {
+		return KeywordQueryStats{}, nil
+	}
+	p := newBM25Plan(s.an, query, searchStopWords)
+	stops := len(p.stops)
+	if err := s.keepStopWords(ctx, &p); err != nil {
+		return KeywordQueryStats{}, fmt.Errorf("pgvector keyword stats: %w", err)
+	}
+	cand := append([]string{""}, p.keywords...)
+	rows, err := s.Pool.Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0)
+		FROM unnest($1::text[]) AS u(t) LEFT JOIN `+pgvecIdent(s.names.kwDF)+` d ON d.term = u.t GROUP BY u.t`, cand)
+	if err != nil {
+		return KeywordQueryStats{}, fmt.Errorf("pgvector keyword stats: %w", err)
+	}
+	df := make(map[string]int, len(cand))
+	for rows.Next() {
+		var t string
+		var f int64
+		if err := rows.Scan(&t, &f); err != nil {
+			rows.Close()
+			return KeywordQueryStats{}, fmt.Errorf("pgvector keyword stats: %w", err)
+		}
+		df[t] = int(f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return KeywordQueryStats{}, fmt.Errorf("pgvector keyword stats: %w", err)
+	}
+	return bm25PlanStats(p, stops, df[""], func(t string) int { return df[t] }), nil
+}
