@@ -203,7 +203,5 @@ func rowByID(id string) (row, error) {
 var landing = map[string]bool{
 	"BenchmarkPgvecBulkIngest":        true,
 	"BenchmarkPgvecRetrieveRoundTrip": true,
-	"BenchmarkSQLiteKeywordVsFTS5":    true,
-	"BenchmarkSQLiteIndexVsJSON":      true,
 	"BenchmarkLocalvecVsGenkit":       true,
 }
