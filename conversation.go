@@ -407,7 +407,7 @@ func BestExcerpt(chunkText, answer string) string {
 	var sentences []string
 	for _, line := range strings.Split(chunkText, "\n") {
 		if line = strings.Join(strings.Fields(line), " "); line != "" {
-			sentences = append(sentences, excerptSentences(line)...)
+			sentences = append(sentences, SplitSentences(line)...)
 		}
 	}
 	if len(sentences) == 0 {
@@ -450,7 +450,7 @@ func Excerpt(text string, o ExcerptOptions) string {
 	if text == "" {
 		return ""
 	}
-	sentences := excerptSentences(text)
+	sentences := SplitSentences(text)
 	best := bestExcerptSentence(sentences, excerptTerms(question))
 	out := sentences[best]
 	for j := best + 1; j < len(sentences); j++ {
@@ -489,8 +489,10 @@ func cutExcerpt(s string, maxChars int) string {
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
-// excerptSentences splits text after ".", "!" or "?" followed by a space.
-func excerptSentences(text string) []string {
+// SplitSentences splits text after ".", "!" or "?" followed by a space,
+// not after a single letter or digit ("z. B.", "1."), as the excerpt
+// functions do; the sentences keep their end punctuation.
+func SplitSentences(text string) []string {
 	var out []string
 	start := 0
 	for i := 0; i < len(text)-1; i++ {

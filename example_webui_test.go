@@ -16,12 +16,16 @@ func ExampleTopicStandaloneQuestion() {
 	// Output: create virtual environment activate and on Windows? what about deleting it?
 }
 
-// The calibrated level of a hit from its evidence score, its ranks in the
-// vector and keyword lists and the question's keyword count.
+// The calibrated level of a hit from its evidence: score, ranks in the
+// vector and keyword lists, the question's keywords and how many of them
+// its heading names.
 func ExampleCalibratedConfidence() {
-	fmt.Println(askyourdocs.CalibratedConfidence(10, 1, 1, 3))
-	fmt.Println(askyourdocs.CalibratedConfidence(10, 2, 1, 3).Label(askyourdocs.WithLanguage("en")))
-	fmt.Println(askyourdocs.CalibratedConfidence(10, 1, 4, 3).Label())
+	e := askyourdocs.ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 2}
+	fmt.Println(askyourdocs.CalibratedConfidence(e))
+	e.VectorRank = 2
+	fmt.Println(askyourdocs.CalibratedConfidence(e).String())
+	e.TextRank = 4
+	fmt.Println(askyourdocs.CalibratedConfidence(e).Label())
 	// Output:
 	// high
 	// medium

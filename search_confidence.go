@@ -10,7 +10,7 @@ import (
 )
 
 // Confidence thresholds of evidenceConfidence (0-10 scale, the scale of
-// ConfidenceLabelWith). They are guesses checked by hand on the dev sets,
+// LabelConfidence). They are guesses checked by hand on the dev sets,
 // not calibrated; calibrate them here, in one place.
 const (
 	// confidenceAbsentCap caps the score when a question keyword occurs
@@ -43,7 +43,7 @@ type confidenceChecker struct {
 
 // evidenceConfidence is the confidence (0-10) that passage answers the
 // question, without a reranker: the share of the question's keywords found
-// in the passage's best sentences (BestExcerptFor; not anywhere in it: a
+// in the passage's best sentences (Excerpt; not anywhere in it: a
 // contents page has every word somewhere), plus confidenceAgreeBonus when
 // the vector and keyword lists both rank the chunk within
 // confidenceAgreeRank, capped at confidenceAbsentCap when a keyword of the
@@ -87,6 +87,21 @@ func (c *confidenceChecker) evidenceConfidence(ctx context.Context, passage stri
 	return score, basis
 }
 
+// headingKeywords counts the question's keywords (matched as
+// confidencePrefix) in a hit's heading: its section (breadcrumb) and the
+// first line of its text.
+func (c *confidenceChecker) headingKeywords(section, text string) int {
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	h := strings.ToLower(section + "\n" + first)
+	n := 0
+	for _, k := range c.keywords {
+		if strings.Contains(h, confidencePrefix(k)) {
+			n++
+		}
+	}
+	return n
+}
+
 // nowhere reports whether keyword k matches no chunk at all (a failed
 // lookup counts as found: it must not lower the confidence).
 func (c *confidenceChecker) nowhere(ctx context.Context, k string) bool {
@@ -112,7 +127,7 @@ func (c *confidenceChecker) nowhere(ctx context.Context, k string) bool {
 }
 
 // confidencePrefix is how a keyword is matched: words of more than 5
-// letters by their first 5 (inflections), as BestExcerptFor does.
+// letters by their first 5 (inflections), as Excerpt does.
 func confidencePrefix(k string) string {
 	if r := []rune(k); len(r) > 5 {
 		return string(r[:5])
@@ -166,7 +181,7 @@ func isHeadingLine(l string) bool {
 }
 
 // ExcerptWithHeading returns the best sentences of passage for question
-// (BestExcerptFor, at most maxChars characters) with the heading of their
+// (Excerpt, at most maxChars characters) with the heading of their
 // section on a line of its own above them, instead of running into the
 // text. It is the Excerpt of a SearchHit.
 func ExcerptWithHeading(passage, question string, maxChars int) string {

@@ -31,37 +31,66 @@ func (l ConfidenceLevel) labelIn(c ConversationLabels) string {
 	return c.Low
 }
 
-// Thresholds of CalibratedConfidence, chosen on the dev sets (docs/serve.md
-// has the table and the command that reproduces it).
+// ConfidenceEvidence is what CalibratedConfidence decides from: one hit's
+// evidence score and ranks, the next hit's evidence score and how much of
+// the question the hit's section heading names.
+type ConfidenceEvidence struct {
+	// Evidence is the hit's evidence score (0-10, SearchHit.Confidence
+	// without a reranker); RunnerUp is the next hit's (0 when none).
+	Evidence, RunnerUp int
+	// VectorRank and TextRank are the hit's 1-based ranks in the vector
+	// and keyword lists (0: not in that list).
+	VectorRank, TextRank int
+	// Keywords is the number of keywords of the question
+	// (ExtractKeywords), HeadingKeywords how many of them its section
+	// heading (breadcrumb and first line) contains.
+	Keywords, HeadingKeywords int
+}
+
+// Thresholds of CalibratedConfidence, chosen on one half of the dev sets'
+// questions and reported on the other (docs/serve.md has the table and
+// the command that reproduces it).
 const (
 	// calibratedHighEvidence is the evidence score "high" needs, with
-	// both lists ranking the hit first and calibratedHighKeywords
-	// keywords in the question.
-	calibratedHighEvidence = 8
-	calibratedHighKeywords = 2
+	// both lists ranking the hit first, calibratedHighKeywords keywords
+	// and at least calibratedHighHeadingShare of them in the heading; a
+	// question with fewer than calibratedHighLongQuestion keywords also
+	// needs the hit's evidence to beat the runner-up's.
+	calibratedHighEvidence     = 9
+	calibratedHighKeywords     = 1
+	calibratedHighHeadingShare = 0.5
+	calibratedHighLongQuestion = 3
 	// calibratedMediumEvidence is the evidence score "medium" needs, with
 	// the keyword list ranking the hit first and the vector list within
-	// calibratedMediumVectorRank.
+	// calibratedMediumVectorRank (first for a one-keyword question).
 	calibratedMediumEvidence   = 10
 	calibratedMediumVectorRank = 3
 )
 
-// CalibratedConfidence returns the level of a hit from its evidence score
-// (0-10, SearchHit.Confidence without a reranker), its 1-based ranks in
-// the vector and keyword lists (0: not in that list) and the number of
-// keywords of the question (ExtractKeywords): high when the evidence is
-// at least 8, both lists rank the hit first and the question has at least
-// two keywords; medium when the evidence is 10, the keyword list ranks it
-// first and the vector list within 3; low otherwise. On the dev sets
-// "high" is right (the top hit relevant) 93% of the time, and 92% or more
-// of questions from another manual are low (docs/serve.md). The spec's
-// ConfidenceLabel keeps its fixed 8/5 thresholds; use it for a
+// CalibratedConfidence returns the level of a hit from e. High: both
+// lists rank it first, evidence at least 9, the heading names at least
+// half of the question's keywords, and the question has three or more
+// keywords or the hit more evidence than the runner-up. Medium: evidence 10, the keyword list
+// ranks it first and the vector list within 3 (first for a one-keyword
+// question). Low otherwise. On the held-out half of every dev set "high"
+// is right (the top hit relevant) at least 90% of the time, and 90% or
+// more of the questions from another manual are low (docs/serve.md). The
+// spec's ConfidenceLabel keeps its fixed 8/5 thresholds; use it for a
 // reranker's score.
-func CalibratedConfidence(evidence, vectorRank, textRank, keywords int) ConfidenceLevel {
-	switch {
-	case evidence >= calibratedHighEvidence && vectorRank == 1 && textRank == 1 && keywords >= calibratedHighKeywords:
+func CalibratedConfidence(e ConfidenceEvidence) ConfidenceLevel {
+	if e.TextRank != 1 || e.VectorRank <= 0 {
+		return ConfidenceLow
+	}
+	if e.VectorRank == 1 && e.Evidence >= calibratedHighEvidence && e.Keywords >= calibratedHighKeywords &&
+		float64(e.HeadingKeywords) >= calibratedHighHeadingShare*float64(e.Keywords) &&
+		(e.Keywords >= calibratedHighLongQuestion || e.Evidence > e.RunnerUp) {
 		return ConfidenceHigh
-	case evidence >= calibratedMediumEvidence && textRank == 1 && vectorRank > 0 && vectorRank <= calibratedMediumVectorRank:
+	}
+	maxRank := calibratedMediumVectorRank
+	if e.Keywords < 2 {
+		maxRank = 1
+	}
+	if e.Evidence >= calibratedMediumEvidence && e.Keywords > 0 && e.VectorRank <= maxRank {
 		return ConfidenceMedium
 	}
 	return ConfidenceLow

@@ -4,27 +4,36 @@ import "testing"
 
 func TestCalibratedConfidence(t *testing.T) {
 	for _, c := range []struct {
-		evidence, vr, tr, kws int
-		want                  ConfidenceLevel
+		e    ConfidenceEvidence
+		want ConfidenceLevel
 	}{
-		{10, 1, 1, 3, ConfidenceHigh},
-		{8, 1, 1, 2, ConfidenceHigh},
-		{10, 1, 1, 1, ConfidenceMedium}, // one keyword: never high
-		{7, 1, 1, 3, ConfidenceLow},
-		{10, 2, 1, 3, ConfidenceMedium},
-		{10, 3, 1, 3, ConfidenceMedium},
-		{10, 4, 1, 3, ConfidenceLow},
-		{10, 1, 2, 3, ConfidenceLow}, // the keyword list disagrees
-		{9, 2, 1, 3, ConfidenceLow},
-		{10, 0, 1, 3, ConfidenceLow},
-		{2, 1, 1, 3, ConfidenceLow}, // a keyword occurs nowhere
+		{ConfidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 2}, ConfidenceHigh},
+		{ConfidenceEvidence{Evidence: 9, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 4, HeadingKeywords: 2}, ConfidenceHigh},
+		// Two keywords: high only when the hit beats the runner-up.
+		{ConfidenceEvidence{Evidence: 10, RunnerUp: 7, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 1}, ConfidenceHigh},
+		{ConfidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, ConfidenceMedium},
+		// The heading names less than half of the question.
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 1}, ConfidenceMedium},
+		// One keyword: high when it beats the runner-up, else medium
+		// only when both lists agree.
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceHigh},
+		{ConfidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceMedium},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 1}, ConfidenceMedium},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceLow},
+		{ConfidenceEvidence{Evidence: 8, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 3, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceMedium},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 4, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 2, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow}, // the keyword list disagrees
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 0, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
+		{ConfidenceEvidence{Evidence: 2, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow}, // a keyword occurs nowhere
+		{ConfidenceEvidence{}, ConfidenceLow},
 	} {
-		if got := CalibratedConfidence(c.evidence, c.vr, c.tr, c.kws); got != c.want {
-			t.Errorf("CalibratedConfidence(%d, %d, %d, %d) = %v, want %v", c.evidence, c.vr, c.tr, c.kws, got, c.want)
+		if got := CalibratedConfidence(c.e); got != c.want {
+			t.Errorf("CalibratedConfidence(%+v) = %v, want %v", c.e, got, c.want)
 		}
 	}
-	if ConfidenceHigh.String() != "high" || ConfidenceHigh.Label() != "hoch" || ConfidenceLow.Label(WithLanguage("en")) != "low" {
-		t.Errorf("labels: %s %s %s", ConfidenceHigh, ConfidenceHigh.Label(), ConfidenceLow.Label(WithLanguage("en")))
+	if ConfidenceHigh.String() != "high" || ConfidenceHigh.Label() != "hoch" || ConfidenceLow.String() != "low" {
+		t.Errorf("labels: %s %s %s", ConfidenceHigh, ConfidenceHigh.Label(), ConfidenceLow)
 	}
 	// The spec's function keeps its thresholds.
 	if ConfidenceLabel(5, false) != "mittel" || ConfidenceLabel(8, false) != "hoch" || ConfidenceLabel(9, true) != "niedrig" {

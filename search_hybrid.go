@@ -130,10 +130,13 @@ type SearchHit struct {
 	// why in one line.
 	Confidence      int
 	ConfidenceBasis string
-	// Level is the hit's confidence level: CalibratedConfidence of the
-	// evidence score, or for a reranked hit the spec's thresholds on the
-	// rerank score (ConfidenceLabel's).
+	// Level is the hit's confidence level: CalibratedConfidence of its
+	// evidence (score, ranks, heading, the next hit's score), or for a
+	// reranked hit the spec's thresholds on the rerank score
+	// (ConfidenceLabel's).
 	Level ConfidenceLevel
+	// Evidence is what Level was decided from (zero for a reranked hit).
+	Evidence ConfidenceEvidence
 }
 
 // searchTracer returns the tracer Genkit traces with, so Search's spans
@@ -269,7 +272,11 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 			o.Report.Reranked = true
 		}
 	}
+	// The hit after the last kept one is the last hit's runner-up in
+	// CalibratedConfidence.
+	var next *SearchHit
 	if len(hits) > o.K {
+		next = &hits[o.K]
 		hits = hits[:o.K]
 	}
 	chars := o.ExcerptChars
@@ -290,7 +297,21 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 			continue
 		}
 		h.Confidence, h.ConfidenceBasis = cc.evidenceConfidence(ctx, h.Passage, h.VectorRank, h.TextRank)
-		h.Level = CalibratedConfidence(h.Confidence, h.VectorRank, h.TextRank, len(cc.keywords))
+	}
+	for i := range hits {
+		h := &hits[i]
+		if h.Rerank >= 0 {
+			continue
+		}
+		e := ConfidenceEvidence{Evidence: h.Confidence, VectorRank: h.VectorRank, TextRank: h.TextRank,
+			Keywords: len(cc.keywords), HeadingKeywords: cc.headingKeywords(h.Section, h.Text)}
+		switch {
+		case i+1 < len(hits):
+			e.RunnerUp = hits[i+1].Confidence
+		case next != nil:
+			e.RunnerUp, _ = cc.evidenceConfidence(ctx, next.Passage, next.VectorRank, next.TextRank)
+		}
+		h.Evidence, h.Level = e, CalibratedConfidence(e)
 	}
 	return hits, nil
 }

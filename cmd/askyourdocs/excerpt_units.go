@@ -78,31 +78,11 @@ func passageUnits(passage string, knownHeadings []string) []excerptUnit {
 			units = append(units, excerptUnit{text: l, line: i, whole: true, heading: heading})
 			continue
 		}
-		for _, s := range splitSentences(l) {
+		for _, s := range askyourdocs.SplitSentences(l) {
 			units = append(units, excerptUnit{text: s, line: i, heading: heading})
 		}
 	}
 	return units
-}
-
-// splitSentences splits prose after ".", "!" or "?" followed by a space,
-// not after a single letter or digit ("z. B.", "1.").
-func splitSentences(text string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(text)-1; i++ {
-		if (text[i] == '.' || text[i] == '!' || text[i] == '?') && text[i+1] == ' ' {
-			if i >= 1 && (i < 2 || text[i-2] == ' ') && unicode.IsLetter(rune(text[i-1])) {
-				continue
-			}
-			out = append(out, text[start:i+1])
-			start = i + 2
-		}
-	}
-	if start < len(text) {
-		out = append(out, text[start:])
-	}
-	return out
 }
 
 // unitScore counts the question's keywords in a unit (words of 5 or more
@@ -123,12 +103,12 @@ func unitScore(text string, terms []string) int {
 }
 
 // unitExcerpt returns the best units of passage for question, with the
-// heading of their section on a line of its own above them: the unit
-// matching the most keywords (ties: the earliest; the line introducing it
-// when it is a code block or list introduced by "...:"), extended by the
-// following units of the same section while the quote stays within
-// maxChars, and always by the unit a ":" introduces (up to twice
-// maxChars). Code blocks, list items and table rows are never cut; lines
+// heading of their section on a line of its own above them: of the units
+// that are not fragments (weakUnit), the one matching the most keywords
+// (ties: the earliest; the line introducing it when it is a code block or
+// list introduced by "...:"), extended by the following units of the same
+// section up to the next link or navigation fragment while the quote stays within maxChars,
+// and always by the unit a ":" introduces (up to twice maxChars). Code blocks, list items and table rows are never cut; lines
 // are kept apart with "\n".
 func unitExcerpt(passage, question string, headings []string, maxChars int) string {
 	if maxChars <= 0 {
@@ -139,10 +119,22 @@ func unitExcerpt(passage, question string, headings []string, maxChars int) stri
 		return askyourdocs.Excerpt(passage, askyourdocs.ExcerptOptions{Query: question, MaxChars: maxChars})
 	}
 	terms := askyourdocs.ExtractKeywords(question, cliStopWords)
-	best, bestScore := 0, 0
+	best, bestScore := -1, 0
 	for i, u := range units {
-		if s := unitScore(u.text, terms); s > bestScore {
+		if weakUnit(u) {
+			continue
+		}
+		if s := unitScore(u.text, terms); best < 0 || s > bestScore {
 			best, bestScore = i, s
+		}
+	}
+	if best < 0 {
+		// Only fragments: the old rule, the unit matching the most keywords.
+		best = 0
+		for i, u := range units {
+			if s := unitScore(u.text, terms); s > bestScore {
+				best, bestScore = i, s
+			}
 		}
 	}
 	start := best
@@ -151,7 +143,7 @@ func unitExcerpt(passage, question string, headings []string, maxChars int) stri
 	}
 	n := utf8.RuneCountInString(units[start].text)
 	end := start + 1
-	for end < len(units) && units[end].heading == units[start].heading {
+	for end < len(units) && units[end].heading == units[start].heading && (end <= best || !navFragment(units[end])) {
 		l := utf8.RuneCountInString(units[end].text) + 1
 		forced := strings.HasSuffix(units[end-1].text, ":") || end <= best
 		if n+l > maxChars && !(forced && n+l <= 2*maxChars) {
@@ -184,6 +176,65 @@ func unitExcerpt(passage, question string, headings []string, maxChars int) stri
 		b.WriteString(text)
 	}
 	return b.String()
+}
+
+// Fragments are what a page's navigation and links leave in its text:
+// "See more", a removed-link marker, a breadcrumb, a link alone.
+var (
+	// fragmentLink is a Markdown image or link, a URL or a removed-link
+	// marker (the SDK's German default and the page's English one).
+	fragmentLink = regexp.MustCompile(`!?\[[^\]]*\]\([^)]*\)|https?://\S+|\[(Link entfernt|link removed)\]`)
+	// fragmentNav is a navigation label.
+	fragmentNav = regexp.MustCompile(`(?i)\b(see|read|learn|show) more\b|\b(back to top|skip to (main )?content|edit (this page|on github)|click here|permalink)\b`)
+	// fragmentCrumb is a breadcrumb or pager separator.
+	fragmentCrumb = regexp.MustCompile(`[»›→←]|\s[>/|]\s`)
+)
+
+// Fragment thresholds: a sentence needs fragmentMinWords words of two
+// letters or more and fragmentMinRunes characters besides links and
+// navigation labels to be quoted as an answer.
+const (
+	fragmentMinWords = 4
+	fragmentMinRunes = 20
+)
+
+// weakUnit reports whether u is a fragment rather than an answer: a code
+// block never is; a list item or table row is when nothing but links and
+// navigation labels is left of it; a sentence when less than
+// fragmentMinWords words or fragmentMinRunes characters are, or when it
+// is a breadcrumb (two separators such as "»").
+func weakUnit(u excerptUnit) bool {
+	if looksLikeCode(u.text) && !fragmentLink.MatchString(u.text) {
+		return false
+	}
+	if !u.whole && len(fragmentCrumb.FindAllStringIndex(u.text, 2)) == 2 {
+		return true
+	}
+	rest := fragmentLink.ReplaceAllStringFunc(u.text, func(m string) string {
+		// A link keeps its text; an image and a URL go.
+		if strings.HasPrefix(m, "[") && strings.Contains(m, "](") {
+			return m[1:strings.Index(m, "](")]
+		}
+		return " "
+	})
+	rest = fragmentNav.ReplaceAllString(rest, " ")
+	words, runes := 0, 0
+	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if utf8.RuneCountInString(w) >= 2 {
+			words++
+			runes += utf8.RuneCountInString(w)
+		}
+	}
+	if u.whole {
+		return words == 0
+	}
+	return words < fragmentMinWords || runes+words-1 < fragmentMinRunes
+}
+
+// navFragment reports whether u is a fragment left by links or
+// navigation (not merely a short sentence): where a quote stops.
+func navFragment(u excerptUnit) bool {
+	return weakUnit(u) && (fragmentLink.MatchString(u.text) || fragmentNav.MatchString(u.text) || fragmentCrumb.MatchString(u.text))
 }
 
 // cutRunes cuts s to at most n runes at a word boundary, ending in "…"

@@ -65,6 +65,50 @@ func TestUnitExcerpt(t *testing.T) {
 	}
 }
 
+// TestUnitExcerptSkipsFragments: what links and navigation leave in a
+// page's text (a removed-link marker, "See more", a breadcrumb, a
+// Markdown image, a two-word line) is not quoted as the answer even when
+// it matches as many words of the question as the sentence that answers,
+// and a quote stops before such a fragment.
+func TestUnitExcerptSkipsFragments(t *testing.T) {
+	for _, c := range []struct{ passage, question, want, not string }{
+		{"Virtual environment [link removed] See more.\nTo create a new one, run the venv module with the folder to create it in.",
+			"How do I create a virtual environment?", "To create a new one, run the venv module", "See more"},
+		{"Docs » Tutorial » Virtual environments\nA virtual environment keeps the packages of each project apart.",
+			"what is a virtual environment", "A virtual environment keeps the packages", "»"},
+		{"![tracking](https://evil.example/leak.png) See [more](https://evil.example/phish) about virtual environments.\nA virtual environment is a folder with its own interpreter.",
+			"virtual environments", "A virtual environment is a folder with its own interpreter.", "tracking"},
+		{"Virtual environments.\nA virtual environment is a folder with its own interpreter and packages.",
+			"virtual environments", "A virtual environment is a folder", "Virtual environments."},
+		{"A virtual environment keeps the packages of each project apart. See more [Link entfernt]. Unrelated closing words here.",
+			"virtual environment packages", "A virtual environment keeps the packages of each project apart.", "See more"},
+	} {
+		got := unitExcerpt(c.passage, c.question, []string{"Virtual environments"}, 300)
+		if !strings.HasPrefix(got, c.want) || strings.Contains(got, c.not) {
+			t.Errorf("%q: excerpt %q, want it to start with %q and not to contain %q", c.question, got, c.want, c.not)
+		}
+	}
+	// Whole units stay quotable: a short list item, a code line, a table row.
+	for _, c := range []struct{ passage, question, want string }{
+		{"- Windows: activate.bat\nSome other sentence about nothing at all here.", "windows", "- Windows: activate.bat"},
+		{"Run it:\npython3 -m venv env\nThat is all there is to it, really.", "venv", "Run it:\npython3 -m venv env"},
+		{"Web toolkit | 95 MB\nSizes vary with the packages you install later on.", "toolkit size", "Web toolkit | 95 MB"},
+	} {
+		if got := unitExcerpt(c.passage, c.question, nil, 300); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%q: excerpt %q, want it to start with %q", c.question, got, c.want)
+		}
+	}
+	for text, want := range map[string]bool{
+		"See more [link removed].": true, "Home » Guide » Setup": true, "Next": true, "- [link removed]": true,
+		"A virtual environment is a folder.": false, "python3 -m venv env": false, "- Windows: activate.bat": false,
+	} {
+		u := passageUnits(text, []string{"unused heading"})
+		if len(u) != 1 || weakUnit(u[0]) != want {
+			t.Errorf("weakUnit(%q) = %v, want %v (units %+v)", text, !want, want, u)
+		}
+	}
+}
+
 // TestNoMatchAnswer: a question whose words occur nowhere in the index
 // says so first, in the API's answer (noMatch, missingTerms) and in
 // MCP's ask_docs (the same answer), then quotes the closest passages.

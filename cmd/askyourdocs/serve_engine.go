@@ -153,7 +153,7 @@ func bestExcerpt(passage, answer, question string, generated bool, used []string
 		return ex
 	}
 	var rest []string
-	for _, sent := range splitSentences(strings.Join(strings.Fields(passage), " ")) {
+	for _, sent := range askyourdocs.SplitSentences(strings.Join(strings.Fields(passage), " ")) {
 		if !repeats(sent, used) {
 			rest = append(rest, sent)
 		}

@@ -1,15 +1,24 @@
 // Command confidence calibrates the confidence levels of Search's hits on
-// the dev sets (scripts/dev-eval): for every question of a set it runs
-// askyourdocs.Search on the set's index (the CLI's SQLite index, built-in
-// embedder) and records the top hit's evidence score and whether the hit
-// is relevant; questions of the next set, asked against this set's index,
-// are the off-corpus questions. It prints, per set, the precision (top hit
-// relevant) of each level under the spec's thresholds (ConfidenceLabel)
-// and under CalibratedConfidence, the share of off-corpus questions below
-// medium, and the precision of every score, the table of docs/serve.md.
+// the dev sets (scripts/dev-eval) with a held-out split: for every
+// question of a set it runs askyourdocs.Search on the set's index (the
+// CLI's SQLite index, built-in embedder) and records the top hit's
+// ConfidenceEvidence and whether the hit is relevant; questions of the
+// next set, asked against this set's index, are the off-corpus questions.
+// Each question falls in the calibration or the held-out half by the
+// CRC-32 of its id (odd: held out).
+//
+// On the calibration half it searches a small grid of thresholds of
+// CalibratedConfidence's rule for the setting with the most right "high"
+// answers (then right "medium" ones) whose "high" is right at least
+// -high of the time on every set and which labels at least -off of every
+// set's off-corpus questions low, and prints it beside the
+// library's constants. It then prints, per set, the precision (top hit
+// relevant) of high, medium and low and the off-corpus low share on the
+// held-out half for the library's CalibratedConfidence and for the spec's
+// thresholds (ConfidenceLabel), the table of docs/serve.md.
 //
 //	scripts/dev-eval/run   # builds WORK/SET/index and WORK/SET/dataset.json
-//	go run ./scripts/dev-eval/confidence -work WORK [-sets octave,cmake,gnucash,mkdocs]
+//	go run ./scripts/dev-eval/confidence -work WORK [-sets octave,cmake,...]
 package main
 
 import (
@@ -17,6 +26,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +44,11 @@ type dataset struct {
 
 // outcome is one question's top hit.
 type outcome struct {
-	score    int
+	set      string
+	off      bool // asked against another manual's index
+	heldOut  bool
+	ev       askyourdocs.ConfidenceEvidence
+	score    int // SearchHit.Confidence
 	level    askyourdocs.ConfidenceLevel
 	relevant bool
 	none     bool // no hit at all
@@ -42,10 +56,12 @@ type outcome struct {
 
 func main() {
 	work := flag.String("work", "", "the dev-eval work folder (scripts/dev-eval/run's WORK)")
-	sets := flag.String("sets", "octave,cmake,gnucash,mkdocs", "comma-separated sets, in the order off-corpus questions rotate")
+	sets := flag.String("sets", "octave,cmake,gnucash,mkdocs,zsh,apache,git", "comma-separated sets, in the order off-corpus questions rotate")
 	dim := flag.Int("dim", 1024, "dimension of the built-in embedder (the CLI's default)")
+	high := flag.Float64("high", 0.93, "the precision of high the grid demands on every set of the calibration half (above the 0.90 goal, for robustness)")
+	offLow := flag.Float64("off", 0.92, "the off-corpus low share the grid demands on every set of the calibration half")
 	flag.Parse()
-	if err := run(*work, strings.Split(*sets, ","), *dim); err != nil {
+	if err := run(*work, strings.Split(*sets, ","), *dim, *high, *offLow); err != nil {
 		fmt.Fprintln(os.Stderr, "confidence:", err)
 		os.Exit(1)
 	}
@@ -71,105 +87,219 @@ func relevant(url string, rel []string) bool {
 	return false
 }
 
-func run(work string, sets []string, dim int) error {
+func heldOut(id string) bool { return crc32.ChecksumIEEE([]byte(id))%2 == 1 }
+
+func collect(work string, sets []string, dim int) ([]outcome, error) {
 	ctx := context.Background()
-	fmt.Println("| set | questions | spec high: n, precision | spec medium | spec low | calibrated high: n, precision | calibrated medium | calibrated low | off-corpus low or no hit (spec / calibrated) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
-	perScore := map[int][2]int{} // score -> relevant, all (in-corpus, all sets)
+	var all []outcome
 	for i, set := range sets {
 		ds, err := load(work, set)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		off, err := load(work, sets[(i+1)%len(sets)])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s, err := askyourdocs.NewSQLiteStore(ctx, nil, askyourdocs.NewLocalEmbedder(dim), filepath.Join(work, set, "index", "askyourdocs.db"), &askyourdocs.SQLiteOptions{Name: "askyourdocs"})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		top := func(q string, rel []string) (outcome, error) {
+		top := func(id, q string, rel []string, isOff bool) error {
+			o := outcome{set: set, off: isOff, heldOut: heldOut(id)}
 			hits, err := askyourdocs.Search(ctx, s, q, &askyourdocs.SearchOptions{K: 1})
-			if err != nil || len(hits) == 0 {
-				return outcome{none: true}, err
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", set, id, err)
 			}
-			h := hits[0]
-			return outcome{score: h.Confidence, level: h.Level, relevant: relevant(h.URL, rel)}, nil
+			if len(hits) == 0 {
+				o.none = true
+			} else {
+				h := hits[0]
+				o.ev, o.score, o.level, o.relevant = h.Evidence, h.Confidence, h.Level, relevant(h.URL, rel)
+			}
+			all = append(all, o)
+			return nil
 		}
-		var in []outcome
 		for _, c := range ds.Cases {
-			o, err := top(c.Question, c.Relevant)
-			if err != nil {
+			if err := top(c.ID, c.Question, c.Relevant, false); err != nil {
 				s.Close()
-				return fmt.Errorf("%s %s: %w", set, c.ID, err)
+				return nil, err
 			}
-			in = append(in, o)
-			ps := perScore[o.score]
-			ps[1]++
-			if o.relevant {
-				ps[0]++
-			}
-			perScore[o.score] = ps
 		}
-		var offc []outcome
 		for _, c := range off.Cases {
-			o, err := top(c.Question, nil)
-			if err != nil {
+			if err := top(c.ID, c.Question, nil, true); err != nil {
 				s.Close()
-				return fmt.Errorf("%s off-corpus %s: %w", set, c.ID, err)
+				return nil, err
 			}
-			offc = append(offc, o)
 		}
 		s.Close()
-		spec := func(o outcome) string {
-			if o.none {
-				return "low"
+		fmt.Fprintln(os.Stderr, set, "done")
+	}
+	return all, nil
+}
+
+// rule is CalibratedConfidence's rule with its thresholds as parameters.
+type rule struct {
+	highEvidence, highKeywords, longQuestion int
+	headingShare                             float64 // of the keywords in the heading
+	mediumEvidence, mediumVectorRank         int
+}
+
+// library is the rule with the constants of search_confidence_level.go.
+var library = rule{highEvidence: 9, highKeywords: 1, longQuestion: 3, headingShare: 0.5, mediumEvidence: 10, mediumVectorRank: 3}
+
+func (r rule) level(e askyourdocs.ConfidenceEvidence) askyourdocs.ConfidenceLevel {
+	if e.TextRank != 1 || e.VectorRank <= 0 {
+		return askyourdocs.ConfidenceLow
+	}
+	if e.VectorRank == 1 && e.Evidence >= r.highEvidence && e.Keywords >= r.highKeywords &&
+		float64(e.HeadingKeywords) >= r.headingShare*float64(e.Keywords) && (e.Keywords >= r.longQuestion || e.Evidence > e.RunnerUp) {
+		return askyourdocs.ConfidenceHigh
+	}
+	maxRank := r.mediumVectorRank
+	if e.Keywords < 2 {
+		maxRank = 1
+	}
+	if e.Evidence >= r.mediumEvidence && e.Keywords > 0 && e.VectorRank <= maxRank {
+		return askyourdocs.ConfidenceMedium
+	}
+	return askyourdocs.ConfidenceLow
+}
+
+// labelFunc labels an outcome: "high", "medium" or "low".
+type labelFunc func(outcome) string
+
+func (r rule) label(o outcome) string {
+	if o.none {
+		return "low"
+	}
+	return r.level(o.ev).String()
+}
+
+func spec(o outcome) string {
+	if o.none {
+		return "low"
+	}
+	return askyourdocs.LabelConfidence(o.score, false, &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels})
+}
+
+// setStats is one set's figures on one half.
+type setStats struct {
+	in           int
+	n, right     map[string]int // per label
+	off, offLow  int
+	offFrom, set string
+}
+
+func stats(all []outcome, sets []string, half bool, label labelFunc) []setStats {
+	var out []setStats
+	for i, set := range sets {
+		st := setStats{n: map[string]int{}, right: map[string]int{}, set: set, offFrom: sets[(i+1)%len(sets)]}
+		for _, o := range all {
+			if o.set != set || o.heldOut != half {
+				continue
 			}
-			return askyourdocs.LabelConfidence(o.score, false, &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels})
-		}
-		cal := func(o outcome) string {
-			if o.none {
-				return "low"
+			l := label(o)
+			if o.off {
+				st.off++
+				if l == "low" {
+					st.offLow++
+				}
+				continue
 			}
-			return o.level.String()
+			st.in++
+			st.n[l]++
+			if o.relevant {
+				st.right[l]++
+			}
 		}
-		cell := func(os []outcome, label func(outcome) string, want string) string {
-			n, r := 0, 0
-			for _, o := range os {
-				if label(o) == want {
-					n++
-					if o.relevant {
-						r++
+		out = append(out, st)
+	}
+	return out
+}
+
+func (st setStats) precision(l string) float64 {
+	if st.n[l] == 0 {
+		return 1
+	}
+	return float64(st.right[l]) / float64(st.n[l])
+}
+
+// choose returns the grid's rule with the most right high answers (then
+// right medium ones) that meets target on every set of the calibration
+// half, and whether one did.
+func choose(all []outcome, sets []string, high, offLow float64) (rule, bool) {
+	var best rule
+	bestHigh, bestMed, found := -1, -1, false
+	for _, he := range []int{8, 9, 10} {
+		for _, hk := range []int{1, 2, 3} {
+			for _, lq := range []int{2, 3, 4} {
+				for _, hs := range []float64{0, 0.5, 1} {
+					for _, me := range []int{9, 10} {
+						for _, mv := range []int{1, 2, 3, 5} {
+							r := rule{highEvidence: he, highKeywords: hk, longQuestion: lq, headingShare: hs, mediumEvidence: me, mediumVectorRank: mv}
+							ok, nHigh, nMed := true, 0, 0
+							for _, st := range stats(all, sets, false, r.label) {
+								if st.precision("high") < high || float64(st.offLow) < offLow*float64(st.off) {
+									ok = false
+									break
+								}
+								nHigh += st.right["high"]
+								nMed += st.right["medium"]
+							}
+							if ok && (nHigh > bestHigh || nHigh == bestHigh && nMed > bestMed) {
+								best, bestHigh, bestMed, found = r, nHigh, nMed, true
+							}
+						}
 					}
 				}
 			}
-			if n == 0 {
-				return "0, –"
-			}
-			return fmt.Sprintf("%d, %.2f", n, float64(r)/float64(n))
 		}
-		lowShare := func(label func(outcome) string) string {
-			n := 0
-			for _, o := range offc {
-				if label(o) == "low" {
-					n++
-				}
-			}
-			return fmt.Sprintf("%.2f", float64(n)/float64(len(offc)))
-		}
-		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s / %s (%d q from %s) |\n", set, len(in),
-			cell(in, spec, "high"), cell(in, spec, "medium"), cell(in, spec, "low"),
-			cell(in, cal, "high"), cell(in, cal, "medium"), cell(in, cal, "low"),
-			lowShare(spec), lowShare(cal), len(offc), sets[(i+1)%len(sets)])
+	}
+	return best, found
+}
+
+func cell(st setStats, l string) string {
+	if st.n[l] == 0 {
+		return "0, –"
+	}
+	return fmt.Sprintf("%d, %.2f", st.n[l], st.precision(l))
+}
+
+func table(title string, all []outcome, sets []string, half bool, label labelFunc) {
+	fmt.Println(title)
+	fmt.Println()
+	fmt.Println("| set | questions | high: n, precision | medium | low | off-corpus low or no hit |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, st := range stats(all, sets, half, label) {
+		fmt.Printf("| %s | %d | %s | %s | %s | %.2f (%d q from %s) |\n", st.set, st.in,
+			cell(st, "high"), cell(st, "medium"), cell(st, "low"), float64(st.offLow)/float64(max(st.off, 1)), st.off, st.offFrom)
 	}
 	fmt.Println()
-	fmt.Println("| evidence score | questions (all sets) | top hit relevant |")
-	fmt.Println("|---|---|---|")
-	for sc := 10; sc >= 0; sc-- {
-		if ps := perScore[sc]; ps[1] > 0 {
-			fmt.Printf("| %d | %d | %.2f |\n", sc, ps[1], float64(ps[0])/float64(ps[1]))
+}
+
+func run(work string, sets []string, dim int, high, offLow float64) error {
+	all, err := collect(work, sets, dim)
+	if err != nil {
+		return err
+	}
+	// The rule here must be the library's: every hit's level agrees.
+	for _, o := range all {
+		if !o.none && library.level(o.ev) != o.level {
+			return fmt.Errorf("the rule of this command differs from CalibratedConfidence on %+v: %v vs %v", o.ev, library.level(o.ev), o.level)
 		}
 	}
+	chosen, ok := choose(all, sets, high, offLow)
+	if !ok {
+		fmt.Printf("no grid setting meets high %.2f / off-corpus %.2f on the calibration half\n\n", high, offLow)
+	} else {
+		fmt.Printf("chosen on the calibration half (high %.2f, off-corpus %.2f): %+v\nlibrary constants: %+v (same: %v)\n\n", high, offLow, chosen, library, chosen == library)
+		if chosen != library {
+			table("The grid's choice, held-out half:", all, sets, true, chosen.label)
+		}
+	}
+	table("CalibratedConfidence, held-out half:", all, sets, true, library.label)
+	table("CalibratedConfidence, calibration half:", all, sets, false, library.label)
+	table("The spec's thresholds (ConfidenceLabel: evidence >= 8 high, >= 5 medium), held-out half:", all, sets, true, spec)
 	return nil
 }
