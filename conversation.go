@@ -490,8 +490,8 @@ func cutExcerpt(s string, maxChars int) string {
 }
 
 // SplitSentences splits text after ".", "!" or "?" followed by a space,
-// not after a single letter or digit ("z. B.", "1."), as the excerpt
-// functions do; the sentences keep their end punctuation.
+// not after a single letter ("z. B."), as the excerpt functions do; the
+// sentences keep their end punctuation.
 func SplitSentences(text string) []string {
 	var out []string
 	start := 0

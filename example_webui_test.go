@@ -31,3 +31,16 @@ func ExampleCalibratedConfidence() {
 	// medium
 	// niedrig
 }
+
+// Sentences end after ".", "!" or "?" and a space, not after a single
+// letter.
+func ExampleSplitSentences() {
+	for _, s := range askyourdocs.SplitSentences("Bring z. B. a towel. Book early! Questions? Ask us.") {
+		fmt.Println(s)
+	}
+	// Output:
+	// Bring z. B. a towel.
+	// Book early!
+	// Questions?
+	// Ask us.
+}
