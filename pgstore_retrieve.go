@@ -44,8 +44,9 @@ func (s *PgvecStore) Retrieve(ctx context.Context, query *ai.Document, k int) ([
 // the query vector, $2 the limit), as KeywordSearchSQL's. It must be the
 // app's own fixed SQL, never user input. "" means no filter.
 //
-// The search runs in a transaction that sets hnsw.ef_search and
-// hnsw.iterative_scan (PgvecOptions) with SET LOCAL: with an iterative scan
+// The search is one round trip that sets hnsw.ef_search and
+// hnsw.iterative_scan (PgvecOptions) for this query only (SET LOCAL in the
+// query's implicit transaction, pipelined with it): with an iterative scan
 // the HNSW index keeps searching until k rows pass the filter, so a filter
 // that rejects most chunks still gives k results whenever k match.
 func (s *PgvecStore) RetrieveWhere(ctx context.Context, query *ai.Document, k int, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
@@ -82,40 +83,58 @@ func (s *PgvecStore) retrieveWhere(ctx context.Context, query *ai.Document, k, e
 	sql := `SELECT content, metadata FROM ` + pgvecIdent(s.names.table) + where + ` ORDER BY ` + s.vec.order + ` LIMIT $2`
 	args := append([]any{pgvector.NewVector(vecs[0]), k}, extraArgs...)
 	var docs []*ai.Document
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		if s.vec.indexExpr != "" {
-			// An HNSW scan yields at most hnsw.ef_search rows (without an
-			// iterative scan): never fewer than k.
-			if err := s.setLocal(ctx, tx, max(ef, min(k, 1000)), where != ""); err != nil {
-				return err
-			}
+	if s.vec.indexExpr == "" {
+		var rows pgx.Rows
+		if rows, err = s.Pool.Query(ctx, sql, args...); err == nil {
+			docs, err = pgvecScanDocs(rows)
 		}
-		rows, err := tx.Query(ctx, sql, args...)
-		if err != nil {
-			return err
-		}
-		docs, err = pgvecScanDocs(rows)
-		return err
-	})
+	} else {
+		// An HNSW scan yields at most hnsw.ef_search rows (without an
+		// iterative scan): never fewer than k.
+		docs, err = s.queryHNSW(ctx, max(ef, min(k, 1000)), where != "", sql, args)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pgvector retrieve: %w", err)
 	}
 	return docs, nil
 }
 
-// setLocal sets the HNSW search parameters for the rest of tx (SET LOCAL,
-// as set_config(..., true)); the iterative scan only for filtered queries,
-// where it matters.
-func (s *PgvecStore) setLocal(ctx context.Context, tx pgx.Tx, ef int, filtered bool) error {
+// pgvecSetHNSW sets hnsw.ef_search and hnsw.iterative_scan for the rest of
+// the transaction (SET LOCAL).
+const pgvecSetHNSW = `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', $2, true)`
+
+// queryHNSW runs sql, a query of (content, metadata) rows, with
+// hnsw.ef_search = ef and hnsw.iterative_scan (the store's for filtered
+// queries, else off) in one round trip: the settings and the query go as
+// one pipelined batch ending in a single Sync, which PostgreSQL runs as one
+// implicit transaction, so the SET LOCAL settings apply to the query and
+// end with it. Nothing is left on the pooled connection, whoever made the
+// pool and whatever other stores or requests set on it.
+func (s *PgvecStore) queryHNSW(ctx context.Context, ef int, filtered bool, sql string, args []any) ([]*ai.Document, error) {
 	scan := "off"
 	if filtered {
 		scan = s.iterativeScan
 	}
-	if _, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', $2, true)`,
-		strconv.Itoa(ef), scan); err != nil {
-		return fmt.Errorf("set hnsw.ef_search and hnsw.iterative_scan: %w", err)
+	batch := &pgx.Batch{}
+	batch.Queue(pgvecSetHNSW, strconv.Itoa(ef), scan)
+	batch.Queue(sql, args...)
+	br := s.Pool.SendBatch(ctx, batch)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return nil, fmt.Errorf("set hnsw.ef_search and hnsw.iterative_scan: %w", err)
 	}
-	return nil
+	rows, err := br.Query()
+	var docs []*ai.Document
+	if err == nil {
+		docs, err = pgvecScanDocs(rows)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return docs, nil
 }
 
 // retrieve implements the Retriever.

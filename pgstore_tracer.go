@@ -59,12 +59,17 @@ func (t *pgvecTracer) TraceQueryEnd(ctx context.Context, c *pgx.Conn, data pgx.T
 		"duration", time.Since(start), "ok", data.Err == nil)
 }
 
-// TraceBatchStart implements pgx.BatchTracer for the app's tracer.
+// TraceBatchStart implements pgx.BatchTracer: the app's tracer's, else the
+// batch's duration is logged at debug level as a query's is (a vector
+// search is one batch).
 func (t *pgvecTracer) TraceBatchStart(ctx context.Context, c *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
 	if n, ok := t.next.(pgx.BatchTracer); ok {
 		return n.TraceBatchStart(ctx, c, data)
 	}
-	return ctx
+	if t.next != nil || !slog.Default().Enabled(ctx, slog.LevelDebug) {
+		return ctx
+	}
+	return context.WithValue(ctx, pgvecTraceStartKey{}, time.Now())
 }
 
 // TraceBatchQuery implements pgx.BatchTracer for the app's tracer.
@@ -74,11 +79,17 @@ func (t *pgvecTracer) TraceBatchQuery(ctx context.Context, c *pgx.Conn, data pgx
 	}
 }
 
-// TraceBatchEnd implements pgx.BatchTracer for the app's tracer.
+// TraceBatchEnd implements pgx.BatchTracer (see TraceBatchStart).
 func (t *pgvecTracer) TraceBatchEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceBatchEndData) {
 	if n, ok := t.next.(pgx.BatchTracer); ok {
 		n.TraceBatchEnd(ctx, c, data)
+		return
 	}
+	start, ok := ctx.Value(pgvecTraceStartKey{}).(time.Time)
+	if !ok {
+		return
+	}
+	slog.DebugContext(ctx, "pgvector store batch", "store", t.name, "duration", time.Since(start), "ok", data.Err == nil)
 }
 
 // TraceCopyFromStart implements pgx.CopyFromTracer for the app's tracer.
