@@ -201,7 +201,6 @@ func rowByID(id string) (row, error) {
 // (issue 26); until they exist their rows print "missing". The list must
 // be empty once they have landed (TestRowsNameBenchmarksThatExist).
 var landing = map[string]bool{
-	"BenchmarkPgvecBulkIngest":        true,
-	"BenchmarkPgvecRetrieveRoundTrip": true,
-	"BenchmarkLocalvecVsGenkit":       true,
+	"BenchmarkPgvecBulkIngest":  true,
+	"BenchmarkLocalvecVsGenkit": true,
 }
