@@ -27,14 +27,16 @@ const sqliteProvider = "askyourdocs-sqlite"
 // analyzer terms (chunk_terms, sqliteTermsSchema); version 3 adds the
 // breadcrumb's terms to them; version 4 the merged headings' terms
 // (MetaHeadings) and the heading pairs (bm25HeadingTerms); version 5 whole
-// identifiers and CamelCase parts (text_analyze_ident.go). sqliteSchema's
-// meta row says the same number.
-const sqliteSchemaVersion = 5
+// identifiers and CamelCase parts (text_analyze_ident.go); version 6
+// may store a vector sparse (sqliteEncodeVec), which older versions would
+// misread, so they refuse it. sqliteSchema's meta row says the same
+// number.
+const sqliteSchemaVersion = 6
 
 // sqliteSchema creates the tables of an SQLiteStore database. chunks holds
 // one row per chunk: its stable ID (see chunkID), its "url" and "source"
 // metadata values byte for byte, the hash of its text (to reuse vectors),
-// its text, the document as JSON and its float32 vector (little endian).
+// its text, the document as JSON and its float32 vector (sqliteEncodeVec).
 // qvecs holds each row's unit vector quantised to int8 with its scale: the
 // compact form the vector scan reads. chunk_terms is the FTS5 index of the
 // chunks' analyzer terms, kept in step by triggers (sqliteTermsSchema).
@@ -43,7 +45,7 @@ const sqliteSchemaVersion = 5
 // readers notice changes with one cheap query.
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 5), ('language', '` + DefaultTextSearchLanguage + `');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 6), ('language', '` + DefaultTextSearchLanguage + `');
 CREATE TABLE IF NOT EXISTS chunks (
 	rid INTEGER PRIMARY KEY AUTOINCREMENT,
 	id TEXT NOT NULL UNIQUE,

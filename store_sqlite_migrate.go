@@ -97,7 +97,11 @@ func (s *SQLiteStore) ExportLocalvec(ctx context.Context, dir, name string) (str
 				continue
 			}
 			seen[id] = true
-			add = append(add, localvecNewRow{id, d, sqliteDecodeVec(vec)})
+			v := sqliteDecodeVec(vec)
+			if v == nil {
+				return fmt.Errorf("chunk %s: malformed vector of %d bytes", id, len(vec))
+			}
+			add = append(add, localvecNewRow{id, d, v})
 		}
 		if err := rows.Err(); err != nil {
 			return err

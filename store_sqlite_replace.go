@@ -165,7 +165,9 @@ func (s *SQLiteStore) fillVectors(ctx context.Context, todo []sqliteRow, progres
 		var b []byte
 		switch err := stmt.QueryRowContext(ctx, todo[i].textHash).Scan(&b); err {
 		case nil:
-			todo[i].vec = sqliteDecodeVec(b)
+			if todo[i].vec = sqliteDecodeVec(b); todo[i].vec == nil {
+				return fmt.Errorf("look up a vector by text: malformed vector of %d bytes", len(b))
+			}
 		case sql.ErrNoRows:
 			embed = append(embed, i)
 		default:

@@ -209,6 +209,12 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 		}
 		rebuild = true
 	}
+	if version < 6 {
+		// Version 6 only adds the sparse vector form: nothing to redo.
+		if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = 6 WHERE key = 'schema'`); err != nil {
+			return "", fmt.Errorf("migrate schema %d to 6: %w", version, err)
+		}
+	}
 	if language != "" {
 		an, err := NewTextAnalyzer(language)
 		if err != nil {

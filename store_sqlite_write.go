@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
@@ -101,20 +102,67 @@ func (s *SQLiteStore) insertRows(ctx context.Context, conn *sql.Conn, rows []sql
 	return n, nil
 }
 
-// sqliteEncodeVec returns v as little-endian float32 bytes.
+// A vector blob is dense or sparse. Dense: the float32 elements, little
+// endian (4 bytes each). Sparse, for vectors whose zeros make it at most
+// three quarters of that (the built-in embedder's hashed features fill a
+// quarter of their dimensions): sqliteSparseMagic, the dimension
+// (uint32), a bitmap of the non-zero elements (bit i%8 of byte i/8) and
+// those elements' float32 values in order, little endian. Both are exact:
+// an element is left out only when all its bits are zero. The magic is a
+// NaN, which no stored vector begins with (a dense vector that would is
+// written sparse).
+const sqliteSparseMagic uint32 = 0x7fc0ffee
+
+// sqliteEncodeVec returns the blob of v: sparse when that is at most
+// three quarters of the dense form, else dense.
 func sqliteEncodeVec(v []float32) []byte {
-	b := make([]byte, 4*len(v))
+	nz := 0
+	for _, x := range v {
+		if math.Float32bits(x) != 0 {
+			nz++
+		}
+	}
+	dense := 4 * len(v)
+	sparse := 8 + (len(v)+7)/8 + 4*nz
+	if sparse > dense*3/4 && (len(v) == 0 || math.Float32bits(v[0]) != sqliteSparseMagic) {
+		b := make([]byte, dense)
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		return b
+	}
+	b := make([]byte, sparse)
+	binary.LittleEndian.PutUint32(b, sqliteSparseMagic)
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(v)))
+	mask, vals := b[8:8+(len(v)+7)/8], b[8+(len(v)+7)/8:]
 	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		if u := math.Float32bits(x); u != 0 {
+			mask[i/8] |= 1 << (i % 8)
+			binary.LittleEndian.PutUint32(vals, u)
+			vals = vals[4:]
+		}
 	}
 	return b
 }
 
-// sqliteDecodeVec decodes a little-endian float32 blob.
+// sqliteVecDim returns the dimension of the vector blob b and whether b
+// is sparse.
+func sqliteVecDim(b []byte) (dim int, sparse bool) {
+	if len(b) >= 8 && binary.LittleEndian.Uint32(b) == sqliteSparseMagic {
+		return int(binary.LittleEndian.Uint32(b[4:])), true
+	}
+	return len(b) / 4, false
+}
+
+// sqliteDecodeVec decodes a vector blob (nil when it is malformed).
 func sqliteDecodeVec(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	dim, _ := sqliteVecDim(b)
+	if dim > 8*len(b) { // a sparse blob holds at least one bit per element
+		return nil
+	}
+	v := make([]float32, dim)
+	if sqliteDecodeVecInto(b, v) != nil {
+		return nil
 	}
 	return v
 }
@@ -122,11 +170,38 @@ func sqliteDecodeVec(b []byte) []float32 {
 // sqliteDecodeVecInto decodes the vector blob b into v, which must have
 // its dimension.
 func sqliteDecodeVecInto(b []byte, v []float32) error {
-	if len(b) != 4*len(v) {
-		return fmt.Errorf("vector of %d bytes, want %d dimensions", len(b), len(v))
+	dim, sparse := sqliteVecDim(b)
+	if dim != len(v) {
+		return fmt.Errorf("vector has %d dimensions, want %d", dim, len(v))
 	}
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	if !sparse {
+		if len(b) != 4*len(v) {
+			return fmt.Errorf("vector of %d bytes, want %d", len(b), 4*len(v))
+		}
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		return nil
+	}
+	nb := (dim + 7) / 8
+	if len(b) < 8+nb {
+		return fmt.Errorf("sparse vector of %d bytes is truncated", len(b))
+	}
+	mask, vals := b[8:8+nb], b[8+nb:]
+	clear(v)
+	for j, m := range mask {
+		for m != 0 {
+			i := j*8 + bits.TrailingZeros8(m)
+			m &= m - 1
+			if i >= dim || len(vals) < 4 {
+				return fmt.Errorf("sparse vector of %d bytes is malformed", len(b))
+			}
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(vals))
+			vals = vals[4:]
+		}
+	}
+	if len(vals) != 0 {
+		return fmt.Errorf("sparse vector of %d bytes has %d bytes left over", len(b), len(vals))
 	}
 	return nil
 }
