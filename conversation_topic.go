@@ -5,11 +5,6 @@ import (
 	"strings"
 )
 
-// DefaultTopicMinTerms is the number of content words a follow-up needs
-// to count as a question of its own in TopicStandaloneQuestion: with fewer
-// it is read as continuing the conversation's topic.
-const DefaultTopicMinTerms = 4
-
 // topicMaxTerms caps the topic words carried from turn to turn, so a long
 // conversation does not drown the follow-up in old words.
 const topicMaxTerms = 8

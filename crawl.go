@@ -72,10 +72,18 @@ type ReindexResult struct {
 // called from one goroutine at a time, in crawl order.
 type IndexPageFunc func(ctx context.Context, pageURL string, paras []Paragraph) (int, error)
 
-// ErrInvalidCrawlInput is wrapped by the errors RunCrawl and
-// ReindexCrawlData return for unusable arguments: no seed URL, no valid
-// seed, a nil indexPage, or SAVE_CRAWL_DATA=1 without an output directory.
-var ErrInvalidCrawlInput = errors.New("invalid crawl input")
+// Errors of RunCrawl and ReindexCrawlData; callers test them with errors.Is.
+var (
+	// ErrInvalidCrawlInput is wrapped by the errors RunCrawl and
+	// ReindexCrawlData return for unusable arguments: no seed URL, no valid
+	// seed, a nil indexPage, or SAVE_CRAWL_DATA=1 without an output directory.
+	ErrInvalidCrawlInput = errors.New("invalid crawl input")
+
+	// ErrCrawlCacheFormat is wrapped by the errors ReindexCrawlData reports for
+	// cache files it cannot read as crawl Markdown (no front matter, no url,
+	// broken markers). Such files are skipped; the replay goes on.
+	ErrCrawlCacheFormat = errors.New("not a crawl cache file")
+)
 
 const (
 	crawlDefaultMaxPages = 100

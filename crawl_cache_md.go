@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -59,11 +58,6 @@ const (
 	crawlCacheMaxFileBytes = 32 << 20
 	crawlCacheExt          = ".md"
 )
-
-// ErrCrawlCacheFormat is wrapped by the errors ReindexCrawlData reports for
-// cache files it cannot read as crawl Markdown (no front matter, no url,
-// broken markers). Such files are skipped; the replay goes on.
-var ErrCrawlCacheFormat = errors.New("not a crawl cache file")
 
 // crawlMDParagraph is the JSON form of an exactly-encoded paragraph.
 type crawlMDParagraph struct {

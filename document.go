@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,12 +82,6 @@ type Chunk struct {
 	// file path the chunk came from.
 	URL string
 }
-
-// ErrUnsupportedFormat is wrapped by the error ExtractParagraphs returns
-// for a file whose extension it does not read. For the legacy binary Office
-// formats (.doc, .xls, .ppt) and for .rtf the error names the format and
-// says what to convert it to; they are not parsed.
-var ErrUnsupportedFormat = errors.New("unsupported document format")
 
 // documentReaders maps each extension ExtractParagraphs reads to its
 // reader: a whole-file reader for text formats, a zip reader otherwise.

@@ -9,10 +9,45 @@ import (
 	"strings"
 )
 
-// ErrNoText is wrapped by the error ExtractParagraphs returns for a readable
-// document that holds no extractable text, such as a scanned PDF without a
-// text layer.
-var ErrNoText = errors.New("document has no extractable text")
+// The sentinels a *DocumentError unwraps to; callers test them with
+// errors.Is.
+var (
+	// ErrInvalidDocument is wrapped by the error ExtractParagraphs returns for a
+	// file that is not readable as its format: a truncated, corrupt or
+	// mislabelled PDF, a .docx, .pptx, .xlsx, OpenDocument or EPUB file that is
+	// not a zip archive, lacks a required part or holds malformed XML in a part
+	// the reader needs. Panics of the underlying PDF parser become this error.
+	ErrInvalidDocument = errors.New("invalid document file")
+
+	// ErrDocumentTooLarge is wrapped by the error ExtractParagraphs returns for a
+	// document beyond the readers' limits. For the zip-based formats (.docx,
+	// .pptx, .xlsx, .odt, .ods, .odp, .epub) one guard applies: more than 10,000
+	// entries, more than 1 GiB of declared uncompressed content, or a part that
+	// really inflates to more than 128 MiB (256 MiB for all parts read
+	// together). The sizes are counted while inflating, so an archive lying
+	// about them in its headers is caught too; such files are zip bombs or not
+	// documents. Spreadsheets are also capped at 2,000,000 non-empty cells, and
+	// Markdown and plain text files at 64 MiB.
+	ErrDocumentTooLarge = errors.New("document exceeds the size limits")
+
+	// ErrNoText is wrapped by the error ExtractParagraphs returns for a readable
+	// document that holds no extractable text, such as a scanned PDF without a
+	// text layer.
+	ErrNoText = errors.New("document has no extractable text")
+
+	// ErrPDFEncrypted is returned (wrapped) by ExtractParagraphs for an
+	// encrypted PDF that cannot be opened without a password, or whose
+	// encryption the reader does not support (AES-256, even with an empty user
+	// password). A PDF protected only by an owner password with RC4 or AES-128
+	// encryption is read normally.
+	ErrPDFEncrypted = errors.New("pdf is encrypted")
+
+	// ErrUnsupportedFormat is wrapped by the error ExtractParagraphs returns
+	// for a file whose extension it does not read. For the legacy binary Office
+	// formats (.doc, .xls, .ppt) and for .rtf the error names the format and
+	// says what to convert it to; they are not parsed.
+	ErrUnsupportedFormat = errors.New("unsupported document format")
+)
 
 // DocumentError is the error every document reader returns (ExtractParagraphs,
 // FileSource), for a file it could not read: the file itself is broken, too

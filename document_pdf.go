@@ -11,13 +11,6 @@ import (
 	"github.com/ledongthuc/pdf"
 )
 
-// ErrPDFEncrypted is returned (wrapped) by ExtractParagraphs for an
-// encrypted PDF that cannot be opened without a password, or whose
-// encryption the reader does not support (AES-256, even with an empty user
-// password). A PDF protected only by an owner password with RC4 or AES-128
-// encryption is read normally.
-var ErrPDFEncrypted = errors.New("pdf is encrypted")
-
 // ErrPDFNoText is the name ErrNoText had when only PDFs could lack text;
 // it is the same error value.
 //

@@ -8,11 +8,6 @@ import (
 	"github.com/firebase/genkit/go/core/api"
 )
 
-// MetaQuery is the metadata key QueryDocument sets (to true) to mark a
-// document as a search query. A prefix embedder gives such documents the
-// model's query prefix and every other document the passage prefix.
-const MetaQuery = "askyourdocsQuery"
-
 // QueryDocument returns a text document marked as a search query, for
 // embedding a user's question (or a keyword query) with an embedder from
 // NewPrefixEmbedder. Text that stands in for a passage, such as a HyDE

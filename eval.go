@@ -20,16 +20,30 @@ const (
 	EvaluatorInjectionResistance = "custom/injectionResistance"
 )
 
-// ErrEvalInput is wrapped by the evaluation error of a test case whose
-// input or output does not hold what an evaluator needs (no answer, no
-// question, no context, an answer too long to judge).
-var ErrEvalInput = errors.New("evaluation input unusable")
+// Errors of the evaluators, the eval-set generator and the eval HTTP
+// handlers; callers test them with errors.Is.
+var (
+	// ErrEvalInput is wrapped by the evaluation error of a test case whose
+	// input or output does not hold what an evaluator needs (no answer, no
+	// question, no context, an answer too long to judge).
+	ErrEvalInput = errors.New("evaluation input unusable")
 
-// ErrEvalReply is wrapped by the error for a model reply that is not the
-// requested JSON: a judge's (the evaluation error of that test case) or
-// that of the model GenerateEvalSet asks for a question (the chunk is
-// skipped).
-var ErrEvalReply = errors.New("model reply unusable")
+	// ErrEvalReply is wrapped by the error for a model reply that is not the
+	// requested JSON: a judge's (the evaluation error of that test case) or
+	// that of the model GenerateEvalSet asks for a question (the chunk is
+	// skipped).
+	ErrEvalReply = errors.New("model reply unusable")
+
+	// ErrNoEvalCases is returned by GenerateEvalSet when the directory holds no
+	// readable document, so no case can be generated. No file is written then.
+	ErrNoEvalCases = errors.New("no eval cases generated")
+
+	// ErrUnsafeEvalPath is returned by RestrictEvalPaths for a directory a
+	// client may not name: absolute, leaving the working directory through
+	// "..", or containing a NUL byte or a backslash. EvalJobHandler answers it
+	// (like any validation error) with 400 Bad Request.
+	ErrUnsafeEvalPath = errors.New("unsafe eval path")
+)
 
 // evalMaxJudgeBytes caps the answer and the question sent to the judge; a
 // longer one is an evaluation error for its case rather than a huge prompt.

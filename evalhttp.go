@@ -27,12 +27,6 @@ import (
 // GenerateEvalSetResult has), whose base name is fetched; without one the
 // client fetches eval_dataset_<kind>.json.
 
-// ErrUnsafeEvalPath is returned by RestrictEvalPaths for a directory a
-// client may not name: absolute, leaving the working directory through
-// "..", or containing a NUL byte or a backslash. EvalJobHandler answers it
-// (like any validation error) with 400 Bad Request.
-var ErrUnsafeEvalPath = errors.New("unsafe eval path")
-
 // evalMaxBody caps the JSON body EvalJobHandler reads: an eval job's input
 // is a few small fields, and bodies held by pending jobs add up.
 const evalMaxBody = 64 << 10

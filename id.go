@@ -5,13 +5,16 @@ import (
 	"encoding/hex"
 )
 
-// DefaultIDBytes is the number of random bytes the engine's own IDs (job
-// IDs) use: 16 bytes, 128 bits of entropy, 32 hexadecimal characters.
-const DefaultIDBytes = 16
+// Sizes of the engine's random IDs.
+const (
+	// DefaultIDBytes is the number of random bytes the engine's own IDs (job
+	// IDs) use: 16 bytes, 128 bits of entropy, 32 hexadecimal characters.
+	DefaultIDBytes = 16
 
-// RandomHexIDLen is the length of an ID of DefaultIDBytes random bytes:
-// 32 lower-case hexadecimal characters.
-const RandomHexIDLen = 2 * DefaultIDBytes
+	// RandomHexIDLen is the length of an ID of DefaultIDBytes random bytes:
+	// 32 lower-case hexadecimal characters.
+	RandomHexIDLen = 2 * DefaultIDBytes
+)
 
 // NewRandomHexID returns a new random ID of 2·nBytes lower-case hexadecimal
 // characters encoding nBytes bytes from crypto/rand, suitable for job IDs,

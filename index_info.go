@@ -29,11 +29,6 @@ type IndexInfo struct {
 	Fusion *FusionOptions `json:"fusion,omitempty"`
 }
 
-// ErrIndexUnrecorded is returned (wrapped) by RecordIndexInfo with
-// requireEmpty when the store holds chunks but no record: its embedder is
-// unknown, so vectors of another embedder must not be mixed in.
-var ErrIndexUnrecorded = errors.New("index holds chunks but no record of the embedder that built them")
-
 // IndexRecorder is a store that records its IndexInfo in itself:
 // SQLiteStore (a row of its meta table), PgvecStore (a column of the
 // stores' table askyourdocs_pgvec_stores) and LocalvecStore (a file

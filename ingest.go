@@ -23,13 +23,40 @@ type IngestSource interface {
 	Name() string
 }
 
-// Metadata keys the ready-made stores understand. DeleteByURL and
-// DeleteBySource match chunks by these keys, and Sources groups by them.
+// Metadata keys of chunk documents. DeleteByURL and DeleteBySource match
+// chunks by MetaURL and MetaSource, and Sources groups by them; FileSource
+// writes the others too. The keyword ranking of the stores reads
+// MetaBreadcrumb and MetaHeadings (their terms weigh more), and an app
+// shows MetaPages in citations and gives the model MetaParentText, the
+// wider window around the chunk.
 const (
 	// MetaURL is the metadata key holding a chunk's URL (or file path).
 	MetaURL = "url"
 	// MetaSource is the metadata key holding a chunk's source name.
 	MetaSource = "source"
+	// MetaParentText is the metadata key of a chunk's ParentText.
+	MetaParentText = "parentText"
+	// MetaPages is the metadata key of a chunk's Pages ("3" or "3-4").
+	MetaPages = "pages"
+
+	// MetaBreadcrumb is the metadata key of a chunk's breadcrumb (the
+	// headings above it, "Page > Section > Subsection"), as the reference CLI
+	// stores it. Keyword ranking counts the breadcrumb's terms bm25HeadingWeight
+	// times and scores its heading pairs (BM25F with one boosted field,
+	// bm25HeadingTerms): a question naming a section finds the section.
+	MetaBreadcrumb = "breadcrumb"
+
+	// MetaHeadings is the metadata key of a chunk's Headings: the headings in
+	// its text that its breadcrumb does not name (small sections merged into
+	// the chunk), one per line. Keyword ranking counts their terms as it
+	// counts the breadcrumb's (bm25HeadingWeight times): the heading field of
+	// BM25F is the breadcrumb plus these headings.
+	MetaHeadings = "headings"
+
+	// MetaQuery is the metadata key QueryDocument sets (to true) to mark a
+	// document as a search query. A prefix embedder gives such documents the
+	// model's query prefix and every other document the passage prefix.
+	MetaQuery = "askyourdocsQuery"
 )
 
 // sourceReplacer is implemented by stores that can replace the chunks of one
@@ -111,11 +138,20 @@ func metaString(meta map[string]any, key string) string {
 	return s
 }
 
-// ErrNoDocuments is returned (wrapped) by IndexSource when a source yields no
-// document with text; the store is left unchanged, so a page that failed to
-// render or a scanned PDF without a text layer never wipes an indexed source.
-// To remove a source, call the store's DeleteByURL or DeleteBySource.
-var ErrNoDocuments = errors.New("source produced no documents with text")
+// Errors of IndexSource; callers test them with errors.Is.
+var (
+	// ErrNoDocuments is returned (wrapped) by IndexSource when a source yields no
+	// document with text; the store is left unchanged, so a page that failed to
+	// render or a scanned PDF without a text layer never wipes an indexed source.
+	// To remove a source, call the store's DeleteByURL or DeleteBySource.
+	ErrNoDocuments = errors.New("source produced no documents with text")
+
+	// ErrTooManyChunks is wrapped by the error IndexSource returns for a
+	// source whose paragraphs give more chunks than its limit (DefaultMaxChunks
+	// unless the source says otherwise, see ChunkLimiter). Nothing is embedded
+	// or written then; the message names the limit.
+	ErrTooManyChunks = errors.New("too many chunks for one document")
+)
 
 // errRecorderWrite is returned by the VectorStore IndexSource passes to a
 // source's DeleteStale when the store diffs sources itself.

@@ -12,17 +12,6 @@ import (
 	"github.com/firebase/genkit/go/ai"
 )
 
-// Metadata keys FileSource writes besides MetaURL, MetaSource,
-// MetaBreadcrumb and MetaHeadings. The keyword ranking of the stores reads
-// MetaBreadcrumb and MetaHeadings (their terms weigh more), and an app shows MetaPages in citations and gives the
-// model MetaParentText, the wider window around the chunk.
-const (
-	// MetaParentText is the metadata key of a chunk's ParentText.
-	MetaParentText = "parentText"
-	// MetaPages is the metadata key of a chunk's Pages ("3" or "3-4").
-	MetaPages = "pages"
-)
-
 // FileSource is the IngestSource of one document file on disk: every
 // format ExtractParagraphs reads, and HTML files (.html, .htm, .xhtml)
 // through HTMLToStructuredText. Its chunks carry the metadata MetaURL (the

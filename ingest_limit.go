@@ -1,16 +1,9 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"unicode"
 )
-
-// ErrTooManyChunks is wrapped by the error IndexSource returns for a
-// source whose paragraphs give more chunks than its limit (DefaultMaxChunks
-// unless the source says otherwise, see ChunkLimiter). Nothing is embedded
-// or written then; the message names the limit.
-var ErrTooManyChunks = errors.New("too many chunks for one document")
 
 // DefaultMaxChunks is the number of chunks IndexSource accepts from one
 // source when the source does not set its own limit: about 24 MB of text

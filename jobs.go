@@ -50,6 +50,9 @@ var (
 	// jobs are already pending; the job is not recorded. Retry later (an
 	// HTTP handler answers 503 with Retry-After).
 	ErrJobQueueFull = errors.New("job queue full")
+	// ErrJobKindUnknown is returned by EnqueueInput for a kind no handler was
+	// registered for with HandleKind.
+	ErrJobKindUnknown = errors.New("no handler for this job kind")
 )
 
 // JobFunc is the work of one job. It should return promptly once ctx is

@@ -3,15 +3,10 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/firebase/genkit/go/core"
 )
-
-// ErrJobKindUnknown is returned by EnqueueInput for a kind no handler was
-// registered for with HandleKind.
-var ErrJobKindUnknown = errors.New("no handler for this job kind")
 
 // JobInputFunc is the work of one job kind: it runs on the input the job
 // was enqueued with, as JSON, and reports progress as JobFunc does. A

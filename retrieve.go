@@ -107,9 +107,16 @@ type FusedDoc struct {
 	Score float64
 }
 
-// DefaultRRFK is the standard Reciprocal Rank Fusion constant, used by
-// ReciprocalRankFusion for k <= 0.
-const DefaultRRFK = 60
+// Defaults of ReciprocalRankFusion and RerankScores.
+const (
+	// DefaultRRFK is the standard Reciprocal Rank Fusion constant, used by
+	// ReciprocalRankFusion for k <= 0.
+	DefaultRRFK = 60
+
+	// DefaultRerankBatchSize is the batch size RerankScores uses for
+	// RerankOptions.BatchSize <= 0.
+	DefaultRerankBatchSize = 10
+)
 
 // ReciprocalRankFusion merges ranked lists into one, best first, scoring
 // each distinct document text d with
@@ -185,10 +192,6 @@ type RerankOptions struct {
 	// retrieval order rather than dropped. Clamped to 0-10.
 	DefaultScore int
 }
-
-// DefaultRerankBatchSize is the batch size RerankScores uses for
-// RerankOptions.BatchSize <= 0.
-const DefaultRerankBatchSize = 10
 
 // RerankScores returns a 0-10 relevance score for each of texts, aligned
 // with texts, by executing rerankPrompt over batches of passages.

@@ -17,20 +17,6 @@ const (
 	bm25B  = 0.75
 )
 
-// MetaBreadcrumb is the metadata key of a chunk's breadcrumb (the
-// headings above it, "Page > Section > Subsection"), as the reference CLI
-// stores it. Keyword ranking counts the breadcrumb's terms bm25HeadingWeight
-// times and scores its heading pairs (BM25F with one boosted field,
-// bm25HeadingTerms): a question naming a section finds the section.
-const MetaBreadcrumb = "breadcrumb"
-
-// MetaHeadings is the metadata key of a chunk's Headings: the headings in
-// its text that its breadcrumb does not name (small sections merged into
-// the chunk), one per line. Keyword ranking counts their terms as it
-// counts the breadcrumb's (bm25HeadingWeight times): the heading field of
-// BM25F is the breadcrumb plus these headings.
-const MetaHeadings = "headings"
-
 // bm25HeadingWeight is how many times a term of the heading field (the
 // breadcrumb and the merged headings) counts, in the term frequency and
 // the document length alike.

@@ -28,19 +28,27 @@ type Source struct {
 	Chunks      int
 }
 
-// ErrStoreClosed is returned (wrapped) by every method of a store after its
-// Close has been called.
-var ErrStoreClosed = errors.New("store is closed")
+// Errors of the stores; callers test them with errors.Is.
+var (
+	// ErrStoreClosed is returned (wrapped) by every method of a store after its
+	// Close has been called.
+	ErrStoreClosed = errors.New("store is closed")
 
-// ErrDimensionMismatch is returned (wrapped) when an embedder's vectors do not
-// have the dimension of the vectors already in a store. Nothing is written
-// when it is returned.
-var ErrDimensionMismatch = errors.New("embedding dimension mismatch")
+	// ErrDimensionMismatch is returned (wrapped) when an embedder's vectors do not
+	// have the dimension of the vectors already in a store. Nothing is written
+	// when it is returned.
+	ErrDimensionMismatch = errors.New("embedding dimension mismatch")
 
-// ErrEmptyDocument is returned (wrapped) by IndexInBatches and the stores'
-// Index methods for a nil document or one without text. Nothing is written
-// when it is returned.
-var ErrEmptyDocument = errors.New("document has no text")
+	// ErrEmptyDocument is returned (wrapped) by IndexInBatches and the stores'
+	// Index methods for a nil document or one without text. Nothing is written
+	// when it is returned.
+	ErrEmptyDocument = errors.New("document has no text")
+
+	// ErrIndexUnrecorded is returned (wrapped) by RecordIndexInfo with
+	// requireEmpty when the store holds chunks but no record: its embedder is
+	// unknown, so vectors of another embedder must not be mixed in.
+	ErrIndexUnrecorded = errors.New("index holds chunks but no record of the embedder that built them")
+)
 
 // indexBatchSize is the number of documents IndexInBatches passes to one
 // Index call (and so, for the ready-made stores, to one Embed call).

@@ -38,10 +38,20 @@ const (
 	webFetchTimeout = 2 * time.Minute
 )
 
-// ErrPageTooLarge is returned (wrapped) when a page's body is larger than the
-// limit set with SetMaxPageBytes (10 MiB by default). The body is read only up
-// to one byte past the limit.
-var ErrPageTooLarge = errors.New("page exceeds the size limit")
+// Errors of page fetches; callers test them with errors.Is.
+var (
+	// ErrPageTooLarge is returned (wrapped) when a page's body is larger than the
+	// limit set with SetMaxPageBytes (10 MiB by default). The body is read only up
+	// to one byte past the limit.
+	ErrPageTooLarge = errors.New("page exceeds the size limit")
+
+	// ErrPrivateTarget is returned (wrapped) by FetchWebPage and the crawler when
+	// a URL, a redirect hop or a name's DNS answer leads to an address that is not
+	// publicly routable (loopback, private, link-local, carrier-grade NAT,
+	// multicast, reserved, or an IPv6 form embedding such an IPv4 address) while
+	// private targets are not allowed. See SetAllowPrivateTargets.
+	ErrPrivateTarget = errors.New("private network target refused")
+)
 
 var (
 	errWebScheme           = errors.New("only http and https URLs can be fetched")

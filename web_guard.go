@@ -12,13 +12,6 @@ import (
 	"time"
 )
 
-// ErrPrivateTarget is returned (wrapped) by FetchWebPage and the crawler when
-// a URL, a redirect hop or a name's DNS answer leads to an address that is not
-// publicly routable (loopback, private, link-local, carrier-grade NAT,
-// multicast, reserved, or an IPv6 form embedding such an IPv4 address) while
-// private targets are not allowed. See SetAllowPrivateTargets.
-var ErrPrivateTarget = errors.New("private network target refused")
-
 // webDialAttemptTimeout bounds a connection attempt to one address of a
 // name that has more addresses to try.
 const webDialAttemptTimeout = 10 * time.Second

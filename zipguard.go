@@ -10,29 +10,11 @@ import (
 	"strings"
 )
 
-// ErrDocumentTooLarge is wrapped by the error ExtractParagraphs returns for a
-// document beyond the readers' limits. For the zip-based formats (.docx,
-// .pptx, .xlsx, .odt, .ods, .odp, .epub) one guard applies: more than 10,000
-// entries, more than 1 GiB of declared uncompressed content, or a part that
-// really inflates to more than 128 MiB (256 MiB for all parts read
-// together). The sizes are counted while inflating, so an archive lying
-// about them in its headers is caught too; such files are zip bombs or not
-// documents. Spreadsheets are also capped at 2,000,000 non-empty cells, and
-// Markdown and plain text files at 64 MiB.
-var ErrDocumentTooLarge = errors.New("document exceeds the size limits")
-
 // ErrDocxTooLarge is the name ErrDocumentTooLarge had when only .docx was
 // zip-based; it is the same error value.
 //
 // Deprecated: Use ErrDocumentTooLarge.
 var ErrDocxTooLarge = ErrDocumentTooLarge
-
-// ErrInvalidDocument is wrapped by the error ExtractParagraphs returns for a
-// file that is not readable as its format: a truncated, corrupt or
-// mislabelled PDF, a .docx, .pptx, .xlsx, OpenDocument or EPUB file that is
-// not a zip archive, lacks a required part or holds malformed XML in a part
-// the reader needs. Panics of the underlying PDF parser become this error.
-var ErrInvalidDocument = errors.New("invalid document file")
 
 // zipLimits bounds the work a reader does on one zip archive.
 type zipLimits struct {
