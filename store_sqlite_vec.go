@@ -68,23 +68,6 @@ func quantizeUnit(v []float32, q []byte) float32 {
 	return scale
 }
 
-// dotInt8 returns the dot product of a and b (len(b) >= len(a)).
-func dotInt8(a, b []int8) int32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += int32(a[i])*int32(b[i]) + int32(a[i+4])*int32(b[i+4])
-		s1 += int32(a[i+1])*int32(b[i+1]) + int32(a[i+5])*int32(b[i+5])
-		s2 += int32(a[i+2])*int32(b[i+2]) + int32(a[i+6])*int32(b[i+6])
-		s3 += int32(a[i+3])*int32(b[i+3]) + int32(a[i+7])*int32(b[i+7])
-	}
-	for ; i < len(a); i++ {
-		s0 += int32(a[i]) * int32(b[i])
-	}
-	return s0 + s1 + s2 + s3
-}
-
 // candidates returns the rows with the c highest approximate cosine
 // similarities to the unit query qq (quantised), best first. Large
 // matrices are scanned in parallel. Called with the store's mu held.
