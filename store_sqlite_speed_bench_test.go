@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -90,26 +91,64 @@ func sqliteSpeedQuestionsOf(pages []string, n int) []string {
 	return out
 }
 
-// sqliteSpeedIndex indexes pages into store as the CLI does (one
-// IndexSource per file, the CLI's chunking) and returns the HTML bytes
-// read.
+// sqliteSpeedIndex indexes pages into store as the CLI does: one
+// IndexSource per file in order, with the CLI's chunking, while
+// GOMAXPROCS workers extract up to 2 x GOMAXPROCS files ahead (the CLI's
+// prefetchFiles). It returns the HTML bytes read.
 func sqliteSpeedIndex(b *testing.B, store VectorStore, pages []string) int64 {
 	b.Helper()
 	ctx := context.Background()
-	var bytes int64
-	for _, p := range pages {
-		src, err := NewFileSource(p)
+	workers := runtime.GOMAXPROCS(0)
+	srcs := make([]*sqliteSpeedSource, len(pages))
+	for i, p := range pages {
+		fs, err := NewFileSource(p)
 		if err != nil {
 			b.Fatal(err)
 		}
+		srcs[i] = &sqliteSpeedSource{FileSource: fs, done: make(chan struct{})}
+	}
+	window := make(chan struct{}, 2*workers)
+	todo := make(chan *sqliteSpeedSource)
+	go func() {
+		defer close(todo)
+		for _, src := range srcs {
+			window <- struct{}{}
+			todo <- src
+		}
+	}()
+	for range workers {
+		go func() {
+			for src := range todo {
+				src.paras, src.err = src.FileSource.Fetch(ctx)
+				close(src.done)
+			}
+		}()
+	}
+	var bytes int64
+	for i, src := range srcs {
 		if _, _, err := IndexSource(ctx, store, src, 1200, 150, nil); err != nil {
 			b.Fatal(err)
 		}
-		if fi, err := os.Stat(p); err == nil {
+		<-window
+		if fi, err := os.Stat(pages[i]); err == nil {
 			bytes += fi.Size()
 		}
 	}
 	return bytes
+}
+
+// sqliteSpeedSource is a FileSource whose Fetch returns what a worker
+// extracted ahead.
+type sqliteSpeedSource struct {
+	*FileSource
+	done  chan struct{}
+	paras []Paragraph
+	err   error
+}
+
+func (s *sqliteSpeedSource) Fetch(ctx context.Context) ([]Paragraph, error) {
+	<-s.done
+	return s.paras, s.err
 }
 
 // sqliteSpeedFTS5 builds the anchor of BenchmarkSQLiteKeywordVsFTS5: a

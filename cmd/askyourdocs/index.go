@@ -277,7 +277,10 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	// One bulk run: the local store writes its file once at the end (and
 	// every flushInterval, bounding what a crash could lose) instead of once
 	// per source, which made large folders quadratic.
+	stopPrefetch := prefetchFiles(ctx, jobs)
+	defer stopPrefetch()
 	if err := b.store.bulk(func() error {
+		defer stopPrefetch()
 		for _, j := range jobs {
 			if ctx.Err() != nil {
 				break
