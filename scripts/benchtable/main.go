@@ -103,7 +103,24 @@ func selectRows(args []string) ([]row, error) {
 // command is the go test command line that runs one invocation alone.
 func command(in invocation) string {
 	var b strings.Builder
+	set := map[string]bool{}
 	for _, e := range in.Env {
+		k, _, _ := strings.Cut(e, "=")
+		set[k] = true
+		if v := os.Getenv(k); v != "" {
+			e = k + "=" + v // runOne keeps a value already set
+		}
+		b.WriteString(e + " ")
+	}
+	// The benchmarks' own size variables, when set, are part of the run.
+	var pass []string
+	for _, e := range os.Environ() {
+		if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(k, "ASKYOURDOCS_BENCH_") && !set[k] {
+			pass = append(pass, e)
+		}
+	}
+	slices.Sort(pass)
+	for _, e := range pass {
 		b.WriteString(e + " ")
 	}
 	fmt.Fprintf(&b, "go test %s -run '^$' -bench '%s' -benchtime %s -count 1 -timeout %s", in.Pkg, pattern(in), in.Benchtime, in.Timeout)
