@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
@@ -61,46 +62,74 @@ func (s *SQLiteStore) insertRows(ctx context.Context, conn *sql.Conn, rows []sql
 			return 0, fmt.Errorf("record dimension: %w", err)
 		}
 	}
-	ins, err := conn.PrepareContext(ctx, `INSERT OR IGNORE INTO chunks (id, url, source, text_hash, text, doc, vec) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	defer ins.Close()
-	insQ, err := conn.PrepareContext(ctx, `INSERT INTO qvecs (rid, scale, q) VALUES (?, ?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	defer insQ.Close()
-	n := 0
-	q := make([]byte, dim)
 	for i := range rows {
-		r := &rows[i]
-		if len(r.vec) != dim {
+		if r := &rows[i]; len(r.vec) != dim {
 			return 0, fmt.Errorf("chunk %s: %w: vector has %d dimensions, the store has %d", r.id, ErrDimensionMismatch, len(r.vec), dim)
 		}
-		doc, err := json.Marshal(r.doc)
-		if err != nil {
-			return 0, fmt.Errorf("chunk %s: document is not JSON-encodable: %w", r.id, err)
+	}
+	// Many rows per INSERT statement: each statement that fires the
+	// chunk_terms trigger opens a statement savepoint, at which FTS5
+	// writes its pending terms out as a new segment (to be merged later),
+	// so one statement per row cost a segment per chunk.
+	n := 0
+	q := make([]byte, dim)
+	for start := 0; start < len(rows); start += sqliteInsertBatch {
+		part := rows[start:min(start+sqliteInsertBatch, len(rows))]
+		args := make([]any, 0, 7*len(part))
+		for i := range part {
+			r := &part[i]
+			doc, err := json.Marshal(r.doc)
+			if err != nil {
+				return 0, fmt.Errorf("chunk %s: document is not JSON-encodable: %w", r.id, err)
+			}
+			args = append(args, r.id, r.url, r.source, r.textHash, r.text, doc, sqliteEncodeVec(r.vec))
 		}
-		res, err := ins.ExecContext(ctx, r.id, r.url, r.source, r.textHash, r.text, doc, sqliteEncodeVec(r.vec))
+		rs, err := conn.QueryContext(ctx, `INSERT OR IGNORE INTO chunks (id, url, source, text_hash, text, doc, vec) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(part)), ", ")+` RETURNING rid, id`, args...)
 		if err != nil {
-			return 0, fmt.Errorf("insert chunk %s: %w", r.id, err)
+			return 0, fmt.Errorf("insert chunks %s...: %w", part[0].id, err)
 		}
-		if k, _ := res.RowsAffected(); k == 0 {
+		rids := make(map[string]int64, len(part))
+		for rs.Next() {
+			var rid int64
+			var id string
+			if err := rs.Scan(&rid, &id); err != nil {
+				rs.Close()
+				return 0, fmt.Errorf("insert chunks %s...: %w", part[0].id, err)
+			}
+			rids[id] = rid
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return 0, fmt.Errorf("insert chunks %s...: %w", part[0].id, err)
+		}
+		if len(rids) == 0 {
 			continue
 		}
-		rid, err := res.LastInsertId()
-		if err != nil {
-			return 0, err
+		qargs := make([]any, 0, 3*len(rids))
+		for i := range part {
+			r := &part[i]
+			rid, ok := rids[r.id]
+			if !ok {
+				continue // already stored (or repeated in rows)
+			}
+			delete(rids, r.id)
+			scale := quantizeUnit(r.vec, q)
+			qargs = append(qargs, rid, scale, slices.Clone(q))
 		}
-		scale := quantizeUnit(r.vec, q)
-		if _, err := insQ.ExecContext(ctx, rid, scale, q); err != nil {
-			return 0, fmt.Errorf("insert vector of chunk %s: %w", r.id, err)
+		k := len(qargs) / 3
+		if _, err := conn.ExecContext(ctx, `INSERT INTO qvecs (rid, scale, q) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", k), ", "), qargs...); err != nil {
+			return 0, fmt.Errorf("insert vectors of chunks %s...: %w", part[0].id, err)
 		}
-		n++
+		n += k
 	}
 	return n, nil
 }
+
+// sqliteInsertBatch is the most chunks insertRows writes with one
+// statement (7 parameters each, well under SQLite's 32,766).
+const sqliteInsertBatch = 256
 
 // A vector blob is dense or sparse. Dense: the float32 elements, little
 // endian (4 bytes each). Sparse, for vectors whose zeros make it at most
