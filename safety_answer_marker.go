@@ -1,10 +1,5 @@
 package engine
 
-// EnglishRemovedLinkMarker is the removed-link marker for English pages
-// (SanitizeOptions.RemovedLinkMarker); SanitizeAnswer's own is German,
-// "[Link entfernt]".
-const EnglishRemovedLinkMarker = "[link removed]"
-
 // SanitizeOptions configure CleanAnswer. A nil pointer or a zero field
 // means the default; the struct is not retained.
 type SanitizeOptions struct {
