@@ -67,6 +67,8 @@ type PgvecStore struct {
 	// replaceHook, when set (by tests), runs inside a source replacement's
 	// transaction after its writes, before the commit.
 	replaceHook func(ctx context.Context) error
+	// bulk is the store's Bulk run in this process (pgstore_bulk.go).
+	bulk pgvecBulkState
 }
 
 // PgvecOptions are the optional settings of NewPgvecStoreWithOptions. The
@@ -245,6 +247,11 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 	}
 	s.Pool = pool
 	s.language, s.an = o.TextSearchConfig, pgvecAnalyzer(o.TextSearchConfig) // the stored one, unless rebuilt
+	// Indexes an interrupted bulk load dropped are rebuilt first.
+	if err := s.recoverBulk(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
+	}
 	if s.migration.reembedPending {
 		if err := s.reembed(ctx, &o); err != nil {
 			pool.Close()
@@ -550,10 +557,15 @@ func (s *PgvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("pgvector index: %w", err)
 	}
-	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error { return s.write(ctx, tx, todo) })
+	// Many rows against those present take the bulk path (pgstore_bulk.go).
+	deferred, err := s.writeAdding(ctx, todo, func() error {
+		return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error { return s.writeRows(ctx, tx, todo, s.bulkLoading()) })
+	})
 	if err != nil {
 		return fmt.Errorf("pgvector index: %w", err)
 	}
-	s.compactTerms(ctx, todo)
+	if !deferred {
+		s.compactTerms(ctx, todo)
+	}
 	return nil
 }

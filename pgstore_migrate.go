@@ -356,6 +356,11 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgvecIdent(pgvecMetaTable)+` ADD COLUMN IF NOT EXISTS reembed_dim integer`); err != nil {
 			return fmt.Errorf("add reembed_dim to %s: %w", pgvecMetaTable, err)
 		}
+		// The indexes a bulk load dropped and has not rebuilt yet
+		// (pgstore_bulk.go).
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgvecIdent(pgvecMetaTable)+` ADD COLUMN IF NOT EXISTS bulk_rebuild jsonb`); err != nil {
+			return fmt.Errorf("add bulk_rebuild to %s: %w", pgvecMetaTable, err)
+		}
 
 		err := tx.QueryRow(ctx, `SELECT schema_version, embedding_dim, ts_config, reembed_dim FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name).
 			Scan(&m.FromVersion, &m.PreviousDim, &oldTS, &pendingDim)

@@ -65,6 +65,8 @@ func pgChildMain(role string) error {
 	switch role {
 	case "reembed":
 		return pgReembedChildMain(say, in)
+	case "bulk":
+		return pgBulkChildMain(say, in)
 	case "open":
 		if err := waitGo(); err != nil {
 			return err

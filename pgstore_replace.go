@@ -83,9 +83,44 @@ func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs
 	if err := s.embedWithProgress(ctx, todo, progress); err != nil {
 		return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
 	}
+	if run := s.bulkRun(); run != nil {
+		// A Bulk run commits the source with its next batch.
+		keepSet := make(map[string]bool, len(keep))
+		for _, id := range keep {
+			keepSet[id] = true
+		}
+		for id := range current {
+			if !keepSet[id] {
+				deleted++
+			}
+		}
+		src := &pgvecBulkSource{urls: urls, sources: sources, keep: keep, todo: todo, kept: kept, locks: locks}
+		if err := s.addBulkSource(ctx, run, src); err != nil {
+			return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
+		}
+		return len(todo), deleted, nil
+	}
+	deferred, err := s.writeAdding(ctx, todo, func() error { return s.replaceLoop(ctx, urls, sources, keep, locks, &todo, kept, &deleted) })
+	if err != nil {
+		return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
+	}
+	if !deferred {
+		s.compactTerms(ctx, todo)
+	}
+	return len(todo), deleted, nil
+}
+
+// replaceLoop is a source replacement's transaction, retried (with the
+// chunks meant to stay unchanged that a concurrent writer removed meanwhile
+// embedded and added to *todo) until it commits with every kept chunk
+// present; *deleted gets the number of stale chunks deleted.
+func (s *PgvecStore) replaceLoop(ctx context.Context, urls, sources, keep []string, locks []int64, todoP *[]*pgvecRow, kept []*pgvecRow, deleted *int) error {
+	t := pgvecIdent(s.names.table)
+	todo := *todoP
+	defer func() { *todoP = todo }()
 	for attempt := 1; ; attempt++ {
 		var missing []*pgvecRow
-		err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`, locks); err != nil {
 				return fmt.Errorf("lock source: %w", err)
 			}
@@ -120,25 +155,24 @@ func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs
 			if err != nil {
 				return fmt.Errorf("delete stale chunks: %w", err)
 			}
-			deleted = int(tag.RowsAffected())
+			*deleted = int(tag.RowsAffected())
 			if s.replaceHook != nil {
 				return s.replaceHook(ctx)
 			}
 			return nil
 		})
 		if err != nil {
-			return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
+			return err
 		}
 		if len(missing) == 0 {
-			s.compactTerms(ctx, todo)
-			return len(todo), deleted, nil
+			return nil
 		}
 		if attempt == pgvecReplaceAttempts {
-			return 0, 0, fmt.Errorf("pgvector replace source: concurrent writers kept removing chunks of this source, gave up after %d attempts", attempt)
+			return fmt.Errorf("concurrent writers kept removing chunks of this source, gave up after %d attempts", attempt)
 		}
 		kept = slices.DeleteFunc(kept, func(r *pgvecRow) bool { return slices.Contains(missing, r) })
 		if err := s.embedWithProgress(ctx, missing, nil); err != nil {
-			return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
+			return err
 		}
 		todo = append(todo, missing...)
 	}

@@ -175,14 +175,7 @@ func pgvecWritePostings(ctx context.Context, tx pgx.Tx, n pgvecNames, ids []stri
 		return nil
 	}
 	if useCopy {
-		src := pgx.CopyFromSlice(len(ps), func(i int) ([]any, error) {
-			p := &ps[i]
-			return []any{p.term, p.cid, p.tf, p.len}, nil
-		})
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{n.kw}, pgvecTermColumns, src); err != nil {
-			return fmt.Errorf("copy %d postings: %w", len(ps), err)
-		}
-		return nil
+		return pgvecCopyPostings(ctx, tx, n, ps)
 	}
 	// One statement per batch, each chunk's postings within one statement
 	// (the statistics trigger counts a chunk by its empty-term row).
@@ -204,6 +197,18 @@ func pgvecWritePostings(ctx context.Context, tx pgx.Tx, n pgvecNames, ids []stri
 			return fmt.Errorf("insert %d postings: %w", len(batch), err)
 		}
 		start = end
+	}
+	return nil
+}
+
+// pgvecCopyPostings writes ps into the posting table with one COPY, in tx.
+func pgvecCopyPostings(ctx context.Context, tx pgx.Tx, n pgvecNames, ps []pgvecPosting) error {
+	src := pgx.CopyFromSlice(len(ps), func(i int) ([]any, error) {
+		p := &ps[i]
+		return []any{p.term, p.cid, p.tf, p.len}, nil
+	})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{n.kw}, pgvecTermColumns, src); err != nil {
+		return fmt.Errorf("copy %d postings: %w", len(ps), err)
 	}
 	return nil
 }
@@ -376,6 +381,12 @@ func (s *PgvecStore) compactTerms(ctx context.Context, rows []*pgvecRow) {
 			postings += len(r.terms.terms) + 1
 		}
 	}
+	s.compactTermList(ctx, terms, postings)
+}
+
+// compactTermList is compactTerms for the given terms (the empty one
+// included), of a write of the given number of postings.
+func (s *PgvecStore) compactTermList(ctx context.Context, terms []string, postings int) {
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		var got bool
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, pgvecLockKey(s.names.kwDF)).Scan(&got); err != nil {

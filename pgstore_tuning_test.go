@@ -168,6 +168,10 @@ func TestPgvecStoreWriteMethods(t *testing.T) {
 	}
 }
 
+// pgvecRefusedBase is the number of rows TestPgvecStoreCopyRefused writes
+// before its COPY writes.
+const pgvecRefusedBase = 2500
+
 // TestPgvecStoreCopyRefused connects as a role that may not create
 // temporary tables, so COPY's staging table is refused: PgvecWriteAuto
 // falls back to INSERT (and logs it once), PgvecWriteCopy fails, nothing
@@ -212,6 +216,14 @@ func TestPgvecStoreCopyRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Rows present first (INSERT, below the COPY threshold), so that
+		// the writes below are not bulk loads, which COPY straight into
+		// the chunk table without a staging table (pgstore_bulk_copy.go).
+		for i := range pgvecRefusedBase / 500 {
+			if err := s.Index(ctx, pgTestDocs("src", fmt.Sprintf("base%d", i), 500)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := s.Index(ctx, docs); err != nil {
 			t.Errorf("auto write on a server refusing COPY: %v", err)
 		}
@@ -223,8 +235,8 @@ func TestPgvecStoreCopyRefused(t *testing.T) {
 	if !s.noCopy.Load() || strings.Count(logs, "refused COPY") != 1 {
 		t.Errorf("fallback not recorded or not logged once: noCopy=%v, logs:\n%s", s.noCopy.Load(), logs)
 	}
-	if n := pgTestCount(t, s); n != 2*pgvecCopyMinRows {
-		t.Errorf("%d rows after the fallback writes, want %d", n, 2*pgvecCopyMinRows)
+	if n := pgTestCount(t, s); n != pgvecRefusedBase+2*pgvecCopyMinRows {
+		t.Errorf("%d rows after the fallback writes, want %d", n, pgvecRefusedBase+2*pgvecCopyMinRows)
 	}
 
 	strict, err := NewPgvecStoreWithOptions(ctx, nil, "refused", newTestEmbedder(16), dsn, 16, &PgvecOptions{WriteMethod: PgvecWriteCopy})
@@ -236,8 +248,8 @@ func TestPgvecStoreCopyRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "staging table") {
 		t.Errorf("PgvecWriteCopy on a server refusing COPY: err = %v", err)
 	}
-	if n := pgTestCount(t, s); n != 2*pgvecCopyMinRows {
-		t.Errorf("%d rows after the refused COPY, want the %d from before", n, 2*pgvecCopyMinRows)
+	if n := pgTestCount(t, s); n != pgvecRefusedBase+2*pgvecCopyMinRows {
+		t.Errorf("%d rows after the refused COPY, want the %d from before", n, pgvecRefusedBase+2*pgvecCopyMinRows)
 	}
 	if got := slices.Collect(func(yield func(string) bool) {
 		for _, m := range []PgvecWriteMethod{PgvecWriteAuto, PgvecWriteCopy, PgvecWriteInsert, 9} {

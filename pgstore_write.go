@@ -52,10 +52,22 @@ var pgvecStageColumns = []string{"id", "content", "metadata", "content_hash", "t
 // write stores rows inside tx, overwriting rows whose ID exists, with COPY
 // or multi-row INSERT as the store's write method says.
 func (s *PgvecStore) write(ctx context.Context, tx pgx.Tx, rows []*pgvecRow) error {
+	return s.writeRows(ctx, tx, rows, false)
+}
+
+// writeRows is write; bulk (a bulk load, its indexes dropped) first tries
+// COPY straight into the chunk table (pgstore_bulk_copy.go).
+func (s *PgvecStore) writeRows(ctx context.Context, tx pgx.Tx, rows []*pgvecRow, bulk bool) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	s.analyzeTerms(rows)
+	if bulk && s.writeMethod != PgvecWriteInsert && !s.noCopy.Load() {
+		done, err := s.copyNew(ctx, tx, rows)
+		if err != nil || done {
+			return err
+		}
+	}
 	useCopy := false
 	switch s.writeMethod {
 	case PgvecWriteCopy:

@@ -17,9 +17,16 @@ type pgStore struct {
 	name string
 }
 
-// bulk and flush: PostgreSQL commits every batch itself.
-func (s *pgStore) bulk(fn func() error) error { return fn() }
-func (s *pgStore) flush() error               { return nil }
+// bulk runs an indexing run as one PgvecStore.Bulk run: sources are
+// committed in batches and, for a first index or a re-index of a large
+// share, the search indexes are built once at the end; flush commits the
+// sources the run holds.
+func (s *pgStore) bulk(fn func() error) error {
+	_, err := s.Bulk(context.Background(), fn)
+	return err
+}
+
+func (s *pgStore) flush() error { return s.FlushBulk(context.Background()) }
 
 func (s *pgStore) chunkCount(ctx context.Context) (int, error) {
 	var n int

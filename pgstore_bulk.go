@@ -1,0 +1,479 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Bulk ingest (docs/postgres.md, "Bulk ingest"): a write that adds many rows
+// compared with those present loads the chunk table without its HNSW index
+// and the other indexes only searches use, then builds them once. The
+// indexes dropped are recorded in the store's row of askyourdocs_pgvec_stores
+// (bulk_rebuild) in the transaction that drops them, so that a process
+// killed mid-load leaves a record the next open or write acts on; while
+// they are missing, searches give the same results from exact scans.
+
+// pgvecBulkMinRows is the fewest rows a write (or a Bulk run so far) must
+// add for the bulk path.
+const pgvecBulkMinRows = 1000
+
+// pgvecBulkShare is the bulk threshold relative to the rows present: the
+// bulk path is taken when the rows added are at least rows present /
+// pgvecBulkShare. Rebuilding HNSW over all rows costs about a fifth of
+// maintaining it per added row (docs/postgres.md), so at half the present
+// rows the rebuild is cheaper by a wide margin.
+const pgvecBulkShare = 2
+
+// pgvecBulkFlushRows is the number of buffered rows at which a Bulk run
+// commits the sources it holds (about 40 MB of rows at 1,024 dimensions).
+const pgvecBulkFlushRows = 5000
+
+// pgvecBulkLockSalt derives the store's bulk advisory lock key: bulk runs
+// hold it shared while indexes may be missing, the rebuild exclusively.
+const pgvecBulkLockSalt = "\x00bulk"
+
+// pgvecBulkMaxMaintenanceKB is the largest maintenance_work_mem (in kB) the
+// rebuild asks for.
+const pgvecBulkMaxMaintenanceKB = 1 << 20 // 1 GB
+
+// pgvecBulkMaintenanceWorkers is the max_parallel_maintenance_workers the
+// rebuild asks for (the server caps it by its worker settings).
+const pgvecBulkMaintenanceWorkers = 4
+
+// PgvecBulkStats reports what a PgvecStore.Bulk run did.
+type PgvecBulkStats struct {
+	// Rows is the number of chunk rows the run wrote.
+	Rows int
+	// Sources is the number of source replacements the run committed.
+	Sources int
+	// Commits is the number of transactions the buffered sources took.
+	Commits int
+	// Bulk reports that the run loaded without the search indexes (the
+	// rows added reached the threshold) and rebuilt them at the end.
+	Bulk bool
+	// Dropped names the indexes the run dropped and rebuilt.
+	Dropped []string
+	// IndexBuild is the time the rebuild of the dropped indexes took
+	// (within the run's total), HNSWBuild the HNSW index's share of it.
+	IndexBuild, HNSWBuild time.Duration
+}
+
+// pgvecBulkIndex is an index a bulk load dropped: its name and definition.
+type pgvecBulkIndex struct {
+	Name string `json:"name"`
+	Def  string `json:"def"`
+}
+
+// pgvecBulkSource is a source replacement a Bulk run holds until its next
+// commit.
+type pgvecBulkSource struct {
+	urls, sources []string
+	keep          []string
+	todo, kept    []*pgvecRow
+	locks         []int64 // pgvecScopeLocks of the scope and all rows
+}
+
+// pgvecBulkRun is the state of the Bulk runs of one store in this process.
+type pgvecBulkRun struct {
+	mu      sync.Mutex // the buffer, the counters, commits
+	refs    int
+	conn    *pgxpool.Conn // holds the shared bulk lock
+	present int64         // chunk rows when the run started
+	added   int           // rows the run wrote or buffered so far
+	dropped bool          // the run took the bulk path
+	loading atomic.Bool   // dropped, for writers not holding mu
+	pending []*pgvecBulkSource
+	rows    int // rows in pending
+	terms   map[string]bool
+	err     error // the first failed commit
+	stats   PgvecBulkStats
+}
+
+// pgvecBulkState is the PgvecStore's field for Bulk runs.
+type pgvecBulkState struct {
+	mu  sync.Mutex
+	run *pgvecBulkRun
+	// hook, when set (by tests), is called after the bulk path's steps:
+	// "dropped" (indexes dropped and recorded), "committed" (a batch of
+	// sources), "rebuild" (before the rebuild transaction commits).
+	hook func(event string)
+}
+
+// bulkEvent calls the test hook.
+func (s *PgvecStore) bulkEvent(event string) {
+	if s.bulk.hook != nil {
+		s.bulk.hook(event)
+	}
+}
+
+// bulkLockKey is the store's bulk advisory lock key.
+func (s *PgvecStore) bulkLockKey() int64 { return pgvecLockKey(s.names.table + pgvecBulkLockSalt) }
+
+// Bulk runs fn as one indexing run of many writes (the CLI's index
+// command wraps its whole run in it). While fn runs, source replacements
+// of this store (IndexSource) are committed in batches of about
+// pgvecBulkFlushRows rows, each batch one transaction holding whole
+// sources, and the document frequencies are merged once at the end; once
+// the rows added reach max(1000, rows present / 2), the run drops the HNSW
+// index and the other search-only indexes, loads without them and rebuilds
+// them when fn returns (with a larger maintenance_work_mem and parallel
+// workers). Blocks until then; concurrent Bulk calls share one run, which
+// ends with the last. A source replacement's error is returned by that
+// call; a failed batch commit by FlushBulk, the next replacement or Bulk.
+// Sources not yet committed when the process dies are lost (they keep
+// their previous version); the next open rebuilds missing indexes.
+func (s *PgvecStore) Bulk(ctx context.Context, fn func() error) (PgvecBulkStats, error) {
+	if err := s.checkOpen("bulk"); err != nil {
+		return PgvecBulkStats{}, err
+	}
+	run, err := s.joinBulk(ctx)
+	if err != nil {
+		return PgvecBulkStats{}, fmt.Errorf("pgvector bulk: %w", err)
+	}
+	fnErr := fn()
+	stats, endErr := s.leaveBulk(context.WithoutCancel(ctx), run)
+	if endErr != nil {
+		endErr = fmt.Errorf("pgvector bulk: %w", endErr)
+	}
+	return stats, errors.Join(fnErr, endErr)
+}
+
+// FlushBulk commits the source replacements a Bulk run holds; outside a
+// run it does nothing. It returns the error of the run's first failed
+// commit.
+func (s *PgvecStore) FlushBulk(ctx context.Context) error {
+	s.bulk.mu.Lock()
+	run := s.bulk.run
+	s.bulk.mu.Unlock()
+	if run == nil {
+		return nil
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if err := s.flushBulk(ctx, run); err != nil {
+		return fmt.Errorf("pgvector bulk: %w", err)
+	}
+	return nil
+}
+
+// joinBulk returns the store's Bulk run, starting one (taking the shared
+// bulk lock on a connection of its own and counting the rows present).
+func (s *PgvecStore) joinBulk(ctx context.Context) (*pgvecBulkRun, error) {
+	s.bulk.mu.Lock()
+	defer s.bulk.mu.Unlock()
+	if r := s.bulk.run; r != nil {
+		r.refs++
+		return r, nil
+	}
+	conn, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acquire a connection: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock_shared($1)`, s.bulkLockKey()); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("take the bulk lock: %w", err)
+	}
+	r := &pgvecBulkRun{refs: 1, conn: conn, terms: map[string]bool{}}
+	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(s.names.table)).Scan(&r.present); err != nil {
+		s.releaseBulkConn(r)
+		return nil, fmt.Errorf("count chunks: %w", err)
+	}
+	s.bulk.run = r
+	return r, nil
+}
+
+// releaseBulkConn releases the shared bulk lock and the run's connection.
+func (s *PgvecStore) releaseBulkConn(r *pgvecBulkRun) {
+	if r.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := r.conn.Exec(ctx, `SELECT pg_advisory_unlock_shared($1)`, s.bulkLockKey()); err != nil {
+		// A connection in an unknown state must not return to the pool
+		// holding the lock.
+		_ = r.conn.Conn().Close(ctx)
+	}
+	r.conn.Release()
+	r.conn = nil
+}
+
+// leaveBulk ends the caller's share of run; the last one commits what is
+// buffered, merges the frequency deltas and rebuilds the dropped indexes.
+func (s *PgvecStore) leaveBulk(ctx context.Context, run *pgvecBulkRun) (PgvecBulkStats, error) {
+	s.bulk.mu.Lock()
+	run.refs--
+	last := run.refs == 0
+	if last {
+		s.bulk.run = nil
+	}
+	s.bulk.mu.Unlock()
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	if !last {
+		return run.stats, run.err
+	}
+	err := s.flushBulk(ctx, run)
+	if len(run.terms) > 0 {
+		terms := make([]string, 0, len(run.terms)+1)
+		terms = append(terms, "")
+		for t := range run.terms {
+			terms = append(terms, t)
+		}
+		s.compactTermList(ctx, terms, run.stats.Rows*50)
+	}
+	s.releaseBulkConn(run)
+	if run.dropped {
+		start := time.Now()
+		rebuilt, hnsw, rerr := s.rebuildBulkIndexes(ctx, run.stats.Rows)
+		run.stats.IndexBuild, run.stats.HNSWBuild = time.Since(start), hnsw
+		if rerr != nil {
+			err = errors.Join(err, rerr)
+		} else if rebuilt {
+			slog.Info("pgvector store: bulk load done, indexes rebuilt", "store", s.name, "rows", run.stats.Rows,
+				"indexes", run.stats.Dropped, "build", run.stats.IndexBuild.Round(time.Millisecond))
+		}
+	}
+	return run.stats, err
+}
+
+// bulkDue reports whether adding rows more rows to the added ones crosses
+// the bulk threshold against present rows.
+func pgvecBulkDue(added int, present int64) bool {
+	return added >= pgvecBulkMinRows && int64(added)*pgvecBulkShare >= present
+}
+
+// pgvecBulkCandidates returns the names of the indexes a bulk load drops:
+// those only searches use. The primary key, the B-trees on url, source and
+// text_hash, the postings' (cid, term) index and the frequency table's
+// index stay: writers need them.
+func pgvecBulkCandidates(n pgvecNames) []string {
+	return []string{n.hnsw, n.kw + "_rank", n.kw + "_cid", n.tsv, n.trgm}
+}
+
+// dropBulkIndexes drops the bulk candidates that exist and records them in
+// the store's row of the meta table, in one transaction; the caller holds
+// the shared bulk lock. It returns the names dropped.
+func (s *PgvecStore) dropBulkIndexes(ctx context.Context) ([]string, error) {
+	var names []string
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		var recorded []byte
+		if err := tx.QueryRow(ctx, `SELECT bulk_rebuild FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1 FOR UPDATE`, s.name).Scan(&recorded); err != nil {
+			return fmt.Errorf("read the bulk record: %w", err)
+		}
+		var idx []pgvecBulkIndex
+		if recorded != nil {
+			if err := json.Unmarshal(recorded, &idx); err != nil {
+				return fmt.Errorf("read the bulk record: %w", err)
+			}
+		}
+		rows, err := tx.Query(ctx, `SELECT indexname, indexdef FROM pg_indexes
+			WHERE schemaname = current_schema() AND indexname = ANY($1)`, pgvecBulkCandidates(s.names))
+		if err != nil {
+			return fmt.Errorf("list indexes: %w", err)
+		}
+		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgvecBulkIndex, error) {
+			var x pgvecBulkIndex
+			err := r.Scan(&x.Name, &x.Def)
+			return x, err
+		})
+		if err != nil {
+			return fmt.Errorf("list indexes: %w", err)
+		}
+		if len(found) == 0 {
+			return nil
+		}
+		idx = append(idx, found...)
+		js, err := json.Marshal(idx)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET bulk_rebuild = $2 WHERE store = $1`, s.name, js); err != nil {
+			return fmt.Errorf("record the bulk load: %w", err)
+		}
+		for _, x := range found {
+			if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+pgvecIdent(x.Name)); err != nil {
+				return fmt.Errorf("drop index %s: %w", x.Name, err)
+			}
+			names = append(names, x.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("drop indexes for a bulk load: %w", err)
+	}
+	return names, nil
+}
+
+// rebuildBulkIndexes rebuilds the indexes recorded in the store's bulk
+// record, when no bulk run holds the bulk lock (else that run rebuilds
+// them when it ends), and clears the record, in one transaction with a
+// maintenance_work_mem for rows rows. It reports whether it rebuilt and
+// the time the HNSW index took.
+func (s *PgvecStore) rebuildBulkIndexes(ctx context.Context, rows int) (rebuilt bool, hnsw time.Duration, err error) {
+	conn, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		return false, 0, fmt.Errorf("rebuild indexes: acquire a connection: %w", err)
+	}
+	defer conn.Release()
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, s.bulkLockKey()).Scan(&got); err != nil {
+		return false, 0, fmt.Errorf("rebuild indexes: take the bulk lock: %w", err)
+	}
+	if !got {
+		return false, 0, nil // another bulk run holds it and rebuilds at its end
+	}
+	defer func() {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, s.bulkLockKey()); err != nil {
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}()
+	// The record is read outside the build's transaction (the exclusive
+	// bulk lock keeps droppers out meanwhile): a transaction that has read
+	// the meta table would block every store's start-up, whose schema
+	// transaction alters that table, for the whole build.
+	var recorded []byte
+	if err := conn.QueryRow(ctx, `SELECT bulk_rebuild FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, s.name).Scan(&recorded); err != nil {
+		return false, 0, fmt.Errorf("rebuild indexes: read the bulk record: %w", err)
+	}
+	if recorded == nil {
+		return false, 0, nil
+	}
+	var idx []pgvecBulkIndex
+	if err := json.Unmarshal(recorded, &idx); err != nil {
+		return false, 0, fmt.Errorf("rebuild indexes: read the bulk record: %w", err)
+	}
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if rows <= 0 {
+			var n int64
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(s.names.table)).Scan(&n); err != nil {
+				return fmt.Errorf("count chunks: %w", err)
+			}
+			rows = int(n)
+		}
+		// The HNSW graph of all rows should fit into maintenance_work_mem
+		// (pgvector builds much slower once it does not): vector, neighbour
+		// lists and overhead, with room.
+		needKB := int64(rows) * int64(s.dim*4+600) * 3 / 2 / 1024
+		if _, err := tx.Exec(ctx, `SELECT set_config('maintenance_work_mem', GREATEST(setting::bigint, LEAST($1::bigint, $2::bigint))::text || 'kB', true)
+				FROM pg_settings WHERE name = 'maintenance_work_mem'`, needKB, int64(pgvecBulkMaxMaintenanceKB)); err != nil {
+			return fmt.Errorf("raise maintenance_work_mem: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT set_config('max_parallel_maintenance_workers', GREATEST(setting::int, $1)::text, true)
+				FROM pg_settings WHERE name = 'max_parallel_maintenance_workers'`, pgvecBulkMaintenanceWorkers); err != nil {
+			return fmt.Errorf("raise max_parallel_maintenance_workers: %w", err)
+		}
+		for _, x := range idx {
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgvecIdent(x.Name)).Scan(&exists); err != nil {
+				return fmt.Errorf("look for index %s: %w", x.Name, err)
+			}
+			if exists {
+				continue
+			}
+			start := time.Now()
+			if _, err := tx.Exec(ctx, x.Def); err != nil {
+				return fmt.Errorf("build index %s: %w", x.Name, err)
+			}
+			if x.Name == s.names.hnsw {
+				hnsw = time.Since(start)
+			}
+		}
+		s.bulkEvent("rebuild")
+		// The meta table is touched from here to the commit only.
+		if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET bulk_rebuild = NULL WHERE store = $1`, s.name); err != nil {
+			return fmt.Errorf("clear the bulk record: %w", err)
+		}
+		rebuilt = true
+		return nil
+	})
+	if err != nil {
+		return false, 0, fmt.Errorf("rebuild indexes after a bulk load: %w", err)
+	}
+	if rebuilt {
+		for _, t := range []string{s.names.table, s.names.kw, s.names.kwDF} {
+			if _, err := conn.Exec(ctx, `ANALYZE `+pgvecIdent(t)); err != nil {
+				slog.Warn("pgvector store: ANALYZE after a bulk load failed", "store", s.name, "table", t, "err", err)
+			}
+		}
+	}
+	return rebuilt, hnsw, nil
+}
+
+// recoverBulk rebuilds the indexes a bulk load left dropped when no bulk
+// run is active (its process died): NewPgvecStore and writes outside a
+// Bulk run call it. Searches are exact scans until then.
+func (s *PgvecStore) recoverBulk(ctx context.Context) error {
+	var pending bool
+	if err := s.Pool.QueryRow(ctx, `SELECT bulk_rebuild IS NOT NULL FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, s.name).Scan(&pending); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return fmt.Errorf("read the bulk record: %w", err)
+	}
+	if !pending {
+		return nil
+	}
+	start := time.Now()
+	rebuilt, _, err := s.rebuildBulkIndexes(ctx, 0)
+	if err != nil {
+		return err
+	}
+	if rebuilt {
+		slog.Warn("pgvector store: rebuilt the indexes an interrupted bulk load had dropped", "store", s.name,
+			"took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// bulkLoading reports whether a Bulk run of this process has dropped the
+// indexes (writes then take the bulk write path).
+func (s *PgvecStore) bulkLoading() bool {
+	run := s.bulkRun()
+	return run != nil && run.loading.Load()
+}
+
+// bulkRun returns the store's active Bulk run, nil outside one.
+func (s *PgvecStore) bulkRun() *pgvecBulkRun {
+	s.bulk.mu.Lock()
+	defer s.bulk.mu.Unlock()
+	return s.bulk.run
+}
+
+// enterBulkPath drops the search indexes when run's rows added (plus
+// adding) cross the threshold and it has not done so; run.mu is held.
+func (s *PgvecStore) enterBulkPath(ctx context.Context, run *pgvecBulkRun, adding int) error {
+	if run.dropped || !pgvecBulkDue(run.added+adding, run.present) {
+		return nil
+	}
+	names, err := s.dropBulkIndexes(ctx)
+	if err != nil {
+		return err
+	}
+	run.dropped, run.stats.Bulk = true, true
+	run.loading.Store(true)
+	run.stats.Dropped = append(run.stats.Dropped, names...)
+	s.bulkEvent("dropped")
+	return nil
+}
+
+// noteTerms adds the terms of rows to run's deferred compaction.
+func (run *pgvecBulkRun) noteTerms(rows []*pgvecRow) {
+	for _, r := range rows {
+		if r.terms == nil {
+			continue
+		}
+		for _, t := range r.terms.terms {
+			run.terms[t] = true
+		}
+	}
+}
