@@ -37,6 +37,10 @@ const pgvecBulkShare = 2
 // commits the sources it holds (about 40 MB of rows at 1,024 dimensions).
 const pgvecBulkFlushRows = 5000
 
+// pgvecBulkFlushAge is the longest a Bulk run holds a source replacement
+// before the next one commits the batch: what a crash can lose.
+const pgvecBulkFlushAge = 10 * time.Second
+
 // pgvecBulkLockSalt derives the store's bulk advisory lock key: bulk runs
 // hold it shared while indexes may be missing, the rebuild exclusively.
 const pgvecBulkLockSalt = "\x00bulk"
@@ -92,7 +96,8 @@ type pgvecBulkRun struct {
 	dropped bool          // the run took the bulk path
 	loading atomic.Bool   // dropped, for writers not holding mu
 	pending []*pgvecBulkSource
-	rows    int // rows in pending
+	since   time.Time // when pending got its first source
+	rows    int       // rows in pending
 	terms   map[string]bool
 	err     error // the first failed commit
 	stats   PgvecBulkStats
@@ -121,14 +126,14 @@ func (s *PgvecStore) bulkLockKey() int64 { return pgvecLockKey(s.names.table + p
 // Bulk runs fn as one indexing run of many writes (the CLI's index
 // command wraps its whole run in it). While fn runs, source replacements
 // of this store (IndexSource) are committed in batches of about
-// pgvecBulkFlushRows rows, each batch one transaction holding whole
-// sources, and the document frequencies are merged once at the end; once
+// pgvecBulkFlushRows rows or after 10 s, each batch one transaction
+// holding whole sources, and the document frequencies are merged once at the end; once
 // the rows added reach max(1000, rows present / 2), the run drops the HNSW
 // index and the other search-only indexes, loads without them and rebuilds
 // them when fn returns (with a larger maintenance_work_mem and parallel
 // workers). Blocks until then; concurrent Bulk calls share one run, which
 // ends with the last. A source replacement's error is returned by that
-// call; a failed batch commit by FlushBulk, the next replacement or Bulk.
+// call; a failed batch commit by the replacement that made it and by Bulk.
 // Sources not yet committed when the process dies are lost (they keep
 // their previous version); the next open rebuilds missing indexes.
 func (s *PgvecStore) Bulk(ctx context.Context, fn func() error) (PgvecBulkStats, error) {
@@ -147,10 +152,9 @@ func (s *PgvecStore) Bulk(ctx context.Context, fn func() error) (PgvecBulkStats,
 	return stats, errors.Join(fnErr, endErr)
 }
 
-// FlushBulk commits the source replacements a Bulk run holds; outside a
-// run it does nothing. It returns the error of the run's first failed
-// commit.
-func (s *PgvecStore) FlushBulk(ctx context.Context) error {
+// flushBulkNow commits the source replacements a Bulk run holds; outside
+// a run it does nothing.
+func (s *PgvecStore) flushBulkNow(ctx context.Context) error {
 	s.bulk.mu.Lock()
 	run := s.bulk.run
 	s.bulk.mu.Unlock()

@@ -276,7 +276,7 @@ func TestPgvecBulkParity(t *testing.T) {
 
 // pgBulkChildMain is the "bulk" child of TestPgvecBulkKilled: it indexes
 // PGCHILD_N chunks of the bench corpus in one Bulk run, committing every
-// 10 sources (FlushBulk, as the CLI's index does every 30 s), prints each
+// 10 sources (flushBulkNow), prints each
 // bulk event as "EVENT SOURCES" (sources committed so far) and blocks in
 // the PGCHILD_BLOCK-th event named PGCHILD_AT until killed.
 func pgBulkChildMain(say func(string, ...any), in *bufio.Reader) error {
@@ -307,7 +307,7 @@ func pgBulkChildMain(say func(string, ...any), in *bufio.Reader) error {
 			}
 			if (i+1)%10 == 0 {
 				handed = i + 1
-				if err := s.FlushBulk(ctx); err != nil {
+				if err := s.flushBulkNow(ctx); err != nil {
 					return err
 				}
 			}

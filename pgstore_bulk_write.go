@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -16,7 +17,8 @@ const pgvecBulkMaxSources = 500
 // it is committed with the next batch. A batch is committed first when it
 // holds a chunk ID src writes too (one statement cannot write a row twice);
 // then src is added and the batch committed once it holds
-// pgvecBulkFlushRows rows or pgvecBulkMaxSources sources. The error is that
+// pgvecBulkFlushRows rows or pgvecBulkMaxSources sources, or its first
+// source is pgvecBulkFlushAge old. The error is that
 // of a commit this call made.
 func (s *PgvecStore) addBulkSource(ctx context.Context, run *pgvecBulkRun, src *pgvecBulkSource) error {
 	run.mu.Lock()
@@ -29,10 +31,13 @@ func (s *PgvecStore) addBulkSource(ctx context.Context, run *pgvecBulkRun, src *
 			break
 		}
 	}
+	if len(run.pending) == 0 {
+		run.since = time.Now()
+	}
 	run.pending = append(run.pending, src)
 	run.rows += len(src.todo)
 	run.added += len(src.todo)
-	if run.rows >= pgvecBulkFlushRows || len(run.pending) >= pgvecBulkMaxSources {
+	if run.rows >= pgvecBulkFlushRows || len(run.pending) >= pgvecBulkMaxSources || time.Since(run.since) >= pgvecBulkFlushAge {
 		return s.flushBulk(ctx, run)
 	}
 	return nil

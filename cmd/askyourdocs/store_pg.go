@@ -18,15 +18,15 @@ type pgStore struct {
 }
 
 // bulk runs an indexing run as one PgvecStore.Bulk run: sources are
-// committed in batches and, for a first index or a re-index of a large
-// share, the search indexes are built once at the end; flush commits the
-// sources the run holds.
+// committed in batches (at most 10 s old) and, for a first index or a
+// re-index of a large share, the search indexes are built once at the
+// end. flush: the batches commit themselves.
 func (s *pgStore) bulk(fn func() error) error {
 	_, err := s.Bulk(context.Background(), fn)
 	return err
 }
 
-func (s *pgStore) flush() error { return s.FlushBulk(context.Background()) }
+func (s *pgStore) flush() error { return nil }
 
 func (s *pgStore) chunkCount(ctx context.Context) (int, error) {
 	var n int

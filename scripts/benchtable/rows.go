@@ -208,6 +208,5 @@ func rowByID(id string) (row, error) {
 // (issue 26); until they exist their rows print "missing". The list must
 // be empty once they have landed (TestRowsNameBenchmarksThatExist).
 var landing = map[string]bool{
-	"BenchmarkPgvecBulkIngest":  true,
 	"BenchmarkLocalvecVsGenkit": true,
 }
