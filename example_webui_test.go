@@ -22,7 +22,7 @@ func ExampleTopicStandaloneQuestion() {
 func ExampleCalibratedConfidence() {
 	e := askyourdocs.ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 2}
 	fmt.Println(askyourdocs.CalibratedConfidence(e))
-	e.VectorRank = 2
+	e.HeadingKeywords = 1
 	fmt.Println(askyourdocs.CalibratedConfidence(e).String())
 	e.TextRank = 4
 	fmt.Println(askyourdocs.CalibratedConfidence(e).Label())

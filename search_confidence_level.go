@@ -51,46 +51,47 @@ type ConfidenceEvidence struct {
 // questions and reported on the other (docs/serve.md has the table and
 // the command that reproduces it).
 const (
-	// calibratedHighEvidence is the evidence score "high" needs, with
-	// both lists ranking the hit first, calibratedHighKeywords keywords
-	// and at least calibratedHighHeadingShare of them in the heading; a
-	// question with fewer than calibratedHighLongQuestion keywords also
-	// needs the hit's evidence to beat the runner-up's.
+	// calibratedMediumVectorRank is the vector rank within which, with
+	// keyword rank 1, a hit can be medium; calibratedHighVectorRank the
+	// one within which a long question's hit whose heading names every
+	// keyword can be high (other highs need rank 1).
+	calibratedMediumVectorRank = 1
+	calibratedHighVectorRank   = 3
+	// calibratedMediumEvidence is the evidence score medium needs.
+	calibratedMediumEvidence = 9
+	// calibratedHighEvidence is the evidence score high needs, with
+	// calibratedHighKeywords keywords and at least
+	// calibratedHighHeadingShare of them in the heading; a question with
+	// fewer than calibratedHighLongQuestion keywords also needs the hit's
+	// evidence to beat the runner-up's.
 	calibratedHighEvidence     = 9
 	calibratedHighKeywords     = 1
 	calibratedHighHeadingShare = 0.5
 	calibratedHighLongQuestion = 3
-	// calibratedMediumEvidence is the evidence score "medium" needs, with
-	// the keyword list ranking the hit first and the vector list within
-	// calibratedMediumVectorRank (first for a one-keyword question).
-	calibratedMediumEvidence   = 10
-	calibratedMediumVectorRank = 3
 )
 
-// CalibratedConfidence returns the level of a hit from e. High: both
-// lists rank it first, evidence at least 9, the heading names at least
-// half of the question's keywords, and the question has three or more
-// keywords or the hit more evidence than the runner-up. Medium: evidence 10, the keyword list
-// ranks it first and the vector list within 3 (first for a one-keyword
-// question). Low otherwise. On the held-out half of every dev set "high"
-// is right (the top hit relevant) at least 90% of the time, and 90% or
-// more of the questions from another manual are low (docs/serve.md). The
-// spec's ConfidenceLabel keeps its fixed 8/5 thresholds; use it for a
-// reranker's score.
+// CalibratedConfidence returns the level of a hit from e. It needs the
+// keyword list to rank the hit first for medium or high. High: evidence
+// at least 9, and either both lists rank it first and its heading names
+// half of the question's keywords or more, or the vector list ranks it
+// within 3 and its heading names all of them; a question with fewer than
+// three keywords also needs more evidence than the runner-up. Medium:
+// both lists rank it first, evidence at least 9. Low otherwise. On the
+// held-out half of every dev set "high" is right (the top hit relevant)
+// at least 90% of the time, and 90% or more of the questions from
+// another manual are low (docs/serve.md). The spec's ConfidenceLabel
+// keeps its fixed 8/5 thresholds; use it for a reranker's score.
 func CalibratedConfidence(e ConfidenceEvidence) ConfidenceLevel {
-	if e.TextRank != 1 || e.VectorRank <= 0 {
+	if e.TextRank != 1 || e.VectorRank <= 0 || e.VectorRank > calibratedHighVectorRank || e.Keywords == 0 {
 		return ConfidenceLow
 	}
-	if e.VectorRank == 1 && e.Evidence >= calibratedHighEvidence && e.Keywords >= calibratedHighKeywords &&
-		float64(e.HeadingKeywords) >= calibratedHighHeadingShare*float64(e.Keywords) &&
-		(e.Keywords >= calibratedHighLongQuestion || e.Evidence > e.RunnerUp) {
+	long := e.Keywords >= calibratedHighLongQuestion
+	heading := e.VectorRank == 1 && float64(e.HeadingKeywords) >= calibratedHighHeadingShare*float64(e.Keywords) ||
+		long && e.HeadingKeywords == e.Keywords
+	if heading && e.Evidence >= calibratedHighEvidence && e.Keywords >= calibratedHighKeywords && (long || e.Evidence > e.RunnerUp) {
 		return ConfidenceHigh
 	}
-	maxRank := calibratedMediumVectorRank
-	if e.Keywords < 2 {
-		maxRank = 1
-	}
-	if e.Evidence >= calibratedMediumEvidence && e.Keywords > 0 && e.VectorRank <= maxRank {
+	if e.VectorRank <= calibratedMediumVectorRank && e.Evidence >= calibratedMediumEvidence {
 		return ConfidenceMedium
 	}
 	return ConfidenceLow

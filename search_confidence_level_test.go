@@ -14,15 +14,18 @@ func TestCalibratedConfidence(t *testing.T) {
 		{ConfidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, ConfidenceMedium},
 		// The heading names less than half of the question.
 		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 1}, ConfidenceMedium},
-		// One keyword: high when it beats the runner-up, else medium
-		// only when both lists agree.
+		// One keyword: high when it beats the runner-up, else medium.
 		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceHigh},
 		{ConfidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceMedium},
 		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 1}, ConfidenceMedium},
 		{ConfidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceLow},
 		{ConfidenceEvidence{Evidence: 8, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 3, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceMedium},
+		{ConfidenceEvidence{Evidence: 9, RunnerUp: 9, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, ConfidenceMedium},
+		// A long question whose heading names every keyword: high with
+		// the vector list within 3.
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 3, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceHigh},
 		{ConfidenceEvidence{Evidence: 10, VectorRank: 4, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 3, HeadingKeywords: 2}, ConfidenceLow}, // the vector list disagrees
 		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 2, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow}, // the keyword list disagrees
 		{ConfidenceEvidence{Evidence: 10, VectorRank: 0, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
 		{ConfidenceEvidence{Evidence: 2, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow}, // a keyword occurs nowhere

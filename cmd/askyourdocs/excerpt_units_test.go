@@ -151,6 +151,22 @@ func TestFollowUpKeepsTopic(t *testing.T) {
 	}
 }
 
+// TestBestExcerptNotHeading: a generated answer that repeats a section's
+// heading ("Creating a virtual environment [1]") gets the section's text
+// as its citation's quote, not the heading alone, and a fragment left by
+// a link is not the quote either.
+func TestBestExcerptNotHeading(t *testing.T) {
+	p := "Creating a virtual environment\nTo create a virtual environment, choose a folder for it and run the env command:\ntern env create ./harbor-env"
+	got := bestExcerpt(p, "Creating a virtual environment [1]\n\ntracking See more [link removed].", "", true, nil)
+	if !strings.Contains(got, "To create a virtual environment, choose a folder") {
+		t.Errorf("quote %q", got)
+	}
+	p = "See more [link removed] about virtual environments.\nA virtual environment keeps each project's packages apart."
+	if got := bestExcerpt(p, "about virtual environments", "", true, nil); !strings.HasPrefix(got, "A virtual environment keeps") {
+		t.Errorf("quote %q", got)
+	}
+}
+
 // TestBestExcerptDistinct: a quote an earlier citation already shows is
 // replaced by the passage's next best sentence.
 func TestBestExcerptDistinct(t *testing.T) {

@@ -136,7 +136,8 @@ func fallbackQuestion(question string, h []askyourdocs.QATurn) string {
 }
 
 // bestExcerpt is the short verbatim quote of a citation: the sentence of
-// the passage that best matches a generated answer, or, for an extractive
+// the passage that best matches a generated answer (the best units,
+// unitExcerpt, when that sentence is a heading or a fragment), or, for an extractive
 // answer (which is the passages themselves), the part that best matches
 // the question. A quote that repeats one of used (an earlier citation's,
 // as overlapping passages of one section give) is replaced by the best
@@ -144,7 +145,15 @@ func fallbackQuestion(question string, h []askyourdocs.QATurn) string {
 func bestExcerpt(passage, answer, question string, generated bool, used []string) string {
 	pick := func(text string) string {
 		if generated {
-			return askyourdocs.BestExcerpt(text, answer)
+			ex := askyourdocs.BestExcerpt(text, answer)
+			if weakUnit(excerptUnit{text: ex}) || isPassageHeading(text, ex) {
+				// A heading or a fragment matches the answer's words but
+				// says nothing: quote the best whole units instead.
+				if alt := unitExcerpt(text, answer, nil, citationExcerptChars); alt != "" {
+					return alt
+				}
+			}
+			return ex
 		}
 		return askyourdocs.Excerpt(text, askyourdocs.ExcerptOptions{Query: question})
 	}
@@ -162,6 +171,22 @@ func bestExcerpt(passage, answer, question string, generated bool, used []string
 		return ex
 	}
 	return pick(strings.Join(rest, " "))
+}
+
+// citationExcerptChars is the length of a citation's quote when it is
+// made of units, BestExcerpt's 220 characters.
+const citationExcerptChars = 220
+
+// isPassageHeading reports whether quote is a heading line of passage
+// (isHeadingLine, with more text after it).
+func isPassageHeading(passage, quote string) bool {
+	lines := strings.Split(strings.TrimSpace(passage), "\n")
+	for _, l := range lines[:len(lines)-1] {
+		if l = strings.Join(strings.Fields(l), " "); l == quote && isHeadingLine(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // repeats reports whether quote is (part of) one of used, or one of used
