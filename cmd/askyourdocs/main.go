@@ -52,6 +52,9 @@ const (
 // help for it.
 var errUsage = errors.New("usage")
 
+// errInterrupted is returned when Ctrl-C ended a command.
+var errInterrupted = errors.New("interrupted")
+
 // command is one entry of the command table. To add a command, append an
 // entry to commands (in this file or from an init function of its own
 // file) and give it a run function.
