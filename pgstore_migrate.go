@@ -183,6 +183,17 @@ var pgvecMigrations = []pgvecMigrationStep{
 	{version: 3, what: "stored tsvector column with its GIN index", apply: pgvecCreateV3},
 	{version: 4, what: "keyword posting and frequency tables (BM25F ranking)", apply: pgvecCreateV4},
 	{version: 5, what: "keyword postings with whole identifiers (analyzer change)", apply: pgvecCreateV5},
+	{version: 6, what: "index of chunk lengths (keyword threshold search)", apply: pgvecCreateV6},
+}
+
+// pgvecCreateV6 indexes the chunk lengths (the empty term's postings), so
+// that the threshold search reads the shortest length with one probe
+// (pgvecShareBound).
+func pgvecCreateV6(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string, _ string) error {
+	if _, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgvecIdent(n.kw+"_len")+` ON `+pgvecIdent(n.kw)+` (len) WHERE term = ''`); err != nil {
+		return fmt.Errorf("create chunk length index: %w", err)
+	}
+	return nil
 }
 
 // pgvecCreateV5 rebuilds the postings: from version 5 the analyzer also

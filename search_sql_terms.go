@@ -144,6 +144,7 @@ type pgvecScoring struct {
 	idfs     []float64
 	postings int64 // the scored terms' postings in all
 	avg      float64
+	minLen   int64 // the shortest chunk length (0 when unknown)
 	keywords []string
 }
 
@@ -202,7 +203,10 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 			cand = append(cand, t)
 		}
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0), coalesce(sum(d.len), 0)
+	// The shortest chunk (the empty term's postings, through the index of
+	// schema version 6) tightens the threshold search's bound.
+	rows, err := s.Pool.Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0), coalesce(sum(d.len), 0),
+			coalesce((SELECT min(k.len) FROM `+pgvecIdent(s.names.kw)+` k WHERE k.term = ''), 0)::bigint
 		FROM unnest($1::text[]) AS u(t) LEFT JOIN `+pgvecIdent(s.names.kwDF)+` d ON d.term = u.t GROUP BY u.t`, cand)
 	if err != nil {
 		return sc, fmt.Errorf("read term frequencies: %w", err)
@@ -212,7 +216,7 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 	for rows.Next() {
 		var t string
 		var f, l int64
-		if err := rows.Scan(&t, &f, &l); err != nil {
+		if err := rows.Scan(&t, &f, &l, &sc.minLen); err != nil {
 			rows.Close()
 			return sc, fmt.Errorf("read term frequencies: %w", err)
 		}

@@ -86,25 +86,65 @@ const (
 
 // pgvecShareBound returns the highest BM25 share (without the IDF) of a
 // posting whose stored impact is at most w, for chunks of average length
-// avg. The impact is tf/(tf + A + B0 len) with A = k1(1-b) and
-// B0 = k1 b/pgvecImpactLen, the share (k1+1)/(1 + R) with
-// R = (A + B len)/tf and B = k1 b/avg. From w' <= w follows
-// (A + B0 len)/tf >= R0 := 1/w - 1. With q = B/B0: for q >= 1, R >= R0 and,
-// as len >= (R0 tf - A)/B0 and tf >= 1, R >= q R0 - A(q - 1); for q < 1,
-// R >= q R0 (A >= qA). The share is at most (k1+1)/(1 + R) for the
-// largest of these lower bounds. The stored impact is a float4: the bound
-// is raised by a relative 1e-5 to cover its rounding.
-func pgvecShareBound(w float32, avg float64) float64 {
+// avg none of which is shorter than minLen. The impact is
+// tf/(tf + A + B0 len) with A = k1(1-b) and B0 = k1 b/pgvecImpactLen, the
+// share (k1+1) tf/(tf + A + B len) with B = k1 b/avg. From w' <= w follows
+// B0 len >= tf R0 - A with R0 := 1/w - 1, and len >= max(minLen, tf): for
+// a given tf the share is highest at the shortest such len. With
+// q = B/B0 <= 1 the share grows with tf towards (k1+1)/(1 + q R0); with
+// q > 1 it grows with tf while the length bound max(minLen, tf) holds and
+// falls once (tf R0 - A)/B0 does, so the highest share is at a tf next to
+// where the two meet (pgvecShareAt is evaluated there). The stored impact
+// is a float4: the bound is raised by a relative 1e-5 to cover its
+// rounding.
+func pgvecShareBound(w float32, avg float64, minLen int64) float64 {
 	if w <= 0 {
 		return 0
 	}
-	r0 := max(1/float64(w)-1, 0)
-	q := pgvecImpactLen / avg
-	r := q * r0
-	if q >= 1 {
-		r = max(r0, q*r0-bm25K1*(1-bm25B)*(q-1))
+	r0 := 1/float64(w) - 1
+	if r0 <= 0 {
+		return (bm25K1 + 1) * (1 + 1e-5)
 	}
-	return (bm25K1 + 1) / (1 + r) * (1 + 1e-5)
+	q := pgvecImpactLen / avg
+	if q <= 1 {
+		return (bm25K1 + 1) / (1 + q*r0) * (1 + 1e-5)
+	}
+	a, b0 := bm25K1*(1-bm25B), bm25K1*bm25B/pgvecImpactLen
+	l := float64(max(minLen, 0))
+	// Where (tf R0 - A)/B0 meets minLen (for tf <= minLen) or tf (for
+	// tf >= minLen, when R0 > B0).
+	var meet []float64
+	if c := (a + b0*l) / r0; c <= l {
+		meet = append(meet, c)
+	}
+	if r0 > b0 {
+		if c := a / (r0 - b0); c >= l {
+			meet = append(meet, c)
+		}
+	}
+	best := pgvecShareAt(1, r0, avg, l)
+	for _, c := range meet {
+		for tf := math.Floor(c) - 1; tf <= math.Ceil(c)+1; tf++ {
+			if tf >= 1 {
+				best = max(best, pgvecShareAt(tf, r0, avg, l))
+			}
+		}
+	}
+	if r0 <= b0 {
+		// For tf beyond minLen the length bound tf ends up the larger
+		// one for good: the share grows with tf towards (k1+1)/(1 + B).
+		best = max(best, (bm25K1+1)/(1+bm25K1*bm25B/avg))
+	}
+	return best * (1 + 1e-5)
+}
+
+// pgvecShareAt returns the BM25 share of a posting with term frequency tf
+// at the shortest length an impact of at most 1/(1 + r0) and the length
+// bound minLen allow (see pgvecShareBound).
+func pgvecShareAt(tf, r0, avg, minLen float64) float64 {
+	a, b0 := bm25K1*(1-bm25B), bm25K1*bm25B/pgvecImpactLen
+	l := max(minLen, tf, (tf*r0-a)/b0)
+	return (bm25K1 + 1) * tf / (tf + a + bm25K1*bm25B*l/avg)
 }
 
 // run returns the stage's best k chunks as documents, in order.
@@ -245,7 +285,7 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 			threshold := 0.0
 			for i := range terms {
 				if !exhausted[i] {
-					threshold += x.sc.idfs[i] * pgvecShareBound(lastW[i], x.sc.avg)
+					threshold += x.sc.idfs[i] * pgvecShareBound(lastW[i], x.sc.avg, x.sc.minLen)
 				}
 			}
 			kth := cands[k-1]
@@ -266,7 +306,9 @@ func (x *pgvecTopK) tierParam() int { return 3 + len(x.filterArgs) + 3 }
 // the next $2 postings of each list ($p terms, after the impacts and IDs
 // $p+1, $p+2), then the postings of the scored terms $1 of each chunk read
 // (also of one an earlier round read: skipped by the caller; excluding
-// them in SQL costs more), then, with a tier expression or a filter, the
+// them in SQL costs more), each looked up by (cid, term): a probe per term
+// and chunk (OFFSET 0 keeps the planner from joining by cid alone, which
+// reads all of a chunk's postings), then, with a tier expression or a filter, the
 // tier of each such chunk (0 when it fails the filter). Rows are (list, cid, w,
 // NULL, NULL, NULL) for sorted access, (NULL, cid, NULL, term, tf, len)
 // for random access and (NULL, cid, NULL, NULL, tier, NULL) for tiers.
@@ -283,7 +325,8 @@ func (x *pgvecTopK) roundSQL() string {
 		ayd_c AS MATERIALIZED (SELECT DISTINCT cid FROM ayd_s)
 		SELECT ayd_s.i, ayd_s.cid, ayd_s.w, NULL::text, NULL::int4, NULL::int4 FROM ayd_s
 		UNION ALL
-		SELECT NULL, p.cid, NULL, p.term, p.tf, p.len FROM ayd_c JOIN ` + kw + ` p ON p.cid = ayd_c.cid AND p.term = ANY($1::text[])`
+		SELECT NULL, ayd_c.cid, NULL, p.term, p.tf, p.len FROM ayd_c CROSS JOIN unnest($1::text[]) AS ayd_q(term)
+		CROSS JOIN LATERAL (SELECT p.term, p.tf, p.len FROM ` + kw + ` p WHERE p.cid = ayd_c.cid AND p.term = ayd_q.term OFFSET 0) AS p`
 	tier := x.tierSQL
 	if tier == "" {
 		tier = "1"
