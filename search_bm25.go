@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/firebase/genkit/go/ai"
 )
@@ -146,12 +148,62 @@ func bm25DocTerms(an *TextAnalyzer, text string, meta map[string]any) (map[strin
 
 // add appends doc as the next row.
 func (x *bm25Index) add(doc *ai.Document) {
-	slot := int32(len(x.slotLen))
-	var tf map[string]int32
-	var n int32
-	if doc != nil {
-		tf, n = bm25DocTerms(x.an, DocText(doc), doc.Metadata)
+	x.addTerms(bm25Terms(x.an, doc))
+}
+
+// bm25Terms is bm25DocTerms of doc's text and metadata; a nil doc has no
+// terms.
+func bm25Terms(an *TextAnalyzer, doc *ai.Document) (map[string]int32, int32) {
+	if doc == nil {
+		return nil, 0
 	}
+	return bm25DocTerms(an, DocText(doc), doc.Metadata)
+}
+
+// bm25AddBlock is the number of documents addDocs analyses at once.
+const bm25AddBlock = 1024
+
+// addDocs appends docs as the next rows, as add would one at a time: blocks
+// of them are analysed in parallel, one goroutine per CPU, and then
+// added in order, so the index is the same.
+func (x *bm25Index) addDocs(docs []*ai.Document) {
+	type terms struct {
+		tf map[string]int32
+		n  int32
+	}
+	parts := runtime.GOMAXPROCS(0)
+	if len(docs) < 64 || parts == 1 {
+		for _, d := range docs {
+			x.add(d)
+		}
+		return
+	}
+	buf := make([]terms, min(len(docs), bm25AddBlock))
+	for len(docs) > 0 {
+		block := docs[:min(len(docs), bm25AddBlock)]
+		var wg sync.WaitGroup
+		for p := range parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := p * len(block) / parts; i < (p+1)*len(block)/parts; i++ {
+					buf[i].tf, buf[i].n = bm25Terms(x.an, block[i])
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range block {
+			x.addTerms(buf[i].tf, buf[i].n)
+			buf[i] = terms{}
+		}
+		docs = docs[len(block):]
+	}
+}
+
+// addTerms appends a document of n terms with the term frequencies tf as
+// the next row.
+func (x *bm25Index) addTerms(tf map[string]int32, n int32) {
+	slot := int32(len(x.slotLen))
 	for term, f := range tf {
 		id, ok := x.terms[term]
 		if !ok {

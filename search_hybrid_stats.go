@@ -72,10 +72,10 @@ func (s *LocalvecStore) KeywordQueryStats(ctx context.Context, query string) (Ke
 	if s.closed {
 		return KeywordQueryStats{}, fmt.Errorf("localvec keyword stats: %w", ErrStoreClosed)
 	}
-	x := s.rows.kw
-	if x == nil {
+	if len(s.rows.ids) == 0 {
 		return KeywordQueryStats{}, nil
 	}
+	x := s.keywordIndex()
 	p := newBM25Plan(x.an, query, searchStopWords)
 	stops := len(p.stops)
 	p.keepStopWords(x.live(), x.docFreq)

@@ -312,6 +312,7 @@ func TestLocalvecKeywordSearchMatchesReference(t *testing.T) {
 				del[id] = true
 			}
 		}
+		s.keywordIndex() // built, so that the removal below updates it
 		s.rows.remove(del)
 		nd := ai.DocumentFromText(keywordRandText(r, 60), map[string]any{"n": 1000})
 		nid, _ := localvecDocID(nd)
@@ -319,7 +320,7 @@ func TestLocalvecKeywordSearchMatchesReference(t *testing.T) {
 		if round%2 == 1 && len(del) > len(s.rows.ids) && s.rows.kw.dead != 0 {
 			// below the compaction threshold of 1024 dead slots: force it
 			s.rows.kw.dead = 2000
-			s.rows.kw.truncate(len(s.rows.ids))
+			s.rows.kw.truncate(s.rows.kw.live())
 		}
 		kept := slices.Clone(s.rows.docs)
 		filter := func(m map[string]any) bool { return m["odd"] == true }

@@ -75,12 +75,20 @@ type LocalvecStore struct {
 	mu     sync.RWMutex
 	closed bool
 	rows   localvecRows
+	// kwAn is the keyword analyzer SetKeywordLanguage chose (nil: the
+	// default); it outlives reloads of the file. Under mu.
+	kwAn *TextAnalyzer
+	// kwMu serialises bringing rows.kw up to date, which a keyword query
+	// does holding mu shared (see keywordIndex).
+	kwMu sync.Mutex
 }
 
 // localvecRows is the in-memory database: row i is ids[i], docs[i] and the
 // vector vecs[i*dim:(i+1)*dim] with inverse norm inv[i]; kw is the BM25
-// inverted index of the rows' texts for KeywordSearch, updated as rows are
-// added and removed.
+// inverted index of the rows' texts for KeywordSearch. kw is built lazily:
+// it covers rows 0..kw.live()-1 (nil: none), removals keep it in step, and
+// rows added since are indexed by the next keyword query (keywords), so a
+// write does not analyse its texts.
 type localvecRows struct {
 	dim  int
 	ids  []string
@@ -475,7 +483,8 @@ func (s *LocalvecStore) KeywordSearch(ctx context.Context, query string, maxResu
 	if s.closed {
 		return nil, fmt.Errorf("localvec keyword search: %w", ErrStoreClosed)
 	}
-	docs, err := s.rows.keywordSearch(ctx, query, maxResults, stopWords, filter)
+	x := s.keywordIndex()
+	docs, err := x.search(ctx, newBM25Plan(x.an, query, stopWords), s.rows.docs, s.rows.ids, maxResults, filter)
 	if err != nil {
 		return nil, fmt.Errorf("localvec keyword search: %w", err)
 	}

@@ -263,3 +263,86 @@ func BenchmarkEmbedderDefineOverhead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLocalvecVsGenkit puts LocalvecStore and Genkit's localvec side
+// by side on 6,000 of the chunks above (768 dimensions), in each iteration:
+// ingest (open a new database, then IndexInBatches against one
+// localvec.Index call per batch of 100) and 100 top-10 queries through each
+// store's retriever (query embedding included). It reports each side's
+// times and the ratios Genkit / ours (ingest_ratio, query_ratio), and the
+// first KeywordSearch after the ingest (ours_first_keyword_ms, which
+// builds the keyword index; localvec has no keyword search) and the same
+// queries once more with that index in memory (ours_query_kw_ms).
+func BenchmarkLocalvecVsGenkit(b *testing.B) {
+	const n, queries = 6000, 100
+	docs := benchLocalvecDocs(n)
+	rng := rand.New(rand.NewPCG(26, 6))
+	words := []string{"contract", "invoice", "meeting", "protocol", "budget", "committee", "decision", "report"}
+	reqs := make([]*ai.RetrieverRequest, queries)
+	for i := range reqs {
+		q := fmt.Sprintf("%s%d %s %s%d", words[rng.IntN(len(words))], rng.IntN(500), words[rng.IntN(len(words))], words[rng.IntN(len(words))], rng.IntN(500))
+		reqs[i] = &ai.RetrieverRequest{Query: ai.DocumentFromText(q, nil), Options: &localvec.RetrieverOptions{K: benchQueryTopK}}
+	}
+	ctx := context.Background()
+	emb := newTestEmbedder(benchIndexDim)
+	var oursIngest, genkitIngest, oursQuery, genkitQuery, firstKeyword, oursQueryKW time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		s, err := NewLocalvecStore(genkit.Init(ctx), "bench", emb, b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := IndexInBatches(ctx, s, docs, nil); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		ds, ret, err := localvec.DefineRetriever(genkit.Init(ctx), "bench", localvec.Config{Dir: b.TempDir(), Embedder: emb}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for start := 0; start < len(docs); start += indexBatchSize {
+			if err := localvec.Index(ctx, docs[start:min(start+indexBatchSize, len(docs))], ds); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t2 := time.Now()
+		for _, req := range reqs {
+			if resp, err := s.Retriever.Retrieve(ctx, req); err != nil || len(resp.Documents) != benchQueryTopK {
+				b.Fatal(err)
+			}
+		}
+		t3 := time.Now()
+		for _, req := range reqs {
+			if resp, err := ret.Retrieve(ctx, req); err != nil || len(resp.Documents) != benchQueryTopK {
+				b.Fatal(err)
+			}
+		}
+		t4 := time.Now()
+		if got, err := s.KeywordSearch(ctx, DocText(reqs[0].Query), 10, nil, nil); err != nil || len(got) == 0 {
+			b.Fatalf("keyword search: %d results, %v", len(got), err)
+		}
+		t5 := time.Now()
+		for _, req := range reqs {
+			if resp, err := s.Retriever.Retrieve(ctx, req); err != nil || len(resp.Documents) != benchQueryTopK {
+				b.Fatal(err)
+			}
+		}
+		t6 := time.Now()
+		oursQueryKW += t6.Sub(t5)
+		oursIngest += t1.Sub(t0)
+		genkitIngest += t2.Sub(t1)
+		oursQuery += t3.Sub(t2)
+		genkitQuery += t4.Sub(t3)
+		firstKeyword += t5.Sub(t4)
+		s.Close()
+	}
+	iters := float64(b.N)
+	b.ReportMetric(oursIngest.Seconds()/iters, "ours_ingest_s")
+	b.ReportMetric(genkitIngest.Seconds()/iters, "genkit_ingest_s")
+	b.ReportMetric(float64(genkitIngest)/float64(oursIngest), "ingest_ratio")
+	b.ReportMetric(float64(oursQuery.Microseconds())/1000/(iters*queries), "ours_query_ms")
+	b.ReportMetric(float64(genkitQuery.Microseconds())/1000/(iters*queries), "genkit_query_ms")
+	b.ReportMetric(float64(genkitQuery)/float64(oursQuery), "query_ratio")
+	b.ReportMetric(float64(firstKeyword.Microseconds())/1000/iters, "ours_first_keyword_ms")
+	b.ReportMetric(float64(oursQueryKW.Microseconds())/1000/(iters*queries), "ours_query_kw_ms")
+}

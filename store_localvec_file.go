@@ -71,9 +71,6 @@ func (r *localvecRows) append(add []localvecNewRow) {
 	if len(r.ids) == 0 {
 		r.dim = len(add[0].vec)
 	}
-	if r.kw == nil {
-		r.kw = newBM25Index(localvecDefaultAnalyzer)
-	}
 	r.vecs = slices.Grow(r.vecs, len(add)*r.dim)
 	for _, a := range add {
 		r.byID[a.id] = len(r.ids)
@@ -81,7 +78,6 @@ func (r *localvecRows) append(add []localvecNewRow) {
 		r.docs = append(r.docs, a.doc)
 		r.vecs = append(r.vecs, a.vec...)
 		r.inv = append(r.inv, localvecInvNorm(a.vec))
-		r.kw.add(a.doc)
 	}
 }
 
@@ -104,23 +100,36 @@ func (r *localvecRows) remove(del map[string]bool) {
 	if len(del) == 0 {
 		return
 	}
-	w := 0
+	// The keyword index covers the first kn rows; the kept ones of them
+	// stay the first (order is kept), kw's rows 0..kw.live()-1.
+	kn := 0
+	if r.kw != nil {
+		kn = r.kw.live()
+	}
+	w, kw := 0, 0
 	for i, id := range r.ids {
 		if del[id] {
 			delete(r.byID, id)
-			r.kw.drop(i)
+			if i < kn {
+				r.kw.drop(i)
+			}
 			continue
 		}
 		if w != i {
 			r.ids[w], r.docs[w], r.inv[w] = id, r.docs[i], r.inv[i]
-			r.kw.move(i, w)
+			if i < kn {
+				r.kw.move(i, w)
+			}
 			copy(r.vecs[w*r.dim:(w+1)*r.dim], r.vecs[i*r.dim:(i+1)*r.dim])
 			r.byID[id] = w
+		}
+		if i < kn {
+			kw++
 		}
 		w++
 	}
 	clear(r.docs[w:])
-	r.kw.truncate(w)
+	r.kw.truncate(kw)
 	r.ids, r.docs, r.inv, r.vecs = r.ids[:w], r.docs[:w], r.inv[:w], r.vecs[:w*r.dim]
 	if w == 0 {
 		r.dim = 0

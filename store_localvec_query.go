@@ -243,13 +243,38 @@ func localvecDot(a, b []float32) float32 {
 // until SetKeywordLanguage changes it.
 var localvecDefaultAnalyzer = &TextAnalyzer{lang: DefaultTextSearchLanguage, stem: textStemmers[DefaultTextSearchLanguage]}
 
-// keywordSearch ranks the rows for query with the BM25 index. Called with
-// the store's mu held shared.
-func (r *localvecRows) keywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(map[string]any) bool) ([]*ai.Document, error) {
-	if r.kw == nil {
-		return nil, nil
+// keywords returns the BM25 index of every row analysed with an: rows.kw,
+// first made new if it is missing or analyses with another analyzer, then
+// given the rows added since it was last brought up to date (in order, so
+// it is the index add would have built one row at a time). Called with the
+// store's mu held exclusively, or shared and the store's kwMu held.
+func (r *localvecRows) keywords(an *TextAnalyzer) *bm25Index {
+	if r.kw == nil || r.kw.an != an {
+		r.kw = newBM25Index(an)
 	}
-	return r.kw.search(ctx, newBM25Plan(r.kw.an, query, stopWords), r.docs, r.ids, maxResults, filter)
+	if n := r.kw.live(); n < len(r.docs) {
+		r.kw.addDocs(r.docs[n:])
+	}
+	return r.kw
+}
+
+// keywordAnalyzer returns the store's keyword analyzer. Called with mu held.
+func (s *LocalvecStore) keywordAnalyzer() *TextAnalyzer {
+	if s.kwAn == nil {
+		return localvecDefaultAnalyzer
+	}
+	return s.kwAn
+}
+
+// keywordIndex returns the store's BM25 index of every row, indexing the
+// rows written since the last keyword query first. Called with mu held
+// shared: concurrent queries take turns (kwMu) to bring it up to date,
+// and once it is, they only read it until a writer (mu held exclusively)
+// changes the rows.
+func (s *LocalvecStore) keywordIndex() *bm25Index {
+	s.kwMu.Lock()
+	defer s.kwMu.Unlock()
+	return s.rows.keywords(s.keywordAnalyzer())
 }
 
 // SetKeywordLanguage sets the language of the store's keyword ranking
@@ -268,7 +293,8 @@ func (s *LocalvecStore) SetKeywordLanguage(language string) error {
 	if s.closed {
 		return fmt.Errorf("localvec keyword language: %w", ErrStoreClosed)
 	}
-	s.rows.kw = newLocalvecBM25(an, s.rows.docs)
+	s.kwAn = an
+	s.rows.keywords(an)
 	return nil
 }
 
@@ -276,17 +302,12 @@ func (s *LocalvecStore) SetKeywordLanguage(language string) error {
 func (s *LocalvecStore) KeywordLanguage() string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.rows.kw == nil {
-		return localvecDefaultAnalyzer.Language()
-	}
-	return s.rows.kw.an.Language()
+	return s.keywordAnalyzer().Language()
 }
 
 // newLocalvecBM25 returns the BM25 index of docs, row i being docs[i].
 func newLocalvecBM25(an *TextAnalyzer, docs []*ai.Document) *bm25Index {
 	x := newBM25Index(an)
-	for _, d := range docs {
-		x.add(d)
-	}
+	x.addDocs(docs)
 	return x
 }
