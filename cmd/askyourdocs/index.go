@@ -96,12 +96,25 @@ func newFileSource(abs, source, kind string) *docSource {
 	return s
 }
 
-// newPageSource returns the source for one web page, fetched through the
-// SSRF-safe fetcher (following <meta refresh> stubs on the same host).
-func newPageSource(url string) *docSource {
+// pageFetchTimeout bounds the fetch of one web page source, as the
+// engine's context-free FetchWebPageFollowingRefresh does.
+const pageFetchTimeout = 2 * time.Minute
+
+// newPageFetcher returns the fetcher of web page sources: private targets
+// refused unless allowPrivate (--allow-private), the default page limit.
+func newPageFetcher(allowPrivate bool) *askyourdocs.Fetcher {
+	return askyourdocs.NewFetcher(&askyourdocs.FetcherOptions{AllowPrivateTargets: allowPrivate})
+}
+
+// newPageSource returns the source for one web page, fetched with pages
+// (following <meta refresh> stubs on the same host) until the indexing
+// context ends.
+func newPageSource(pages *askyourdocs.Fetcher, url string) *docSource {
 	s := &docSource{url: url, source: url, kind: "web"}
-	s.fetch = func(context.Context) ([]askyourdocs.Paragraph, error) {
-		page, _, err := askyourdocs.FetchWebPageFollowingRefresh(url)
+	s.fetch = func(ctx context.Context) ([]askyourdocs.Paragraph, error) {
+		ctx, cancel := context.WithTimeout(ctx, pageFetchTimeout)
+		defer cancel()
+		page, _, err := pages.FetchWebPageFollowingRefresh(ctx, url)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +230,8 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	if *maxChunks == 0 {
 		*maxChunks = -1 // no limit, in ChunkLimiter's terms
 	}
-	askyourdocs.SetAllowPrivateTargets(cf.allowPrivate)
+	askyourdocs.SetAllowPrivateTargets(cf.allowPrivate) // the crawl's default Fetcher
+	pages := newPageFetcher(cf.allowPrivate)
 
 	start := time.Now()
 	rep := newIndexReport()
@@ -230,7 +244,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		case isURL(p) && *crawl:
 			seeds = append(seeds, p)
 		case isURL(p):
-			jobs = append(jobs, indexJob{display: p, src: newPageSource(p)})
+			jobs = append(jobs, indexJob{display: p, src: newPageSource(pages, p)})
 		default:
 			found, err := collectFiles(p, excludes, rep.Skipped)
 			if err != nil {

@@ -53,6 +53,9 @@ type serveOptions struct {
 	// streamTimeout bounds a streamed answer, which --write-timeout
 	// does not (default 10 min).
 	streamTimeout time.Duration
+	// allowPrivate lets the web pages indexed be on private and loopback
+	// addresses (--allow-private).
+	allowPrivate bool
 }
 
 const defaultMaxUpload = 32 << 20
@@ -76,6 +79,8 @@ type server struct {
 	askFlow   *core.Flow[askInput, *askOutput, string]
 	indexFlow *core.Flow[indexInput, *indexReport, string]
 	handler   http.Handler
+	// pages fetches the web pages indexed (opts.allowPrivate).
+	pages *askyourdocs.Fetcher
 }
 
 // newServer sets up the app over b: the feedback log, the job store, the
@@ -90,7 +95,7 @@ func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, err
 	if opts.logOut == nil {
 		opts.logOut = io.Discard
 	}
-	s := &server{b: b, opts: opts, ctx: ctx, limiter: newLoginLimiter()}
+	s := &server{b: b, opts: opts, ctx: ctx, limiter: newLoginLimiter(), pages: newPageFetcher(opts.allowPrivate)}
 	s.uploadDir = filepath.Join(opts.dataDir, "uploads")
 	if opts.uploadDir != "" {
 		s.uploadDir = opts.uploadDir
@@ -210,6 +215,7 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		publicFiles:   *publicFiles,
 		maxAsks:       ops.maxAsks,
 		streamTimeout: ops.streamTimeout,
+		allowPrivate:  cf.allowPrivate,
 	}
 	if opts.pgDSN == "" {
 		opts.pgDSN = strings.TrimSpace(a.getenv("ASKYOURDOCS_DSN"))

@@ -61,7 +61,7 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 	}
 	if !in.Crawl {
 		for _, u := range in.URLs {
-			jobs = append(jobs, indexJob{display: u, src: newPageSource(u)})
+			jobs = append(jobs, indexJob{display: u, src: newPageSource(s.pages, u)})
 		}
 	}
 	total := len(jobs)

@@ -683,6 +683,7 @@ func TestServeWebPagesAndCrawl(t *testing.T) {
 	t.Cleanup(func() { askyourdocs.SetAllowPrivateTargets(false) })
 	site := siteServer(t)
 	ts := newTestServe(t, nil, "", 0)
+	ts.s.pages = newPageFetcher(true) // as serve --allow-private
 	start := func(path, body string) jobView {
 		t.Helper()
 		resp, out := ts.request(t, nil, "POST", path, "application/json", []byte(body), nil)

@@ -13,19 +13,26 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"time"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	// Ctrl-C ends a web fetch in flight rather than waiting for it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := runContext(ctx, os.Args[1:], os.Stdout)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "chunk:", err)
 		os.Exit(1)
 	}
@@ -34,7 +41,17 @@ func main() {
 // errUsage reports a wrong command line.
 var errUsage = errors.New("usage: chunk [-size N] [-overlap N] [-paragraphs] [-allow-private] FILE|URL")
 
+// pageFetchTimeout bounds the fetch of a web page, as the engine's
+// context-free FetchWebPageFollowingRefresh does.
+const pageFetchTimeout = 2 * time.Minute
+
+// run is runContext with a context that never ends by itself.
 func run(args []string, out io.Writer) error {
+	return runContext(context.Background(), args, out)
+}
+
+// runContext runs the command; a web fetch gives up when ctx ends.
+func runContext(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("chunk", flag.ContinueOnError)
 	size := fs.Int("size", 1200, "maximum chunk size in characters")
 	overlap := fs.Int("overlap", 150, "characters carried over between chunks")
@@ -47,8 +64,8 @@ func run(args []string, out io.Writer) error {
 		return errUsage
 	}
 	src := fs.Arg(0)
-	askyourdocs.SetAllowPrivateTargets(*allowPrivate)
-	paras, url, err := extract(src)
+	pages := askyourdocs.NewFetcher(&askyourdocs.FetcherOptions{AllowPrivateTargets: *allowPrivate})
+	paras, url, err := extract(ctx, pages, src)
 	if err != nil {
 		return err
 	}
@@ -74,10 +91,12 @@ func run(args []string, out io.Writer) error {
 }
 
 // extract returns the paragraphs of a file or web page, and the URL the page
-// came from ("" for a file).
-func extract(src string) ([]askyourdocs.Paragraph, string, error) {
+// came from ("" for a file), fetching a page with pages until ctx ends.
+func extract(ctx context.Context, pages *askyourdocs.Fetcher, src string) ([]askyourdocs.Paragraph, string, error) {
 	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
-		page, from, err := askyourdocs.FetchWebPageFollowingRefresh(src)
+		ctx, cancel := context.WithTimeout(ctx, pageFetchTimeout)
+		defer cancel()
+		page, from, err := pages.FetchWebPageFollowingRefresh(ctx, src)
 		if err != nil {
 			return nil, "", err
 		}

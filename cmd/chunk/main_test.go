@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -67,5 +68,21 @@ func TestRunURL(t *testing.T) {
 	want := "--- chunk 1/1  " + srv.URL + "/hours  Opening hours\nOpening hours\nThe library opens at nine on weekdays.\n"
 	if !strings.HasPrefix(out.String(), want) {
 		t.Errorf("got\n%s\nwant prefix\n%s", out.String(), want)
+	}
+}
+
+// TestRunURLContextEnds: the fetch runs with the command's context, so an
+// ended context (Ctrl-C) fails it instead of the page being printed.
+func TestRunURLContextEnds(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<html><body><p>The library opens at nine.</p></body></html>`)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out strings.Builder
+	if err := runContext(ctx, []string{"-allow-private", srv.URL}, &out); !errors.Is(err, context.Canceled) {
+		t.Fatalf("runContext with an ended context: %v, output %q", err, out.String())
 	}
 }
