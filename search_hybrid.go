@@ -226,7 +226,7 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	}
 	var stats KeywordQueryStats
 	var serr error
-	if ks, ok := s.(KeywordStatser); ok && o.Mode == SearchModeFusion && fo.WeakVectorWeight > 0 {
+	if ks, ok := s.(KeywordStatser); ok && o.Mode == SearchModeFusion && fo.mayBeWeak(question) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -330,3 +330,41 @@ func TestIndexFusionRecordedDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestFusionMayBeWeak checks that Search's cheap check before asking the
+// store for statistics never skips a question the statistics would call
+// weak, and counts stop words as the stores do.
+func TestFusionMayBeWeak(t *testing.T) {
+	ctx := t.Context()
+	corpus, _, _ := weakTestCorpus()
+	s := searchTestStore(t, "sqlite", NewLocalEmbedder(64), 64)
+	if err := IndexInBatches(ctx, s, corpus, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := FusionDefaults(LocalEmbedderName(64))
+	for _, c := range []struct {
+		q     string
+		stops int
+		maybe bool
+	}{
+		{"What is a class?", 3, true},
+		{"what is it", 3, true},
+		{"How do I use using the class?", 6, true},
+		{`What is a "class"?`, 3, false},
+		{"What is a class", 3, true},
+		{"class", 0, false},
+		{"What is max_log_file_size?", 2, false},
+		{"Where do I get it?", 5, true},
+	} {
+		st, err := s.(KeywordStatser).KeywordQueryStats(ctx, c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.StopWords != c.stops {
+			t.Errorf("%q: %d stop words, want %d", c.q, st.StopWords, c.stops)
+		}
+		if got := f.mayBeWeak(c.q); got != c.maybe || (f.Weak(st) && !got) {
+			t.Errorf("%q: mayBeWeak %v (want %v), Weak %v", c.q, got, c.maybe, f.Weak(st))
+		}
+	}
+}

@@ -18,8 +18,8 @@ type KeywordQueryStats struct {
 	// Phrases is the number of quoted phrases of the query.
 	Phrases int
 	// StopWords is the number of distinct question stop words of the
-	// query ("how", "do", "is"): what the keyword query leaves out, or
-	// keeps when nothing else is left.
+	// query outside its quotes ("how", "do", "is"): what the keyword
+	// query leaves out, or keeps when nothing else is left.
 	StopWords int
 	// Terms are the query's keyword terms in query order, each once.
 	Terms []KeywordTermStat
@@ -49,8 +49,36 @@ var (
 	_ KeywordStatser = (*PgvecStore)(nil)
 )
 
+// queryStopWords returns the number of distinct words of query outside
+// its quoted phrases that stopWords holds (word splitting does not depend
+// on the analyzer's language).
+func queryStopWords(an *TextAnalyzer, query string, stopWords map[string]bool) int {
+	_, rest := splitQuoted(query)
+	seen := make(map[string]bool)
+	an.tokenize(rest, func(word, _ string, _ bool) {
+		if stopWords[word] {
+			seen[word] = true
+		}
+	})
+	return len(seen)
+}
+
+// mayBeWeak reports whether f can count question's keyword query as weak
+// whatever the index holds (FusionOptions.Weak needs no quoted phrase and
+// enough stop words), so Search asks the store for statistics only then.
+func (f FusionOptions) mayBeWeak(question string) bool {
+	f = f.withDefaults()
+	if f.WeakVectorWeight <= 0 {
+		return false
+	}
+	if phrases, _ := splitQuoted(question); len(phrases) > 0 {
+		return false
+	}
+	return queryStopWords(localvecDefaultAnalyzer, question, searchStopWords) >= f.WeakStopWords
+}
+
 // bm25PlanStats returns the stats of a plan whose stop words are decided
-// (keepStopWords) and had stops stop words before, with n chunks and df
+// (keepStopWords), of a query with stops stop words, with n chunks and df
 // giving a term's frequency.
 func bm25PlanStats(p bm25Plan, stops, n int, df func(term string) int) KeywordQueryStats {
 	st := KeywordQueryStats{Chunks: n, Phrases: len(p.phrases), StopWords: stops}
@@ -77,7 +105,7 @@ func (s *LocalvecStore) KeywordQueryStats(ctx context.Context, query string) (Ke
 	}
 	x := s.keywordIndex()
 	p := newBM25Plan(x.an, query, searchStopWords)
-	stops := len(p.stops)
+	stops := queryStopWords(x.an, query, searchStopWords)
 	p.keepStopWords(x.live(), x.docFreq)
 	return bm25PlanStats(p, stops, x.live(), x.docFreq), nil
 }
@@ -89,7 +117,7 @@ func (s *SQLiteStore) KeywordQueryStats(ctx context.Context, query string) (Keyw
 		return KeywordQueryStats{}, err
 	}
 	p := newBM25Plan(s.an, query, searchStopWords)
-	stops := len(p.stops)
+	stops := queryStopWords(s.an, query, searchStopWords)
 	var st KeywordQueryStats
 	err := s.readTx(ctx, func(conn *sql.Conn) error {
 		var n int
@@ -131,7 +159,7 @@ func (s *PgvecStore) KeywordQueryStats(ctx context.Context, query string) (Keywo
 		return KeywordQueryStats{}, nil
 	}
 	p := newBM25Plan(s.an, query, searchStopWords)
-	stops := len(p.stops)
+	stops := queryStopWords(s.an, query, searchStopWords)
 	if err := s.keepStopWords(ctx, &p); err != nil {
 		return KeywordQueryStats{}, fmt.Errorf("pgvector keyword stats: %w", err)
 	}
