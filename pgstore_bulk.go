@@ -125,13 +125,12 @@ func (s *PgvecStore) bulkLockKey() int64 { return pgvecLockKey(s.names.table + p
 
 // Bulk runs fn as one indexing run of many writes (the CLI's index
 // command wraps its whole run in it). While fn runs, source replacements
-// of this store (IndexSource) are committed in batches of about
-// pgvecBulkFlushRows rows or after 10 s, each batch one transaction
-// holding whole sources, and the document frequencies are merged once at the end; once
-// the rows added reach max(1000, rows present / 2), the run drops the HNSW
-// index and the other search-only indexes, loads without them and rebuilds
-// them when fn returns (with a larger maintenance_work_mem and parallel
-// workers). Blocks until then; concurrent Bulk calls share one run, which
+// of this store (IndexSource) are committed in batches of up to 5,000 rows
+// or 10 s, each batch one transaction holding whole sources, and the
+// document frequencies are merged once at the end; once the rows added
+// reach max(1000, rows present / 2), the run drops the HNSW index and the
+// other search-only indexes, loads without them and rebuilds them when fn
+// returns (with a larger maintenance_work_mem and parallel workers). Blocks until then; concurrent Bulk calls share one run, which
 // ends with the last. A source replacement's error is returned by that
 // call; a failed batch commit by the replacement that made it and by Bulk.
 // Sources not yet committed when the process dies are lost (they keep
@@ -250,8 +249,8 @@ func (s *PgvecStore) leaveBulk(ctx context.Context, run *pgvecBulkRun) (PgvecBul
 	return run.stats, err
 }
 
-// bulkDue reports whether adding rows more rows to the added ones crosses
-// the bulk threshold against present rows.
+// pgvecBulkDue reports whether added rows cross the bulk threshold
+// against present rows.
 func pgvecBulkDue(added int, present int64) bool {
 	return added >= pgvecBulkMinRows && int64(added)*pgvecBulkShare >= present
 }
