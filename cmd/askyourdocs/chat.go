@@ -36,14 +36,11 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return usageError("chat", "chat reads its questions from the terminal; for one question use 'askyourdocs ask'")
 	}
-	b, err := a.open(ctx, cf, openOptions{models: true})
+	b, err := a.openIndexed(ctx, cf, openOptions{models: true})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	if err := b.requireIndexed(ctx); err != nil {
-		return err
-	}
 	a.dropUnreachableModels(ctx, b)
 	interactive := false
 	if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {

@@ -145,14 +145,11 @@ func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
 	}
 	o.hyde, o.rerank = *hyde, *rerank
 	o.top = 10 // the metrics look at 10 documents at most
-	b, err := a.open(ctx, cf, openOptions{models: *hyde || *rerank})
+	b, err := a.openIndexed(ctx, cf, openOptions{models: *hyde || *rerank})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	if err := b.requireIndexed(ctx); err != nil {
-		return err
-	}
 	// Rank enough chunks to fill 10 distinct documents in most cases.
 	o.top = max(o.depth, 10)
 	// The fusion Search applies (the index's unless a flag set it), as

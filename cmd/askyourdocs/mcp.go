@@ -60,14 +60,11 @@ func (a *cliApp) cmdMCP(ctx context.Context, args []string) error {
 	}
 	// Never create an index silently: an MCP server over an empty
 	// directory would answer every question with "nothing found".
-	b, err := a.open(ctx, cf, openOptions{models: true})
+	b, err := a.openIndexed(ctx, cf, openOptions{models: true})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	if err := b.requireIndexed(ctx); err != nil {
-		return err
-	}
 	if note := a.modelServerDown(ctx, b.llmSpec); b.llm != nil && note != "" {
 		fmt.Fprintf(a.stderr, "askyourdocs mcp: note: %s\n", note)
 	}

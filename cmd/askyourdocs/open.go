@@ -282,6 +282,20 @@ func probeDim(ctx context.Context, emb ai.Embedder) (int, error) {
 	return len(resp.Embeddings[0].Embedding), nil
 }
 
+// openIndexed is open for a command that reads the index (search, chat,
+// eval, mcp): an empty store is errNothingIndexed, with the backend closed.
+func (a *cliApp) openIndexed(ctx context.Context, cf *commonFlags, opts openOptions) (*backend, error) {
+	b, err := a.open(ctx, cf, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.requireIndexed(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
 // requireIndexed returns errNothingIndexed for an empty store.
 func (b *backend) requireIndexed(ctx context.Context) error {
 	n, err := b.store.chunkCount(ctx)

@@ -314,14 +314,11 @@ func (a *cliApp) cmdSearch(ctx context.Context, args []string) error {
 	}
 	query := strings.Join(pos, " ")
 	o.hyde, o.rerank = false, false // search never calls an LLM
-	b, err := a.open(ctx, cf, openOptions{})
+	b, err := a.openIndexed(ctx, cf, openOptions{})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	if err := b.requireIndexed(ctx); err != nil {
-		return err
-	}
 	res, err := b.retrieve(ctx, query, o)
 	if err != nil {
 		return err
