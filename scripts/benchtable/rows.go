@@ -67,7 +67,7 @@ func invocations() map[string]invocation {
 			Env: []string{"ASKYOURDOCS_BENCH_KW_ROWS=" + env("BENCH_PG_KW_ROWS", "50000,100000")}, PG: true},
 		"BenchmarkSQLiteKeywordVsFTS5": {Pkg: ".", Bench: "BenchmarkSQLiteKeywordVsFTS5", Benchtime: "1x", Timeout: "20m"},
 		"BenchmarkSQLiteIndexVsJSON":   {Pkg: ".", Bench: "BenchmarkSQLiteIndexVsJSON", Benchtime: "1x", Timeout: "20m"},
-		"BenchmarkDotKernels":          {Pkg: ".", Bench: "BenchmarkDotKernels", Benchtime: env("BENCH_KERNEL_TIME", "1s"), Timeout: "10m"},
+		"BenchmarkDotKernels":          {Pkg: ".", Bench: "BenchmarkDotKernels", Benchtime: env("BENCH_KERNEL_TIME", "5x"), Timeout: "10m"},
 		"BenchmarkLocalvecVsGenkit":    {Pkg: ".", Bench: "BenchmarkLocalvecVsGenkit", Benchtime: "1x", Timeout: "20m"},
 		"BenchmarkServeAskConcurrency": {Pkg: "./cmd/askyourdocs", Bench: "BenchmarkServeAskConcurrency", Benchtime: "1x", Timeout: "20m",
 			Args: []string{"-serve-ask-n=" + env("BENCH_SERVE_ASKS", "600")}},
