@@ -84,6 +84,11 @@ func BenchmarkPgvecBulkIngest(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	// A fresh database has no vector type until a store creates the
+	// extension, and the bare table of the anchor needs it first.
+	if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+		b.Fatal(err)
+	}
 	if err := pgxvec.RegisterTypes(ctx, conn); err != nil {
 		b.Fatal(err)
 	}
