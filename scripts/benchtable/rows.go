@@ -212,6 +212,4 @@ func rowByID(id string) (row, error) {
 // (issue 26); until they exist their rows print "missing", and
 // TestRowsNameBenchmarksThatExist accepts their absence. Take a benchmark
 // off once it has landed, so a later rename fails the test.
-var landing = map[string]bool{
-	"BenchmarkLocalvecVsGenkit": true,
-}
+var landing = map[string]bool{}
