@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"flag"
 	"html"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -239,6 +240,7 @@ func sqliteSpeedFTS5Query(ctx context.Context, db *sql.DB, question string, k in
 // ratios of the anchor's.
 func BenchmarkSQLiteKeywordVsFTS5(b *testing.B) {
 	ctx := context.Background()
+	sqliteSpeedQuiet(b)
 	pages, manual := sqliteSpeedPagesOf(b, *sqliteSpeedPages)
 	questions := sqliteSpeedQuestionsOf(pages, *sqliteSpeedQuestions)
 	if len(questions) == 0 {
@@ -312,6 +314,7 @@ func sqliteSpeedP50(lat []time.Duration) float64 {
 // vectors_mb the vector cache beside it) and of the HTML read.
 func BenchmarkSQLiteIndexVsJSON(b *testing.B) {
 	ctx := context.Background()
+	sqliteSpeedQuiet(b)
 	pages, _ := sqliteSpeedPagesOf(b, *sqliteSpeedPages)
 	emb := NewLocalEmbedder(searchBenchDim)
 	var sqliteTime, jsonTime time.Duration
@@ -357,6 +360,14 @@ func BenchmarkSQLiteIndexVsJSON(b *testing.B) {
 	b.ReportMetric(float64(vecBytes)/1e6, "vectors_mb")
 	b.ReportMetric(float64(htmlBytes)/1e6, "html_mb")
 	b.ReportMetric(float64(len(pages)), "pages")
+}
+
+// sqliteSpeedQuiet drops log records (IndexSource logs every source)
+// until the benchmark ends, so they do not mix with its result line.
+func sqliteSpeedQuiet(b *testing.B) {
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	b.Cleanup(func() { slog.SetDefault(prev) })
 }
 
 // sqliteSpeedFileSize returns the size of the file at path (0 when
