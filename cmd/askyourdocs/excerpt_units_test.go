@@ -161,9 +161,32 @@ func TestBestExcerptNotHeading(t *testing.T) {
 	if !strings.Contains(got, "To create a virtual environment, choose a folder") {
 		t.Errorf("quote %q", got)
 	}
+	// The sentence ends in a colon: the command it introduces is quoted too.
+	if !strings.Contains(got, "tern env create ./harbor-env") {
+		t.Errorf("quote %q", got)
+	}
 	p = "See more [link removed] about virtual environments.\nA virtual environment keeps each project's packages apart."
 	if got := bestExcerpt(p, "about virtual environments", "", true, nil); !strings.HasPrefix(got, "A virtual environment keeps") {
 		t.Errorf("quote %q", got)
+	}
+}
+
+// TestBestExcerptNoGluedHeading: a passage's leading heading (which the
+// citation's label shows) is not glued to the quote's first sentence.
+func TestBestExcerptNoGluedHeading(t *testing.T) {
+	cases := []struct{ passage, answer string }{
+		{"Creating a virtual environment\nTo create a virtual environment, choose a folder for it and run the env command.", "Creating a virtual environment [1]"},
+		{"Working in virtual environments\nTern keeps the packages of each project apart by installing them into a virtual environment.", "Tern keeps packages apart in a virtual environment."},
+		{"Cancellations and refunds\nYou can cancel a booking free of charge up to 48 hours before the tour starts.", "You can cancel up to 48 hours before."},
+	}
+	for _, c := range cases {
+		heading := c.passage[:strings.Index(c.passage, "\n")]
+		for _, generated := range []bool{true, false} {
+			got := bestExcerpt(c.passage, c.answer, c.answer, generated, nil)
+			if strings.HasPrefix(got, heading) || got == "" {
+				t.Errorf("generated=%v: quote %q starts with the heading %q", generated, got, heading)
+			}
+		}
 	}
 }
 

@@ -144,6 +144,9 @@ func fallbackQuestion(question string, h []askyourdocs.QATurn) string {
 // of the passage's other sentences.
 func bestExcerpt(passage, answer, question string, generated bool, used []string) string {
 	pick := func(text string) string {
+		// The citation's label names the section already; a heading line
+		// left at the start would be glued to the first sentence.
+		text = withoutLeadingHeadings(text)
 		if generated {
 			ex := askyourdocs.BestExcerpt(text, answer)
 			if weakUnit(excerptUnit{text: ex}) || isPassageHeading(text, ex) {
@@ -153,7 +156,7 @@ func bestExcerpt(passage, answer, question string, generated bool, used []string
 					return alt
 				}
 			}
-			return ex
+			return withIntroducedLine(text, ex)
 		}
 		return askyourdocs.Excerpt(text, askyourdocs.ExcerptOptions{Query: question})
 	}
@@ -171,6 +174,36 @@ func bestExcerpt(passage, answer, question string, generated bool, used []string
 		return ex
 	}
 	return pick(strings.Join(rest, " "))
+}
+
+// withoutLeadingHeadings is passage without the heading lines it starts
+// with (isHeadingLine), keeping at least its last line.
+func withoutLeadingHeadings(passage string) string {
+	lines := strings.Split(strings.TrimSpace(passage), "\n")
+	i := 0
+	for i < len(lines)-1 && isHeadingLine(lines[i]) {
+		i++
+	}
+	return strings.Join(lines[i:], "\n")
+}
+
+// withIntroducedLine is quote followed by the line of passage after it
+// when quote ends a line with a colon (it introduces a command or a list
+// item, which is the part a reader needs).
+func withIntroducedLine(passage, quote string) string {
+	if !strings.HasSuffix(quote, ":") {
+		return quote
+	}
+	lines := strings.Split(passage, "\n")
+	for i, l := range lines[:max(len(lines)-1, 0)] {
+		if strings.HasSuffix(strings.Join(strings.Fields(l), " "), quote) {
+			if next := strings.Join(strings.Fields(lines[i+1]), " "); next != "" {
+				return quote + " " + next
+			}
+			break
+		}
+	}
+	return quote
 }
 
 // citationExcerptChars is the length of a citation's quote when it is
