@@ -122,35 +122,13 @@ func (s *PgvecStore) commitBulkSources(ctx context.Context, sources []*pgvecBulk
 		}
 		var missing map[string]bool
 		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`, locks); err != nil {
-				return fmt.Errorf("lock sources: %w", err)
-			}
-			if len(kept) > 0 {
-				ids := make([]string, len(kept))
-				for i, r := range kept {
-					ids[i] = r.id
+			gone, err := s.lockKept(ctx, tx, locks, kept)
+			if err != nil || len(gone) > 0 {
+				missing = make(map[string]bool, len(gone))
+				for _, r := range gone {
+					missing[r.id] = true
 				}
-				rows, err := tx.Query(ctx, `SELECT id FROM `+t+` WHERE id = ANY($1) AND embedder = $2`, ids, s.embName)
-				if err != nil {
-					return fmt.Errorf("check kept chunks: %w", err)
-				}
-				there, err := pgx.CollectRows(rows, pgx.RowTo[string])
-				if err != nil {
-					return fmt.Errorf("check kept chunks: %w", err)
-				}
-				if len(there) < len(kept) {
-					have := make(map[string]bool, len(there))
-					for _, id := range there {
-						have[id] = true
-					}
-					missing = make(map[string]bool)
-					for _, r := range kept {
-						if !have[r.id] {
-							missing[r.id] = true
-						}
-					}
-					return nil // nothing written: retried below
-				}
+				return err // nothing written: retried below
 			}
 			if err := s.writeRows(ctx, tx, todo, bulk); err != nil {
 				return err

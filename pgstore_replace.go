@@ -110,6 +110,44 @@ func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs
 	return len(todo), deleted, nil
 }
 
+// lockKept takes the sources' advisory locks in tx and returns the chunks
+// of kept (meant to stay unchanged) that a concurrent writer removed
+// meanwhile, which the caller must write before it writes anything.
+func (s *PgvecStore) lockKept(ctx context.Context, tx pgx.Tx, locks []int64, kept []*pgvecRow) ([]*pgvecRow, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`, locks); err != nil {
+		return nil, fmt.Errorf("lock sources: %w", err)
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(kept))
+	for i, r := range kept {
+		ids[i] = r.id
+	}
+	rows, err := tx.Query(ctx, `SELECT id FROM `+pgvecIdent(s.names.table)+` WHERE id = ANY($1) AND embedder = $2`, ids, s.embName)
+	if err != nil {
+		return nil, fmt.Errorf("check kept chunks: %w", err)
+	}
+	there, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("check kept chunks: %w", err)
+	}
+	if len(there) == len(kept) {
+		return nil, nil
+	}
+	have := make(map[string]bool, len(there))
+	for _, id := range there {
+		have[id] = true
+	}
+	var missing []*pgvecRow
+	for _, r := range kept {
+		if !have[r.id] {
+			missing = append(missing, r)
+		}
+	}
+	return missing, nil
+}
+
 // replaceLoop is a source replacement's transaction, retried (with the
 // chunks meant to stay unchanged that a concurrent writer removed meanwhile
 // embedded and added to *todo) until it commits with every kept chunk
@@ -121,32 +159,11 @@ func (s *PgvecStore) replaceLoop(ctx context.Context, urls, sources, keep []stri
 	for attempt := 1; ; attempt++ {
 		var missing []*pgvecRow
 		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`, locks); err != nil {
-				return fmt.Errorf("lock source: %w", err)
-			}
 			// Under the lock: chunks meant to stay unchanged that a
 			// concurrent writer removed in the meantime must be written.
-			if len(kept) > 0 {
-				ids := make([]string, len(kept))
-				for i, r := range kept {
-					ids[i] = r.id
-				}
-				rows, err := tx.Query(ctx, `SELECT id FROM `+t+` WHERE id = ANY($1) AND embedder = $2`, ids, s.embName)
-				if err != nil {
-					return fmt.Errorf("check kept chunks: %w", err)
-				}
-				there, err := pgx.CollectRows(rows, pgx.RowTo[string])
-				if err != nil {
-					return fmt.Errorf("check kept chunks: %w", err)
-				}
-				if len(there) < len(kept) {
-					for _, r := range kept {
-						if !slices.Contains(there, r.id) {
-							missing = append(missing, r)
-						}
-					}
-					return nil // nothing written: retried below
-				}
+			var err error
+			if missing, err = s.lockKept(ctx, tx, locks, kept); err != nil || len(missing) > 0 {
+				return err // nothing written: retried below
 			}
 			if err := s.write(ctx, tx, todo); err != nil {
 				return err
