@@ -35,9 +35,9 @@ var (
 	ErrFeedbackInvalid = errors.New("invalid feedback")
 )
 
-// FeedbackLog is what FeedbackStore, SQLiteFeedbackStore and
-// PgFeedbackStore have in common: an app written against it runs on a file,
-// on its SQLite database or on PostgreSQL.
+// FeedbackLog is what FeedbackStore and the database logs (FeedbackDB)
+// have in common: an app written against it runs on a file, on its SQLite
+// database or on PostgreSQL.
 type FeedbackLog[E any] interface {
 	Append(e E) error
 	Rate(id, rating string) (found bool, err error)

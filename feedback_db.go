@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,6 +9,25 @@ import (
 	"regexp"
 	"time"
 )
+
+// FeedbackDB is a FeedbackLog kept in a table of a database, as
+// NewSQLiteFeedbackStore and NewPgFeedbackStore return it: every process
+// using the database shares it. Its FeedbackLog methods take no context,
+// like FeedbackStore's; each is bounded by 30 s. Errors wrap the same
+// sentinels as FeedbackStore's. All methods are safe for concurrent use.
+//
+// Len returns the number of entries, Ping checks that the database answers
+// and the table exists (for metrics and readiness). ImportOnce adds
+// entries (for example FeedbackStore.All of an old feedback.json) in one
+// transaction, unless the same entries from the same source were imported
+// before; entries whose ID is already in the log are skipped, entries
+// without an ID are kept. It returns how many it added.
+type FeedbackDB[E any] interface {
+	FeedbackLog[E]
+	Len(ctx context.Context) (int, error)
+	Ping(ctx context.Context) error
+	ImportOnce(ctx context.Context, source string, entries []E) (int, error)
+}
 
 // feedbackDBTimeout bounds each call of a database-backed feedback store:
 // their methods take no context, like FeedbackStore's.

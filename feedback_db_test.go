@@ -185,7 +185,7 @@ func TestSQLiteFeedbackStoreTwoHandles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.db") + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)"
 	id := func(e feedbackTestEntry) string { return e.ID }
 	set := func(e *feedbackTestEntry, r string) { e.Rating = r }
-	var stores [2]*SQLiteFeedbackStore[feedbackTestEntry]
+	var stores [2]FeedbackDB[feedbackTestEntry]
 	for i := range stores {
 		db, err := sql.Open("sqlite", path)
 		if err != nil {

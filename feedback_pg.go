@@ -10,16 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// PgFeedbackStore is FeedbackStore's log in a PostgreSQL table (for
-// example on PgvecStore.Pool), shared by every process and machine that
-// uses the database: appends are single-row inserts, ratings one-row
-// updates under a row lock, whatever the log's size. Entries are stored as
-// JSON in insertion order.
-//
-// All methods are safe for concurrent use, also across processes. Each
-// call is bounded by 30 s. Errors wrap the same sentinels as
-// FeedbackStore's.
-type PgFeedbackStore[E any] struct {
+// pgFeedbackStore is the FeedbackDB NewPgFeedbackStore returns: appends
+// are single-row inserts, ratings one-row updates under a row lock,
+// whatever the log's size; entries are stored as JSON in insertion order.
+type pgFeedbackStore[E any] struct {
 	pool      *pgxpool.Pool
 	table     string
 	id        func(E) string
@@ -27,18 +21,20 @@ type PgFeedbackStore[E any] struct {
 }
 
 // NewPgFeedbackStore creates the table (and <table>_imports, see
-// ImportOnce) when missing, under an advisory lock so processes starting
-// together do not race, and returns the store over pool. table is a
-// lower-case identifier; id and setRating are NewFeedbackStore's. The
-// store does not own pool.
-func NewPgFeedbackStore[E any](ctx context.Context, pool *pgxpool.Pool, table string, id func(E) string, setRating func(*E, string)) (*PgFeedbackStore[E], error) {
+// FeedbackDB.ImportOnce) when missing, under an advisory lock so processes
+// starting together do not race, and returns the feedback log kept in it,
+// for example on PgvecStore.Pool, shared by every process and machine that
+// uses the database. table is a lower-case identifier; id and setRating
+// are NewFeedbackStore's. The log does not own pool. Its methods are safe
+// for concurrent use, also across processes.
+func NewPgFeedbackStore[E any](ctx context.Context, pool *pgxpool.Pool, table string, id func(E) string, setRating func(*E, string)) (FeedbackDB[E], error) {
 	if err := feedbackDBCheck(table, id, setRating); err != nil {
 		return nil, fmt.Errorf("new postgres feedback store: %w", err)
 	}
 	if pool == nil {
 		return nil, fmt.Errorf("new postgres feedback store: %w: pool is nil", ErrFeedbackInvalid)
 	}
-	s := &PgFeedbackStore[E]{pool: pool, table: table, id: id, setRating: setRating}
+	s := &pgFeedbackStore[E]{pool: pool, table: table, id: id, setRating: setRating}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('askyourdocs feedback schema'))`); err != nil {
 			return err
@@ -54,7 +50,7 @@ CREATE TABLE IF NOT EXISTS `+table+`_imports (source text PRIMARY KEY, entries i
 }
 
 // Append inserts e; its ID must be non-empty and not yet in the log.
-func (s *PgFeedbackStore[E]) Append(e E) error {
+func (s *pgFeedbackStore[E]) Append(e E) error {
 	eid, data, err := feedbackEncode(e, s.id)
 	if err != nil {
 		return fmt.Errorf("append feedback: %w", err)
@@ -75,7 +71,7 @@ func (s *PgFeedbackStore[E]) Append(e E) error {
 // Rate sets the rating of the entry with the given ID (see FeedbackStore.Rate)
 // in one transaction holding the row's lock; found is false when no entry
 // has the ID.
-func (s *PgFeedbackStore[E]) Rate(id, rating string) (found bool, err error) {
+func (s *pgFeedbackStore[E]) Rate(id, rating string) (found bool, err error) {
 	if err := feedbackCheckRating(id, rating); err != nil {
 		return false, err
 	}
@@ -108,7 +104,7 @@ func (s *PgFeedbackStore[E]) Rate(id, rating string) (found bool, err error) {
 }
 
 // All returns every entry in the order they were appended.
-func (s *PgFeedbackStore[E]) All() ([]E, error) {
+func (s *pgFeedbackStore[E]) All() ([]E, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), feedbackDBTimeout)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT entry FROM `+s.table+` ORDER BY seq`)
@@ -136,7 +132,7 @@ func (s *PgFeedbackStore[E]) All() ([]E, error) {
 }
 
 // Get returns the entry with the given ID; found is false when none has it.
-func (s *PgFeedbackStore[E]) Get(id string) (e E, found bool, err error) {
+func (s *pgFeedbackStore[E]) Get(id string) (e E, found bool, err error) {
 	if id == "" {
 		return e, false, nil
 	}
@@ -157,7 +153,7 @@ func (s *PgFeedbackStore[E]) Get(id string) (e E, found bool, err error) {
 }
 
 // Len returns the number of entries.
-func (s *PgFeedbackStore[E]) Len(ctx context.Context) (int, error) {
+func (s *pgFeedbackStore[E]) Len(ctx context.Context) (int, error) {
 	var n int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+s.table).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count feedback: %w", err)
@@ -166,7 +162,7 @@ func (s *PgFeedbackStore[E]) Len(ctx context.Context) (int, error) {
 }
 
 // Ping checks that the database answers and the table exists.
-func (s *PgFeedbackStore[E]) Ping(ctx context.Context) error {
+func (s *pgFeedbackStore[E]) Ping(ctx context.Context) error {
 	var n int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+s.table+` LIMIT 1) t`).Scan(&n); err != nil {
 		return fmt.Errorf("feedback table %s: %w", s.table, err)
@@ -174,10 +170,8 @@ func (s *PgFeedbackStore[E]) Ping(ctx context.Context) error {
 	return nil
 }
 
-// ImportOnce adds entries in one transaction unless the same entries from
-// the same source were imported before (see SQLiteFeedbackStore.ImportOnce);
-// it returns how many it added.
-func (s *PgFeedbackStore[E]) ImportOnce(ctx context.Context, source string, entries []E) (int, error) {
+// ImportOnce is FeedbackDB's, in one transaction.
+func (s *pgFeedbackStore[E]) ImportOnce(ctx context.Context, source string, entries []E) (int, error) {
 	ids, raw, err := feedbackEncodeAll(entries, s.id)
 	if err != nil {
 		return 0, fmt.Errorf("import feedback: %w", err)

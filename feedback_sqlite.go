@@ -8,16 +8,10 @@ import (
 	"fmt"
 )
 
-// SQLiteFeedbackStore is FeedbackStore's log in a table of an SQLite
-// database (for example SQLiteStore.DB, the app's embedded database), so
-// every process that opens the database shares it: appends are single-row
-// inserts, ratings one-row updates, whatever the log's size. Entries are
-// stored as JSON in insertion order.
-//
-// All methods are safe for concurrent use, also across processes (SQLite's
-// write lock; the busy timeout of the handle applies). Each call is bounded
-// by 30 s. Errors wrap the same sentinels as FeedbackStore's.
-type SQLiteFeedbackStore[E any] struct {
+// sqliteFeedbackStore is the FeedbackDB NewSQLiteFeedbackStore returns:
+// appends are single-row inserts, ratings one-row updates, whatever the
+// log's size; entries are stored as JSON in insertion order.
+type sqliteFeedbackStore[E any] struct {
 	db        *sql.DB
 	table     string
 	id        func(E) string
@@ -25,17 +19,20 @@ type SQLiteFeedbackStore[E any] struct {
 }
 
 // NewSQLiteFeedbackStore creates the table (and <table>_imports, see
-// ImportOnce) in db when missing and returns the store over it. table is a
-// lower-case identifier; id and setRating are NewFeedbackStore's. The
-// store does not own db: closing db is the caller's.
-func NewSQLiteFeedbackStore[E any](ctx context.Context, db *sql.DB, table string, id func(E) string, setRating func(*E, string)) (*SQLiteFeedbackStore[E], error) {
+// FeedbackDB.ImportOnce) in db when missing and returns the feedback log
+// kept in it, for example on SQLiteStore.DB, so every process that opens
+// the database shares it. table is a lower-case identifier; id and
+// setRating are NewFeedbackStore's. The log does not own db: closing db is
+// the caller's. Its methods are safe for concurrent use, also across
+// processes (SQLite's write lock; the busy timeout of the handle applies).
+func NewSQLiteFeedbackStore[E any](ctx context.Context, db *sql.DB, table string, id func(E) string, setRating func(*E, string)) (FeedbackDB[E], error) {
 	if err := feedbackDBCheck(table, id, setRating); err != nil {
 		return nil, fmt.Errorf("new sqlite feedback store: %w", err)
 	}
 	if db == nil {
 		return nil, fmt.Errorf("new sqlite feedback store: %w: db is nil", ErrFeedbackInvalid)
 	}
-	s := &SQLiteFeedbackStore[E]{db: db, table: table, id: id, setRating: setRating}
+	s := &sqliteFeedbackStore[E]{db: db, table: table, id: id, setRating: setRating}
 	schema := `CREATE TABLE IF NOT EXISTS ` + table + ` (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE, entry TEXT NOT NULL, created TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS ` + table + `_imports (source TEXT PRIMARY KEY, entries INTEGER NOT NULL, imported TEXT NOT NULL)`
 	if err := sqliteRetryBusy(ctx, feedbackDBTimeout, func() error {
@@ -48,7 +45,7 @@ CREATE TABLE IF NOT EXISTS ` + table + `_imports (source TEXT PRIMARY KEY, entri
 }
 
 // Append inserts e; its ID must be non-empty and not yet in the log.
-func (s *SQLiteFeedbackStore[E]) Append(e E) error {
+func (s *sqliteFeedbackStore[E]) Append(e E) error {
 	eid, data, err := feedbackEncode(e, s.id)
 	if err != nil {
 		return fmt.Errorf("append feedback: %w", err)
@@ -68,7 +65,7 @@ func (s *SQLiteFeedbackStore[E]) Append(e E) error {
 
 // Rate sets the rating of the entry with the given ID (see FeedbackStore.Rate)
 // in one write transaction; found is false when no entry has the ID.
-func (s *SQLiteFeedbackStore[E]) Rate(id, rating string) (found bool, err error) {
+func (s *sqliteFeedbackStore[E]) Rate(id, rating string) (found bool, err error) {
 	if err := feedbackCheckRating(id, rating); err != nil {
 		return false, err
 	}
@@ -101,7 +98,7 @@ func (s *SQLiteFeedbackStore[E]) Rate(id, rating string) (found bool, err error)
 }
 
 // All returns every entry in the order they were appended.
-func (s *SQLiteFeedbackStore[E]) All() ([]E, error) {
+func (s *sqliteFeedbackStore[E]) All() ([]E, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), feedbackDBTimeout)
 	defer cancel()
 	rows, err := s.db.QueryContext(ctx, `SELECT entry FROM `+s.table+` ORDER BY seq`)
@@ -128,7 +125,7 @@ func (s *SQLiteFeedbackStore[E]) All() ([]E, error) {
 }
 
 // Get returns the entry with the given ID; found is false when none has it.
-func (s *SQLiteFeedbackStore[E]) Get(id string) (e E, found bool, err error) {
+func (s *sqliteFeedbackStore[E]) Get(id string) (e E, found bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), feedbackDBTimeout)
 	defer cancel()
 	var data string
@@ -146,7 +143,7 @@ func (s *SQLiteFeedbackStore[E]) Get(id string) (e E, found bool, err error) {
 }
 
 // Len returns the number of entries.
-func (s *SQLiteFeedbackStore[E]) Len(ctx context.Context) (int, error) {
+func (s *sqliteFeedbackStore[E]) Len(ctx context.Context) (int, error) {
 	var n int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.table).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count feedback: %w", err)
@@ -155,7 +152,7 @@ func (s *SQLiteFeedbackStore[E]) Len(ctx context.Context) (int, error) {
 }
 
 // Ping checks that the database answers and the table exists.
-func (s *SQLiteFeedbackStore[E]) Ping(ctx context.Context) error {
+func (s *sqliteFeedbackStore[E]) Ping(ctx context.Context) error {
 	var n int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+s.table+` LIMIT 1)`).Scan(&n); err != nil {
 		return fmt.Errorf("feedback table %s: %w", s.table, err)
@@ -163,11 +160,8 @@ func (s *SQLiteFeedbackStore[E]) Ping(ctx context.Context) error {
 	return nil
 }
 
-// ImportOnce adds entries (for example FeedbackStore.All of an old
-// feedback.json) in one transaction, unless the same entries from the same
-// source were imported before; entries whose ID is already in the log are
-// skipped, entries without an ID are kept. It returns how many it added.
-func (s *SQLiteFeedbackStore[E]) ImportOnce(ctx context.Context, source string, entries []E) (int, error) {
+// ImportOnce is FeedbackDB's, in one BEGIN IMMEDIATE transaction.
+func (s *sqliteFeedbackStore[E]) ImportOnce(ctx context.Context, source string, entries []E) (int, error) {
 	ids, raw, err := feedbackEncodeAll(entries, s.id)
 	if err != nil {
 		return 0, fmt.Errorf("import feedback: %w", err)

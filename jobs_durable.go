@@ -70,13 +70,30 @@ const (
 // River (github.com/riverqueue/river): on PostgreSQL (OpenDurableJobStorePG)
 // or an SQLite file (OpenDurableJobStoreSQLite). Any number of processes
 // may share one database: a job enqueued by one runs on whichever has a
-// free worker for its queue, and its status, progress and result are
-// visible from all. Jobs survive restarts; a job whose process died is run
-// again or, after MaxAttempts runs, marked failed with the reason (see
-// docs/app-blocks.md). Jobs are registered kinds with JSON inputs: a
-// closure cannot outlive its process. Register every kind with HandleKind,
-// then call Start. All methods are safe for concurrent use.
-type DurableJobStore struct {
+// free worker for its queue, and its status, progress and result (Get,
+// List, Wait, read from the database) are visible from all. Jobs survive
+// restarts; a job whose process died is run again or, after MaxAttempts
+// runs, marked failed with the reason. Jobs are registered kinds with JSON
+// inputs: a closure cannot outlive its process. Job IDs are River's, in
+// decimal. All methods are safe for concurrent use; docs/app-blocks.md
+// has the details.
+//
+// Register every kind with HandleKind, then call Start, which starts this
+// process's workers, heartbeat and reaper: jobs can be enqueued and read
+// before Start (and without it, in a process that only enqueues), but
+// this process runs none until then. Close stops them: a running job's
+// context is cancelled and the job goes back to the queue, without
+// counting as a failed attempt; pending jobs stay in the database. Close
+// blocks until the running jobs returned, releases what the Open function
+// opened, is idempotent and returns nil.
+type DurableJobStore interface {
+	JobQueue
+	Start() error
+	Close() error
+}
+
+// durableJobStore is the DurableJobStore the Open functions return.
+type durableJobStore struct {
 	opts   DurableJobStoreOptions
 	db     *jobDB
 	client riverClient
@@ -124,7 +141,7 @@ func (durableArgs) Kind() string { return durableRiverKind }
 // durableWorker runs the store's jobs.
 type durableWorker struct {
 	river.WorkerDefaults[durableArgs]
-	s *DurableJobStore
+	s *durableJobStore
 }
 
 func (w *durableWorker) Work(ctx context.Context, job *river.Job[durableArgs]) error {
@@ -234,7 +251,7 @@ func (o DurableJobStoreOptions) riverConfig(w *durableWorker) (*river.Config, er
 // HandleKind registers fn as the work of jobs of kind, replacing an
 // earlier registration. Register every kind before Start: a job this
 // process picks up whose kind it does not know fails with that reason.
-func (s *DurableJobStore) HandleKind(kind string, fn JobInputFunc) {
+func (s *durableJobStore) HandleKind(kind string, fn JobInputFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.kinds[kind] = fn
@@ -243,7 +260,7 @@ func (s *DurableJobStore) HandleKind(kind string, fn JobInputFunc) {
 // Start starts this process's workers, heartbeat and reaper. Jobs can be
 // enqueued and read before Start (and without it: a process that only
 // enqueues), but this process runs none until then.
-func (s *DurableJobStore) Start() error {
+func (s *durableJobStore) Start() error {
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()
@@ -272,7 +289,7 @@ func (s *DurableJobStore) Start() error {
 // after a restart, or on another process), without counting as a failed
 // attempt. Pending jobs stay in the database. Close blocks until the
 // running jobs returned; it is idempotent and returns nil.
-func (s *DurableJobStore) Close() error {
+func (s *durableJobStore) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.stopping = true
@@ -303,7 +320,7 @@ func (s *DurableJobStore) Close() error {
 // and returns its snapshot; the ID is River's job ID in decimal. ctx
 // bounds the insert only: the job runs with the store's context. See
 // JobQueue for the errors.
-func (s *DurableJobStore) EnqueueInput(ctx context.Context, kind string, input any) (*Job, error) {
+func (s *durableJobStore) EnqueueInput(ctx context.Context, kind string, input any) (*Job, error) {
 	raw, err := json.Marshal(input)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue %s job: encode input: %w", kind, err)
@@ -339,7 +356,7 @@ func (s *DurableJobStore) EnqueueInput(ctx context.Context, kind string, input a
 // Get returns a snapshot of the job with the given ID, read from the
 // database, and false if it does not know it (or cannot be read: the
 // error is logged).
-func (s *DurableJobStore) Get(id string) (Job, bool) {
+func (s *durableJobStore) Get(id string) (Job, bool) {
 	ctx, cancel := context.WithTimeout(s.base, durableOpTimeout)
 	defer cancel()
 	j, err := s.lookup(ctx, id)
@@ -353,7 +370,7 @@ func (s *DurableJobStore) Get(id string) (Job, bool) {
 }
 
 // lookup reads one job; the error wraps ErrJobNotFound for an unknown ID.
-func (s *DurableJobStore) lookup(ctx context.Context, id string) (Job, error) {
+func (s *durableJobStore) lookup(ctx context.Context, id string) (Job, error) {
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil || n <= 0 {
 		return Job{}, fmt.Errorf("job %q: %w", id, ErrJobNotFound)
@@ -378,7 +395,7 @@ func (s *DurableJobStore) lookup(ctx context.Context, id string) (Job, error) {
 // List returns snapshots of the limit most recent jobs of all processes,
 // newest first; limit <= 0 means MaxHistory. A database error is logged
 // and gives the jobs read so far.
-func (s *DurableJobStore) List(limit int) []Job {
+func (s *durableJobStore) List(limit int) []Job {
 	if limit <= 0 || limit > s.opts.MaxHistory {
 		limit = s.opts.MaxHistory
 	}
@@ -409,7 +426,7 @@ const durableWaitPoll = 100 * time.Millisecond
 // process) or ctx is done, reading its state every 100 ms, and returns the
 // final snapshot. The error wraps ErrJobNotFound for an unknown ID, or is
 // ctx's.
-func (s *DurableJobStore) Wait(ctx context.Context, id string) (Job, error) {
+func (s *durableJobStore) Wait(ctx context.Context, id string) (Job, error) {
 	t := time.NewTicker(durableWaitPoll)
 	defer t.Stop()
 	for {
@@ -433,7 +450,7 @@ func (s *DurableJobStore) Wait(ctx context.Context, id string) (Job, error) {
 // JobCancel does; it is marked cancelled when its function returns an
 // error, or done if it completes anyway. The error wraps ErrJobNotFound
 // for an unknown ID and ErrJobFinished for a finished job.
-func (s *DurableJobStore) Cancel(id string) error {
+func (s *durableJobStore) Cancel(id string) error {
 	ctx, cancel := context.WithTimeout(s.base, durableOpTimeout)
 	defer cancel()
 	j, err := s.lookup(ctx, id)

@@ -23,7 +23,7 @@ import (
 // under an advisory lock, so processes may start at once. ctx bounds the
 // setup only. opts may be nil; it is copied. Register kinds, then Start;
 // Close releases the connections.
-func OpenDurableJobStorePG(ctx context.Context, dsn string, opts *DurableJobStoreOptions) (*DurableJobStore, error) {
+func OpenDurableJobStorePG(ctx context.Context, dsn string, opts *DurableJobStoreOptions) (DurableJobStore, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: parse DSN: %w", errDurableOpen, err)
@@ -43,7 +43,7 @@ func OpenDurableJobStorePG(ctx context.Context, dsn string, opts *DurableJobStor
 	return s, nil
 }
 
-func openDurablePG(ctx context.Context, pool *pgxpool.Pool, opts *DurableJobStoreOptions) (*DurableJobStore, error) {
+func openDurablePG(ctx context.Context, pool *pgxpool.Pool, opts *DurableJobStoreOptions) (DurableJobStore, error) {
 	s := newDurable(opts, &jobDB{pg: pool}, pool.Close)
 	driver := riverpgxv5.New(pool)
 	conn, err := pool.Acquire(ctx)
@@ -86,7 +86,7 @@ func openDurablePG(ctx context.Context, pool *pgxpool.Pool, opts *DurableJobStor
 // start at once. Use a file of its own, not an index database: River
 // polls it. ctx bounds the setup only; opts may be nil. Register kinds,
 // then Start; Close closes the file.
-func OpenDurableJobStoreSQLite(ctx context.Context, path string, opts *DurableJobStoreOptions) (*DurableJobStore, error) {
+func OpenDurableJobStoreSQLite(ctx context.Context, path string, opts *DurableJobStoreOptions) (DurableJobStore, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: %w", errDurableOpen, err)
@@ -112,7 +112,7 @@ func OpenDurableJobStoreSQLite(ctx context.Context, path string, opts *DurableJo
 	return s, nil
 }
 
-func openDurableSQLite(ctx context.Context, db *sql.DB, opts *DurableJobStoreOptions) (*DurableJobStore, error) {
+func openDurableSQLite(ctx context.Context, db *sql.DB, opts *DurableJobStoreOptions) (DurableJobStore, error) {
 	s := newDurable(opts, &jobDB{lite: db}, func() { db.Close() })
 	driver := riversqlite.New(db)
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: slog.New(warnHandler{s.opts.Logger.Handler()})})
@@ -149,7 +149,7 @@ func openDurableSQLite(ctx context.Context, db *sql.DB, opts *DurableJobStoreOpt
 }
 
 // newDurable returns a store without its River client.
-func newDurable(opts *DurableJobStoreOptions, db *jobDB, closeDB func()) *DurableJobStore {
+func newDurable(opts *DurableJobStoreOptions, db *jobDB, closeDB func()) *durableJobStore {
 	var o DurableJobStoreOptions
 	if opts != nil {
 		o = *opts
@@ -163,7 +163,7 @@ func newDurable(opts *DurableJobStoreOptions, db *jobDB, closeDB func()) *Durabl
 		}
 		slices.Sort(queues)
 	}
-	return &DurableJobStore{
+	return &durableJobStore{
 		queueList: queues,
 		opts:      o,
 		db:        db,

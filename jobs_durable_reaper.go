@@ -16,7 +16,7 @@ const durableSweepEvery = 150
 
 // beatLoop records this process's heartbeat and hands the running jobs of
 // silent processes back to the queue, every Heartbeat, until Close.
-func (s *DurableJobStore) beatLoop() {
+func (s *durableJobStore) beatLoop() {
 	defer close(s.beatDone)
 	t := time.NewTicker(s.opts.Heartbeat)
 	defer t.Stop()
@@ -46,7 +46,7 @@ func (s *DurableJobStore) beatLoop() {
 // heart for DeadAfter and, as River's rescuer does, makes each available
 // again (with the reason in its errors) or, after its last attempt,
 // discards it: it is then failed with that reason.
-func (s *DurableJobStore) reap(ctx context.Context) error {
+func (s *durableJobStore) reap(ctx context.Context) error {
 	horizon := time.Now()
 	running, err := s.exec.JobGetStuck(ctx, &riverdriver.JobGetStuckParams{Max: 1000, StuckHorizon: horizon})
 	if err != nil {

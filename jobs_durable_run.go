@@ -21,7 +21,7 @@ const (
 )
 
 // work runs one attempt of a job.
-func (s *DurableJobStore) work(ctx context.Context, job *river.Job[durableArgs]) error {
+func (s *durableJobStore) work(ctx context.Context, job *river.Job[durableArgs]) error {
 	id := job.ID
 	st, err := s.db.state(ctx, id, 1)
 	if err != nil {
@@ -90,7 +90,7 @@ func (s *DurableJobStore) work(ctx context.Context, job *river.Job[durableArgs])
 
 // finish records a job's outcome. A failure to record it is returned to
 // River, which runs the job again.
-func (s *DurableJobStore) finish(ctx context.Context, id int64, outcome string, result json.RawMessage, msg string) error {
+func (s *durableJobStore) finish(ctx context.Context, id int64, outcome string, result json.RawMessage, msg string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), durableOpTimeout)
 	defer cancel()
 	if err := s.db.finish(ctx, id, outcome, result, msg); err != nil {
@@ -112,7 +112,7 @@ func callJobInput(ctx context.Context, fn JobInputFunc, input json.RawMessage, p
 
 // durableProgress stores a running job's progress messages.
 type durableProgress struct {
-	s  *DurableJobStore
+	s  *durableJobStore
 	id int64
 
 	mu      sync.Mutex
@@ -143,7 +143,7 @@ func (p *durableProgress) stop() {
 }
 
 // snapshot builds the Job of a River row and the store's own state.
-func (s *DurableJobStore) snapshot(row *rivertype.JobRow, st jobState) Job {
+func (s *durableJobStore) snapshot(row *rivertype.JobRow, st jobState) Job {
 	var args durableArgs
 	_ = json.Unmarshal(row.EncodedArgs, &args) // a foreign row just has no kind
 	j := Job{

@@ -20,14 +20,14 @@ import (
 // durableBackend opens stores on one database of a test.
 type durableBackend struct {
 	name string
-	open func(t *testing.T, opts *DurableJobStoreOptions) *DurableJobStore
+	open func(t *testing.T, opts *DurableJobStoreOptions) DurableJobStore
 }
 
 // durableBackends returns an SQLite file and a fresh PostgreSQL database
 // (pgTestDSN: skipped without one unless ASKYOURDOCS_REQUIRE_DB=1).
 func durableBackends(t *testing.T) []durableBackend {
 	path := filepath.Join(t.TempDir(), "jobs.sqlite")
-	lite := durableBackend{"sqlite", func(t *testing.T, opts *DurableJobStoreOptions) *DurableJobStore {
+	lite := durableBackend{"sqlite", func(t *testing.T, opts *DurableJobStoreOptions) DurableJobStore {
 		s, err := OpenDurableJobStoreSQLite(context.Background(), path, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -37,7 +37,7 @@ func durableBackends(t *testing.T) []durableBackend {
 	}}
 	var dsn string
 	parent := t
-	pg := durableBackend{"pg", func(t *testing.T, opts *DurableJobStoreOptions) *DurableJobStore {
+	pg := durableBackend{"pg", func(t *testing.T, opts *DurableJobStoreOptions) DurableJobStore {
 		if dsn == "" {
 			dsn = pgTestDatabase(parent, pgTestDSN(t))
 		}

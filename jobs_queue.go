@@ -37,7 +37,7 @@ type JobQueue interface {
 
 var (
 	_ JobQueue = (*JobStore)(nil)
-	_ JobQueue = (*DurableJobStore)(nil)
+	_ JobQueue = (*durableJobStore)(nil)
 )
 
 // HandleKind registers fn as the work of jobs of kind enqueued with

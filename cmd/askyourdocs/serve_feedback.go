@@ -16,12 +16,7 @@ import (
 // feedbackDB is serve's feedback log: a table in the index's own database
 // (the SQLite file of --data, or the PostgreSQL database of --pg), so every
 // serve process on that database shares it.
-type feedbackDB interface {
-	askyourdocs.FeedbackLog[feedbackEntry]
-	Len(ctx context.Context) (int, error)
-	Ping(ctx context.Context) error
-	ImportOnce(ctx context.Context, source string, entries []feedbackEntry) (int, error)
-}
+type feedbackDB = askyourdocs.FeedbackDB[feedbackEntry]
 
 // legacyFeedbackFile is where serve kept its feedback log before it moved
 // into the database; it is imported once and renamed to

@@ -13,11 +13,7 @@ import (
 
 // serveJobs is serve's job store: the engine's DurableJobStore on River,
 // shared by every serve process on one database.
-type serveJobs interface {
-	askyourdocs.JobQueue
-	Start() error
-	Close() error
-}
+type serveJobs = askyourdocs.DurableJobStore
 
 // jobsFile is the SQLite file of serve's jobs under --data (without --pg):
 // a file of its own, since River polls it and an index write would hold
