@@ -342,7 +342,11 @@ func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25
 		p.phraseTerms = append(p.phraseTerms, an.Terms(lp))
 	}
 	prev := ""
+	var seq []string // the terms of every word as written, stop words included
 	an.tokenize(rest, func(word, term string, extra bool) {
+		if !extra {
+			seq = append(seq, term)
+		}
 		if stopWords[word] {
 			if !slices.Contains(p.stops, term) {
 				p.stops = append(p.stops, term)
@@ -362,6 +366,7 @@ func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25
 		}
 		prev = term
 	})
+	p.pairs = bm25AppendSeqPairs(p.pairs, seq)
 	p.stops = slices.DeleteFunc(p.stops, func(t string) bool { return slices.Contains(p.keywords, t) })
 	return p
 }

@@ -134,9 +134,10 @@ func TestBM25MergedHeadings(t *testing.T) {
 // by hand: two chunks with the same text and the same heading words, one
 // heading saying "Properties on Targets", the other "Targets on
 // Properties". The query "properties on targets" (stop word "on") scores
-// the pair "properties targets" as a further term, which only the first
-// heading holds (two apart, within bm25PairWindow): it ranks first, by
-// exactly that pair's BM25 share. Both chunks have the same length: 3
+// the pair "properties targets" of its keywords and the pairs "properties
+// on" and "on targets" of its word sequence as further terms, which only
+// the second heading holds (within bm25PairWindow): it ranks first, by
+// exactly those pairs' BM25 shares. Both chunks have the same length: 3
 // terms of text, 3 heading terms counted 3 times and 3 pairs once (15),
 // as has the third, so the length factor is 1.
 func TestBM25HeadingPairs(t *testing.T) {
@@ -148,17 +149,18 @@ func TestBM25HeadingPairs(t *testing.T) {
 	}
 	stop := map[string]bool{"on": true}
 	plan := newBM25Plan(an, "properties on targets", stop)
-	if !slices.Equal(plan.pairs, []string{"properties targets"}) {
+	if !slices.Equal(plan.pairs, []string{"properties targets", "properties on", "on targets"}) {
 		t.Fatalf("query pairs %q", plan.pairs)
 	}
 	hits, err := newLocalvecBM25(an, docs).rank(t.Context(), plan, docs, nil, nil, 0)
 	if err != nil || len(hits) != 2 {
 		t.Fatalf("hits %v, %v", hits, err)
 	}
-	// N = 3, df = 1, tf = 1, len = avg: idf * (k1+1) / (1 + k1).
+	// N = 3, df = 1, tf = 1, len = avg: idf * (k1+1) / (1 + k1), for each
+	// of the three pairs, which only row 1's heading holds.
 	pair := math.Log(1+(3-1+0.5)/(1+0.5)) * (bm25K1 + 1) / (1 + bm25K1)
-	if hits[0].row != 1 || math.Abs(hits[0].score-hits[1].score-pair) > 1e-12 {
-		t.Errorf("hits %v: want row 1 first by %.12f", hits, pair)
+	if hits[0].row != 1 || math.Abs(hits[0].score-hits[1].score-3*pair) > 1e-12 {
+		t.Errorf("hits %v: want row 1 first by %.12f", hits, 3*pair)
 	}
 	// Pairs never join words of two breadcrumb elements.
 	var terms []string
