@@ -44,7 +44,7 @@ func ExtractParagraphsWith(ctx context.Context, path string, opts ExtractOptions
 	case SupportedImageExt(ext) && opts.OCR == nil:
 		err = fmt.Errorf("%w: an image (%s) is read only through OCR: %w", ErrUnsupportedFormat, ext, ErrOCRUnavailable)
 	case SupportedImageExt(ext):
-		paras, err = opts.OCR.ReadImage(ctx, path)
+		paras, err = opts.OCR.readImage(ctx, path)
 	default:
 		paras, err = extractPDFWithOCR(ctx, path, opts.OCR)
 	}

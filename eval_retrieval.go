@@ -40,7 +40,8 @@ type RetrievalMetrics struct {
 }
 
 // EvaluateRetrieval returns the metrics of cases. A case without relevant
-// keys counts as a miss everywhere. An empty slice gives zero metrics.
+// keys counts as a miss everywhere. An empty slice gives zero metrics; a
+// slice of one case gives that case's own figures.
 func EvaluateRetrieval(cases []RetrievalCase) RetrievalMetrics {
 	m := RetrievalMetrics{Cases: len(cases)}
 	if len(cases) == 0 {
@@ -48,10 +49,10 @@ func EvaluateRetrieval(cases []RetrievalCase) RetrievalMetrics {
 	}
 	var lat []time.Duration
 	for _, c := range cases {
-		m.HitAt1 += HitAtK(c.Ranked, c.Relevant, 1)
-		m.HitAt5 += HitAtK(c.Ranked, c.Relevant, 5)
-		m.MRRAt10 += ReciprocalRankAtK(c.Ranked, c.Relevant, 10)
-		m.NDCGAt10 += NDCGAtK(c.Ranked, c.Relevant, 10)
+		m.HitAt1 += hitAtK(c.Ranked, c.Relevant, 1)
+		m.HitAt5 += hitAtK(c.Ranked, c.Relevant, 5)
+		m.MRRAt10 += reciprocalRankAtK(c.Ranked, c.Relevant, 10)
+		m.NDCGAt10 += ndcgAtK(c.Ranked, c.Relevant, 10)
 		if c.Latency > 0 {
 			lat = append(lat, c.Latency)
 		}
@@ -96,18 +97,18 @@ func distinctTopK(ranked []string, k int) []string {
 	return out
 }
 
-// HitAtK returns 1 if one of the first k distinct keys of ranked is in
+// hitAtK returns 1 if one of the first k distinct keys of ranked is in
 // relevant, else 0.
-func HitAtK(ranked, relevant []string, k int) float64 {
-	if ReciprocalRankAtK(ranked, relevant, k) > 0 {
+func hitAtK(ranked, relevant []string, k int) float64 {
+	if reciprocalRankAtK(ranked, relevant, k) > 0 {
 		return 1
 	}
 	return 0
 }
 
-// ReciprocalRankAtK returns 1/r for the rank r (1-based, over distinct keys)
+// reciprocalRankAtK returns 1/r for the rank r (1-based, over distinct keys)
 // of the first relevant key among the first k, or 0 if there is none.
-func ReciprocalRankAtK(ranked, relevant []string, k int) float64 {
+func reciprocalRankAtK(ranked, relevant []string, k int) float64 {
 	for i, r := range distinctTopK(ranked, k) {
 		if slices.Contains(relevant, r) {
 			return 1 / float64(i+1)
@@ -116,11 +117,11 @@ func ReciprocalRankAtK(ranked, relevant []string, k int) float64 {
 	return 0
 }
 
-// NDCGAtK returns the normalised discounted cumulative gain of the first k
+// ndcgAtK returns the normalised discounted cumulative gain of the first k
 // distinct keys of ranked with binary relevance: DCG = sum over relevant
 // keys at rank r of 1/log2(r+1), divided by the DCG of an ideal ranking
 // that puts min(k, len(distinct relevant)) relevant keys first.
-func NDCGAtK(ranked, relevant []string, k int) float64 {
+func ndcgAtK(ranked, relevant []string, k int) float64 {
 	nrel := len(distinctTopK(relevant, len(relevant)))
 	if nrel == 0 || k <= 0 {
 		return 0

@@ -31,16 +31,16 @@ func TestRetrievalMetricsHandComputed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := HitAtK(tt.ranked, tt.relevant, 1); got != tt.hit1 {
+			if got := hitAtK(tt.ranked, tt.relevant, 1); got != tt.hit1 {
 				t.Errorf("hit@1 = %v, want %v", got, tt.hit1)
 			}
-			if got := HitAtK(tt.ranked, tt.relevant, 5); got != tt.hit5 {
+			if got := hitAtK(tt.ranked, tt.relevant, 5); got != tt.hit5 {
 				t.Errorf("hit@5 = %v, want %v", got, tt.hit5)
 			}
-			if got := ReciprocalRankAtK(tt.ranked, tt.relevant, 10); !near(got, tt.rr) {
+			if got := reciprocalRankAtK(tt.ranked, tt.relevant, 10); !near(got, tt.rr) {
 				t.Errorf("RR@10 = %v, want %v", got, tt.rr)
 			}
-			if got := NDCGAtK(tt.ranked, tt.relevant, 10); !near(got, tt.ndcg) {
+			if got := ndcgAtK(tt.ranked, tt.relevant, 10); !near(got, tt.ndcg) {
 				t.Errorf("nDCG@10 = %v, want %v", got, tt.ndcg)
 			}
 		})

@@ -118,9 +118,6 @@ func OpenFeedbackStore[E any](path string, id func(E) string, setRating func(*E,
 	return s, nil
 }
 
-// Path returns the file the store reads and writes.
-func (s *FeedbackStore[E]) Path() string { return s.path }
-
 // Append adds e to the log and writes it to disk (fsynced) before it
 // returns; when it fails the log keeps its old entries. The entry's ID must
 // be non-empty and not yet in the log.

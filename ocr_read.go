@@ -26,12 +26,12 @@ func SupportedImageExt(ext string) bool {
 	return imageExts[strings.ToLower(ext)]
 }
 
-// ReadImage returns the paragraphs tesseract reads in the image file at
+// readImage returns the paragraphs tesseract reads in the image file at
 // path (.png, .jpg, .jpeg, .tif, .tiff; every page of a multi-page TIFF,
 // PageNum counting them from 1). Headings are guessed from the text size.
 // Errors wrap ErrOCRUnavailable, ErrOCRFailed, ErrDocumentTooLarge (over 64
 // MiB or 120 megapixels) or ErrInvalidDocument (not a readable image).
-func (o *OCR) ReadImage(ctx context.Context, path string) ([]Paragraph, error) {
+func (o *OCR) readImage(ctx context.Context, path string) ([]Paragraph, error) {
 	if err := o.checkImage(path); err != nil {
 		return nil, fmt.Errorf("ocr %s: %w", path, err)
 	}

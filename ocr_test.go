@@ -146,7 +146,7 @@ func TestOCRScanWithoutOCR(t *testing.T) {
 		t.Errorf("NewOCR without tesseract: %v, want ErrOCRUnavailable with install advice", err)
 	}
 	o := &OCR{Tesseract: filepath.Join(t.TempDir(), "tesseract")}
-	if _, err := o.ReadImage(context.Background(), filepath.Join("testdata", "ocr", "scan.png")); !errors.Is(err, ErrOCRUnavailable) {
+	if _, err := o.readImage(context.Background(), filepath.Join("testdata", "ocr", "scan.png")); !errors.Is(err, ErrOCRUnavailable) {
 		t.Errorf("a missing tesseract binary: %v, want ErrOCRUnavailable", err)
 	}
 }

@@ -325,9 +325,6 @@ func (p *Providers) Plugins() []api.Plugin {
 	return slices.Clone(p.plugins)
 }
 
-// Names returns the providers the specs named, in the order first named.
-func (p *Providers) Names() []string { return slices.Clone(p.used) }
-
 // checkSpec returns the registry name for spec or an error if its provider
 // was not set up by NewProviders.
 func (p *Providers) checkSpec(g *genkit.Genkit, spec string) (prov, name string, err error) {

@@ -180,8 +180,8 @@ func TestNewProvidersOnlyNamedProviders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(p.Names(), ","); got != "ollama,gpustack" {
-		t.Errorf("Names = %s, want ollama,gpustack", got)
+	if got := strings.Join(p.used, ","); got != "ollama,gpustack" {
+		t.Errorf("providers = %s, want ollama,gpustack", got)
 	}
 	if n := len(p.Plugins()); n != 2 {
 		t.Errorf("%d plugins, want 2", n)
@@ -190,8 +190,8 @@ func TestNewProvidersOnlyNamedProviders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(p.Names(), ","); got != "ollama" {
-		t.Errorf("Names = %s, want ollama", got)
+	if got := strings.Join(p.used, ","); got != "ollama" {
+		t.Errorf("providers = %s, want ollama", got)
 	}
 }
 

@@ -93,7 +93,7 @@ func (b *backend) evaluate(ctx context.Context, ds *evalDataset, o retrieveOptio
 			ranked[j] = relevantKey(h.meta(askyourdocs.MetaURL), c.Relevant)
 		}
 		cases[i] = askyourdocs.RetrievalCase{Ranked: ranked, Relevant: c.Relevant, Latency: lat}
-		if askyourdocs.HitAtK(ranked, c.Relevant, 5) == 0 {
+		if askyourdocs.EvaluateRetrieval(cases[i:i+1]).HitAt5 == 0 {
 			misses = append(misses, c.Question)
 		}
 	}
