@@ -1,5 +1,5 @@
-// Command dev-eval builds the retrieval development sets: nine sets from
-// eight manuals of Debian documentation packages, made by seven
+// Command dev-eval builds the retrieval development sets: eleven sets
+// from fifteen manuals of Debian documentation packages, made by seven
 // documentation generators, with questions derived mechanically from the
 // manuals themselves. Nothing is committed: the manuals come from the
 // packages, the labels from this program.
@@ -13,6 +13,9 @@
 //	snakemake Sphinx         snakemake-doc FAQ questions (headings ending in '?') -> their page
 //	apachefaq Apache XSLT    apache2-doc   questions (headings ending in '?': the SSL FAQ and others) -> their page
 //	git       AsciiDoc       git-doc       options and configuration variables (definition lists) -> their pages
+//	django    Sphinx         python-django-doc  questions (headings ending in '?' or "How to ...") -> their page
+//	rtd       Sphinx, Read-the-Docs theme: six manuals in one corpus (python-scrapy-doc, numba-doc,
+//	          python-ruffus-doc, ghostscript-doc, libtango-doc, python-ase-doc), labelled as django
 //
 // For each set it copies the content pages (not the tables of contents, the
 // indexes, search pages or texinfo's XREF redirect stubs) to
@@ -54,7 +57,26 @@ type set struct {
 	questions                 bool                  // label by headings ending in '?' only
 	identifiers               bool                  // label by the identifiers of definition lists (identifierTerms)
 	maxCases                  int                   // keep every k-th label when there are more (0: all)
+	howTo                     bool                  // with questions: also headings starting "How to/do/can ..."
+	parts                     []part                // several manuals in one corpus (pkg, dir unused)
+	dropTOC                   bool                  // also leave out pages that are mostly a toctree (tocPage)
 }
+
+// part is one manual of a set made of several: its pages go to the
+// corpus folder prefix.
+type part struct{ pkg, dir, prefix string }
+
+// rtdSkip leaves out a Sphinx manual's tables of contents, indexes,
+// search pages and static folders.
+func rtdSkip(rel string) bool {
+	b := path.Base(rel)
+	return b == "index.html" || b == "contents.html" || b == "genindex.html" || b == "search.html" ||
+		b == "py-modindex.html" || strings.HasPrefix(rel, "_") || strings.Contains(rel, "/_")
+}
+
+// howToRE is a heading that asks how ("How to log messages", "How do I
+// get it").
+var howToRE = regexp.MustCompile(`^(?i)how (to|do|does|can|should)\b`)
 
 func sets() []set {
 	return []set{
@@ -92,6 +114,17 @@ func sets() []set {
 			skip: func(rel string) bool {
 				b := path.Base(rel)
 				return b == "index.html" || b == "sitemap.html" || b == "directives.html" || b == "quickreference.html"
+			}},
+		{name: "django", pkg: "python-django-doc", generator: "Sphinx", dir: "/usr/share/doc/python-django-doc/html",
+			questions: true, howTo: true, dropTOC: true, skip: rtdSkip},
+		{name: "rtd", generator: "Sphinx, Read-the-Docs theme", questions: true, howTo: true, dropTOC: true, skip: rtdSkip,
+			parts: []part{
+				{"python-scrapy-doc", "/usr/share/doc/python-scrapy-doc/html", "scrapy"},
+				{"numba-doc", "/usr/share/doc/numba-doc/html", "numba"},
+				{"python-ruffus-doc", "/usr/share/doc/python-ruffus-doc/html", "ruffus"},
+				{"ghostscript-doc", "/usr/share/doc/ghostscript/html", "ghostscript"},
+				{"libtango-doc", "/usr/share/doc/tango/html", "tango"},
+				{"python-ase-doc", "/usr/share/doc/python-ase-doc/html", "ase"},
 			}},
 		{name: "git", pkg: "git-doc", generator: "AsciiDoc", dir: "/usr/share/doc/git-doc", identifiers: true, maxCases: 600,
 			skip: func(rel string) bool { return rel == "index.html" }},
@@ -131,34 +164,51 @@ var (
 )
 
 func build(s set, out string) error {
-	if _, err := os.Stat(s.dir); err != nil {
-		return fmt.Errorf("%w (apt-get install -y %s)", err, s.pkg)
+	parts := s.parts
+	if parts == nil {
+		parts = []part{{s.pkg, s.dir, ""}}
 	}
 	corpus := filepath.Join(out, "corpus")
 	if err := os.RemoveAll(corpus); err != nil {
 		return err
 	}
+	// pages are corpus paths; src maps them to the file they copy.
 	var pages []string
-	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+	src := map[string]string{}
+	for _, pt := range parts {
+		if _, err := os.Stat(pt.dir); err != nil {
+			return fmt.Errorf("%w (apt-get install -y %s)", err, pt.pkg)
+		}
+		err := filepath.WalkDir(pt.dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+				return err
+			}
+			rel, _ := filepath.Rel(pt.dir, p)
+			rel = filepath.ToSlash(rel)
+			if s.skip(rel) {
+				return nil
+			}
+			if s.dropTOC {
+				toc, err := tocPage(p)
+				if err != nil || toc {
+					return err
+				}
+			}
+			rel = path.Join(pt.prefix, rel)
+			pages = append(pages, rel)
+			src[rel] = p
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(s.dir, p)
-		rel = filepath.ToSlash(rel)
-		if !s.skip(rel) {
-			pages = append(pages, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	sort.Strings(pages)
 	inCorpus := map[string]bool{}
 	type label struct{ text, page string }
 	var labels []label
 	for _, rel := range pages {
-		src := filepath.Join(s.dir, filepath.FromSlash(rel))
+		src := src[rel]
 		if err := copyFile(src, filepath.Join(corpus, filepath.FromSlash(rel))); err != nil {
 			return err
 		}
@@ -177,7 +227,7 @@ func build(s set, out string) error {
 			return fmt.Errorf("%s: %w", rel, err)
 		}
 		for _, h := range hs {
-			if s.questions && !strings.HasSuffix(h, "?") {
+			if s.questions && !strings.HasSuffix(h, "?") && !(s.howTo && howToRE.MatchString(h)) {
 				continue
 			}
 			labels = append(labels, label{h, rel})
@@ -205,18 +255,28 @@ func build(s set, out string) error {
 			byText[key] = append(byText[key], l.page)
 		}
 	}
-	v, _ := exec.Command("dpkg-query", "-W", "-f", "${Version}", s.pkg).Output()
+	var versions []string
+	for _, pt := range parts {
+		v, _ := exec.Command("dpkg-query", "-W", "-f", "${Version}", pt.pkg).Output()
+		versions = append(versions, pt.pkg+" "+strings.TrimSpace(string(v)))
+	}
 	how := "section headings (h1-h4, numbers and permalink marks removed, one-word headings and headings on more than 3 pages left out) -> the page"
 	switch {
 	case s.index != "":
 		how = "entries of the index " + s.index + " -> the pages they link"
+	case s.questions && s.howTo:
+		how = "section headings ending in '?' or starting \"How to/do/does/can/should\" (numbers removed, headings on more than 3 pages left out) -> the page"
 	case s.questions:
 		how = "section headings ending in '?' (numbers removed, headings on more than 3 pages left out) -> the page"
 	case s.identifiers:
 		how = "options (--name) and configuration variables (a.b) defined in definition lists, on at most 3 pages -> those pages"
 	}
-	ds := dataset{Name: s.name, Description: fmt.Sprintf("%s manual (%s) from %s %s: %s; %d corpus pages.",
-		s.name, s.generator, s.pkg, strings.TrimSpace(string(v)), how, len(pages))}
+	what := s.name + " manual"
+	if len(parts) > 1 {
+		what = fmt.Sprintf("%d manuals", len(parts))
+	}
+	ds := dataset{Name: s.name, Description: fmt.Sprintf("%s (%s) from %s: %s; %d corpus pages.",
+		what, s.generator, strings.Join(versions, ", "), how, len(pages))}
 	var kept []string
 	for _, t := range order {
 		if s.index == "" && len(byText[strings.ToLower(t)]) > 3 {
@@ -360,6 +420,67 @@ func identifierTerms(p string) ([]string, error) {
 	}
 	walk(doc)
 	return out, nil
+}
+
+// tocPage reports whether more than half of the text of a page's main
+// content (the element with role="main", else the body) lies in Sphinx
+// toctrees: a table of contents under another name ("index_for_users",
+// "toc", a chapter's front page).
+func tocPage(p string) (bool, error) {
+	doc, err := parse(p)
+	if err != nil {
+		return false, err
+	}
+	var main, body *html.Node
+	var find func(n *html.Node)
+	find = func(n *html.Node) {
+		if n.Type == html.ElementNode {
+			if n.DataAtom == atom.Body && body == nil {
+				body = n
+			}
+			for _, a := range n.Attr {
+				if a.Key == "role" && a.Val == "main" && main == nil {
+					main = n
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			find(c)
+		}
+	}
+	find(doc)
+	if main == nil {
+		main = body
+	}
+	if main == nil {
+		return false, nil
+	}
+	var all, toc int
+	var count func(n *html.Node, inTOC bool)
+	count = func(n *html.Node, inTOC bool) {
+		switch n.Type {
+		case html.TextNode:
+			k := len(strings.TrimSpace(n.Data))
+			all += k
+			if inTOC {
+				toc += k
+			}
+		case html.ElementNode:
+			if n.DataAtom == atom.Script || n.DataAtom == atom.Style {
+				return
+			}
+			for _, a := range n.Attr {
+				if a.Key == "class" && strings.Contains(a.Val, "toctree-wrapper") {
+					inTOC = true
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			count(c, inTOC)
+		}
+	}
+	count(main, false)
+	return all > 0 && 2*toc > all, nil
 }
 
 // textOf returns the text of n without Sphinx-style permalink anchors.
