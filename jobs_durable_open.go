@@ -43,7 +43,7 @@ func OpenDurableJobStorePG(ctx context.Context, dsn string, opts *DurableJobStor
 	return s, nil
 }
 
-func openDurablePG(ctx context.Context, pool *pgxpool.Pool, opts *DurableJobStoreOptions) (DurableJobStore, error) {
+func openDurablePG(ctx context.Context, pool *pgxpool.Pool, opts *DurableJobStoreOptions) (*durableJobStore, error) {
 	s := newDurable(opts, &jobDB{pg: pool}, pool.Close)
 	driver := riverpgxv5.New(pool)
 	conn, err := pool.Acquire(ctx)
@@ -112,7 +112,7 @@ func OpenDurableJobStoreSQLite(ctx context.Context, path string, opts *DurableJo
 	return s, nil
 }
 
-func openDurableSQLite(ctx context.Context, db *sql.DB, opts *DurableJobStoreOptions) (DurableJobStore, error) {
+func openDurableSQLite(ctx context.Context, db *sql.DB, opts *DurableJobStoreOptions) (*durableJobStore, error) {
 	s := newDurable(opts, &jobDB{lite: db}, func() { db.Close() })
 	driver := riversqlite.New(db)
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: slog.New(warnHandler{s.opts.Logger.Handler()})})
