@@ -221,24 +221,6 @@ func (r *localvecRows) topK(q []float32, k int) []localvecHit {
 	return all
 }
 
-// localvecDot returns the dot product of a and b (len(b) >= len(a)), with
-// four accumulators so the additions pipeline.
-func localvecDot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // localvecDefaultAnalyzer analyses the keyword index of a LocalvecStore
 // until SetKeywordLanguage changes it.
 var localvecDefaultAnalyzer = &TextAnalyzer{lang: DefaultTextSearchLanguage, stem: textStemmers[DefaultTextSearchLanguage]}
