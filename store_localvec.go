@@ -84,7 +84,9 @@ type LocalvecStore struct {
 }
 
 // localvecRows is the in-memory database: row i is ids[i], docs[i] and the
-// vector vecs[i*dim:(i+1)*dim] with inverse norm inv[i]; kw is the BM25
+// vector vecs[i*dim:(i+1)*dim] with inverse norm inv[i]; js[i] is the
+// document's JSON encoding when Index computed it for the ID (nil for rows
+// read from the file), which writeFile then reuses; kw is the BM25
 // inverted index of the rows' texts for KeywordSearch. kw is built lazily:
 // it covers rows 0..kw.live()-1 (nil: none), removals keep it in step, and
 // rows added since are indexed by the next keyword query (keywords), so a
@@ -95,6 +97,7 @@ type localvecRows struct {
 	docs []*ai.Document
 	vecs []float32
 	inv  []float32
+	js   [][]byte
 	kw   *bm25Index
 	byID map[string]int
 }
@@ -166,19 +169,28 @@ func (s *LocalvecStore) Len() int {
 // localvecDocID returns Genkit localvec's ID for doc: the hex MD5 of its
 // JSON encoding.
 func localvecDocID(doc *ai.Document) (string, error) {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return "", fmt.Errorf("document is not JSON-encodable: %w", err)
-	}
-	sum := md5.Sum(b)
-	return hex.EncodeToString(sum[:]), nil
+	id, _, err := localvecDocJSON(doc)
+	return id, err
 }
 
-// localvecNewRow is a document ready to be added: ID, document, vector.
+// localvecDocJSON returns doc's localvec ID and the JSON encoding it hashed
+// (the bytes the database file holds for the document).
+func localvecDocJSON(doc *ai.Document) (string, []byte, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return "", nil, fmt.Errorf("document is not JSON-encodable: %w", err)
+	}
+	sum := md5.Sum(b)
+	return hex.EncodeToString(sum[:]), b, nil
+}
+
+// localvecNewRow is a document ready to be added: ID, document, vector,
+// and the document's JSON encoding when known (nil: encoded when written).
 type localvecNewRow struct {
 	id  string
 	doc *ai.Document
 	vec []float32
+	js  []byte
 }
 
 // Index embeds the documents that are not in the store yet (one Embed call)
@@ -201,18 +213,20 @@ func (s *LocalvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	}
 	defer release()
 	ids := make([]string, len(docs))
+	js := make([][]byte, len(docs))
 	for i, d := range docs {
 		if d == nil || strings.TrimSpace(DocText(d)) == "" {
 			return fmt.Errorf("localvec index: document %d: %w", i, ErrEmptyDocument)
 		}
-		id, err := localvecDocID(d)
+		id, b, err := localvecDocJSON(d)
 		if err != nil {
 			return fmt.Errorf("localvec index: document %d: %w", i, err)
 		}
-		ids[i] = id
+		ids[i], js[i] = id, b
 	}
 	var todo []*ai.Document
 	var todoIDs []string
+	var todoJS [][]byte
 	seen := make(map[string]bool)
 	s.mu.RLock()
 	for i, id := range ids {
@@ -222,6 +236,7 @@ func (s *LocalvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 		seen[id] = true
 		todo = append(todo, docs[i])
 		todoIDs = append(todoIDs, id)
+		todoJS = append(todoJS, js[i])
 	}
 	s.mu.RUnlock()
 	if len(todo) == 0 {
@@ -233,7 +248,7 @@ func (s *LocalvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	}
 	add := make([]localvecNewRow, len(todo))
 	for i := range todo {
-		add[i] = localvecNewRow{todoIDs[i], todo[i], vecs[i]}
+		add[i] = localvecNewRow{todoIDs[i], todo[i], vecs[i], todoJS[i]}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("localvec index: %w", err)

@@ -53,7 +53,7 @@ func loadLocalvecFile(path string) (localvecRows, error) {
 		case len(v.Embedding) != dim:
 			return rows, fmt.Errorf("parse %s: entry %q: %w: %d dimensions, entry %q has %d", path, id, ErrDimensionMismatch, len(v.Embedding), ids[0], dim)
 		}
-		add = append(add, localvecNewRow{id, v.Doc, v.Embedding})
+		add = append(add, localvecNewRow{id: id, doc: v.Doc, vec: v.Embedding})
 		delete(data, id) // let the decoded vector go once copied
 	}
 	rows.append(add)
@@ -71,11 +71,16 @@ func (r *localvecRows) append(add []localvecNewRow) {
 	if len(r.ids) == 0 {
 		r.dim = len(add[0].vec)
 	}
-	r.vecs = slices.Grow(r.vecs, len(add)*r.dim)
+	if n := len(add) * r.dim; len(r.vecs)+n > cap(r.vecs) {
+		// At least double: append's growth of large slices (1.25x) would
+		// copy the matrix many times over as a run adds batch after batch.
+		r.vecs = slices.Grow(r.vecs, max(n, cap(r.vecs)))
+	}
 	for _, a := range add {
 		r.byID[a.id] = len(r.ids)
 		r.ids = append(r.ids, a.id)
 		r.docs = append(r.docs, a.doc)
+		r.js = append(r.js, a.js)
 		r.vecs = append(r.vecs, a.vec...)
 		r.inv = append(r.inv, localvecInvNorm(a.vec))
 	}
@@ -116,7 +121,7 @@ func (r *localvecRows) remove(del map[string]bool) {
 			continue
 		}
 		if w != i {
-			r.ids[w], r.docs[w], r.inv[w] = id, r.docs[i], r.inv[i]
+			r.ids[w], r.docs[w], r.js[w], r.inv[w] = id, r.docs[i], r.js[i], r.inv[i]
 			if i < kn {
 				r.kw.move(i, w)
 			}
@@ -129,8 +134,9 @@ func (r *localvecRows) remove(del map[string]bool) {
 		w++
 	}
 	clear(r.docs[w:])
+	clear(r.js[w:])
 	r.kw.truncate(kw)
-	r.ids, r.docs, r.inv, r.vecs = r.ids[:w], r.docs[:w], r.inv[:w], r.vecs[:w*r.dim]
+	r.ids, r.docs, r.js, r.inv, r.vecs = r.ids[:w], r.docs[:w], r.js[:w], r.inv[:w], r.vecs[:w*r.dim]
 	if w == 0 {
 		r.dim = 0
 	}
@@ -150,15 +156,16 @@ func (r *localvecRows) writeFile(path string, add []localvecNewRow, del map[stri
 		id  string
 		doc *ai.Document
 		vec []float32
+		js  []byte
 	}
 	entries := make([]entry, 0, len(r.ids)+len(add))
 	for i, id := range r.ids {
 		if !del[id] {
-			entries = append(entries, entry{id, r.docs[i], r.vec(i)})
+			entries = append(entries, entry{id, r.docs[i], r.vec(i), r.js[i]})
 		}
 	}
 	for _, a := range add {
-		entries = append(entries, entry{a.id, a.doc, a.vec})
+		entries = append(entries, entry{a.id, a.doc, a.vec, a.js})
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.id, b.id) })
 
@@ -186,9 +193,11 @@ func (r *localvecRows) writeFile(path string, add []localvecNewRow, del map[stri
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		doc, err := json.Marshal(e.doc)
-		if err != nil {
-			return fmt.Errorf("write database: document %s: %w", e.id, err)
+		doc := e.js
+		if doc == nil {
+			if doc, err = json.Marshal(e.doc); err != nil {
+				return fmt.Errorf("write database: document %s: %w", e.id, err)
+			}
 		}
 		buf = strconv.AppendQuote(buf, e.id) // IDs are hex: quoting is JSON-safe
 		buf = append(buf, `:{"doc":`...)
@@ -249,6 +258,9 @@ func globEscape(s string) string {
 // appendJSONFloat32 appends x the way encoding/json encodes a float32 (so
 // files match localvec's byte for byte in their numbers). x must be finite.
 func appendJSONFloat32(b []byte, x float32) []byte {
+	if x == 0 && !math.Signbit(float64(x)) {
+		return append(b, '0') // common in sparse vectors
+	}
 	f := float64(x)
 	format := byte('f')
 	if a := float32(math.Abs(f)); a != 0 && (a < 1e-6 || a >= 1e21) {

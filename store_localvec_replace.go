@@ -64,7 +64,7 @@ func (s *LocalvecStore) replaceSource(ctx context.Context, scope replaceScope, d
 		if d == nil || strings.TrimSpace(DocText(d)) == "" {
 			return 0, 0, fmt.Errorf("localvec replace source: document %d: %w", i, ErrEmptyDocument)
 		}
-		id, err := localvecDocID(d)
+		id, js, err := localvecDocJSON(d)
 		if err != nil {
 			return 0, 0, fmt.Errorf("localvec replace source: document %d: %w", i, err)
 		}
@@ -72,7 +72,7 @@ func (s *LocalvecStore) replaceSource(ctx context.Context, scope replaceScope, d
 			continue
 		}
 		keep[id] = true
-		todo = append(todo, localvecNewRow{id: id, doc: d})
+		todo = append(todo, localvecNewRow{id: id, doc: d, js: js})
 	}
 
 	del := make(map[string]bool)

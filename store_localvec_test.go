@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -519,7 +520,7 @@ func TestLocalvecTopKMatchesSort(t *testing.T) {
 }
 
 func TestAppendJSONFloat32MatchesEncodingJSON(t *testing.T) {
-	vals := []float32{0, 1, -1, 0.1, 1e-7, -3.4e38, 1e21, 1e20, 123456.79, 5e-324, 1.17549435e-38, 0.000001, 0.0000009}
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.1, 1e-7, -3.4e38, 1e21, 1e20, 123456.79, 5e-324, 1.17549435e-38, 0.000001, 0.0000009}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 1000 {
 		vals = append(vals, float32(rng.NormFloat64()*0.05))

@@ -101,7 +101,7 @@ func (s *SQLiteStore) ExportLocalvec(ctx context.Context, dir, name string) (str
 			if v == nil {
 				return fmt.Errorf("chunk %s: malformed vector of %d bytes", id, len(vec))
 			}
-			add = append(add, localvecNewRow{id, d, v})
+			add = append(add, localvecNewRow{id: id, doc: d, vec: v})
 		}
 		if err := rows.Err(); err != nil {
 			return err
