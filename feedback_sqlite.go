@@ -207,6 +207,11 @@ func sqliteWriteTx(ctx context.Context, db *sql.DB, fn func(conn *sql.Conn) erro
 		return err
 	}
 	defer conn.Close()
+	return sqliteConnWriteTx(ctx, conn, fn)
+}
+
+// sqliteConnWriteTx is sqliteWriteTx on conn.
+func sqliteConnWriteTx(ctx context.Context, conn *sql.Conn, fn func(conn *sql.Conn) error) (err error) {
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("begin write transaction: %w", err)
 	}

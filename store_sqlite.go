@@ -119,6 +119,9 @@ type SQLiteStore struct {
 	countMu sync.Mutex
 	count   sqliteCount
 
+	// bulk holds the source replacements of a Bulk run.
+	bulk sqliteBulkState
+
 	// mu guards mat; refreshes take it exclusively.
 	mu  sync.RWMutex
 	mat sqliteMatrix
@@ -382,7 +385,12 @@ func (s *SQLiteStore) Generation(ctx context.Context) (int64, error) {
 // the database), then closes the database. Later calls of other methods
 // return ErrStoreClosed; closing again returns nil.
 func (s *SQLiteStore) Close() error {
-	if s == nil || s.closed.Swap(true) {
+	if s == nil || s.closed.Load() {
+		return nil
+	}
+	// Sources a Bulk run still holds are committed, not dropped.
+	flushErr := s.flushBulkFor(context.Background(), replaceScope{}, true)
+	if s.closed.Swap(true) {
 		return nil
 	}
 	if s.wrote.Load() {
@@ -394,5 +402,5 @@ func (s *SQLiteStore) Close() error {
 	s.mu.Lock()
 	s.mat.release()
 	s.mu.Unlock()
-	return s.db.Close()
+	return errors.Join(flushErr, s.db.Close())
 }

@@ -20,6 +20,9 @@ func (s *SQLiteStore) ImportLocalvec(ctx context.Context, path string) (int, err
 	if err := s.checkOpen("import localvec"); err != nil {
 		return 0, err
 	}
+	if err := s.flushBulkFor(ctx, replaceScope{}, true); err != nil {
+		return 0, fmt.Errorf("sqlite import localvec: %w", err)
+	}
 	if _, err := os.Stat(path); err != nil {
 		return 0, fmt.Errorf("sqlite import localvec: %w", err)
 	}

@@ -26,6 +26,9 @@ func (s *SQLiteStore) Reembed(ctx context.Context, progress func(done, total int
 	if err := s.checkOpen("reembed"); err != nil {
 		return 0, err
 	}
+	if err := s.flushBulkFor(ctx, replaceScope{}, true); err != nil {
+		return 0, fmt.Errorf("sqlite reembed: %w", err)
+	}
 	oldDim, err := s.storedDim(ctx, s.db)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite reembed: %w", err)

@@ -60,6 +60,11 @@ func (s *SQLiteStore) replaceSource(ctx context.Context, scope replaceScope, doc
 	if err := s.checkOpen("replace source"); err != nil {
 		return 0, 0, err
 	}
+	// In a Bulk run, a held replacement of the same scope commits first:
+	// the diff below must see it.
+	if err := s.flushBulkFor(ctx, scope, false); err != nil {
+		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
+	}
 	rows, err := sqlitePrepare(docs)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
@@ -92,6 +97,12 @@ func (s *SQLiteStore) replaceSource(ctx context.Context, scope replaceScope, doc
 	}
 	if err := s.fillVectors(ctx, todo, progress); err != nil {
 		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
+	}
+	if held, err := s.bulkHold(ctx, sqliteBulkSource{scope: scope, keep: keep, todo: todo}); held {
+		if err != nil {
+			return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
+		}
+		return len(todo), len(stale), nil
 	}
 	err = s.write(ctx, func(conn *sql.Conn) error {
 		// The scope again, inside the transaction: another process may
@@ -148,7 +159,8 @@ func (s *SQLiteStore) staleInScope(ctx context.Context, q sqliteQuerier, scope r
 }
 
 // fillVectors sets the vector of every row in todo: from a stored chunk
-// with the same text where there is one, else by embedding (batches of
+// (or one a Bulk run holds) with the same text where there is one, else by
+// embedding (batches of
 // indexBatchSize, progress after each).
 func (s *SQLiteStore) fillVectors(ctx context.Context, todo []sqliteRow, progress func(done, total int)) error {
 	dim, err := s.storedDim(ctx, s.db)
@@ -162,6 +174,10 @@ func (s *SQLiteStore) fillVectors(ctx context.Context, todo []sqliteRow, progres
 	}
 	defer stmt.Close()
 	for i := range todo {
+		if v, ok := s.bulkHeldVector(todo[i].textHash); ok {
+			todo[i].vec = v
+			continue
+		}
 		var b []byte
 		switch err := stmt.QueryRowContext(ctx, todo[i].textHash).Scan(&b); err {
 		case nil:

@@ -312,7 +312,7 @@ func sqliteSpeedP50(lat []time.Duration) float64 {
 // BenchmarkSQLiteIndexVsJSON indexes the first -sqlite-speed-pages pages
 // of an HTML manual (as BenchmarkSQLiteKeywordVsFTS5) as the CLI does, one
 // IndexSource per file with the CLI's embedder, into a new SQLiteStore
-// (closed at the end, which writes its vector cache) and, in the same
+// inside one Bulk (closed at the end, which writes its vector cache) and, in the same
 // iteration, into a new LocalvecStore (the JSON path, inside one Bulk as
 // the CLI runs it). It reports the pages per second of each, their ratio,
 // the size of the SQLite database (db_mb, the database file after Close;
@@ -332,7 +332,12 @@ func BenchmarkSQLiteIndexVsJSON(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		htmlBytes = sqliteSpeedIndex(b, s, pages)
+		if err := s.Bulk(ctx, func() error {
+			htmlBytes = sqliteSpeedIndex(b, s, pages)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
 		}

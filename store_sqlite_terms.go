@@ -82,14 +82,17 @@ func sqliteTermsSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Valu
 	if l, ok := args[1].(string); ok {
 		lang = l
 	}
-	an, err := sqliteAnalyzer(lang)
-	if err != nil {
-		return nil, err
-	}
 	crumb, _ := args[2].(string)
 	var heads string
 	if len(args) == 4 {
 		heads, _ = args[3].(string)
+	}
+	if terms, ok := sqliteHeldTerms(lang, text, crumb, heads); ok {
+		return terms, nil // computed ahead by a Bulk run
+	}
+	an, err := sqliteAnalyzer(lang)
+	if err != nil {
+		return nil, err
 	}
 	return sqliteEncodeTerms(an, text, bm25JoinHeading(crumb, heads)), nil
 }

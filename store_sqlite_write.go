@@ -19,6 +19,8 @@ type sqliteRow struct {
 	id, url, source, textHash, text string
 	doc                             *ai.Document
 	vec                             []float32
+	// enc, when set, is what to write, computed ahead (Bulk).
+	enc *sqliteEncoded
 }
 
 // sqlitePrepare computes the rows (without vectors) for docs.
@@ -78,6 +80,10 @@ func (s *SQLiteStore) insertRows(ctx context.Context, conn *sql.Conn, rows []sql
 		args := make([]any, 0, 7*len(part))
 		for i := range part {
 			r := &part[i]
+			if r.enc != nil {
+				args = append(args, r.id, r.url, r.source, r.textHash, r.text, r.enc.doc, r.enc.vec)
+				continue
+			}
 			doc, err := json.Marshal(r.doc)
 			if err != nil {
 				return 0, fmt.Errorf("chunk %s: document is not JSON-encodable: %w", r.id, err)
@@ -114,6 +120,10 @@ func (s *SQLiteStore) insertRows(ctx context.Context, conn *sql.Conn, rows []sql
 				continue // already stored (or repeated in rows)
 			}
 			delete(rids, r.id)
+			if r.enc != nil {
+				qargs = append(qargs, rid, r.enc.scale, r.enc.q)
+				continue
+			}
 			scale := quantizeUnit(r.vec, q)
 			qargs = append(qargs, rid, scale, slices.Clone(q))
 		}
@@ -279,6 +289,9 @@ func (s *SQLiteStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err := s.checkOpen("index"); err != nil {
 		return err
 	}
+	if err := s.flushBulkFor(ctx, replaceScope{}, true); err != nil {
+		return fmt.Errorf("sqlite index: %w", err)
+	}
 	if len(docs) == 0 {
 		return nil
 	}
@@ -358,6 +371,9 @@ func (s *SQLiteStore) DeleteBySource(ctx context.Context, sourceName string) (in
 // equals value, in one transaction.
 func (s *SQLiteStore) deleteWhere(ctx context.Context, column, value string) (int, error) {
 	if err := s.checkOpen("delete"); err != nil {
+		return 0, err
+	}
+	if err := s.flushBulkFor(ctx, replaceScope{}, true); err != nil {
 		return 0, err
 	}
 	var n int64

@@ -48,9 +48,14 @@ type sqliteStore struct {
 func (s *sqliteStore) chunkCount(ctx context.Context) (int, error) { return s.Len(ctx) }
 func (s *sqliteStore) describe() string                            { return s.Path() }
 
-// bulk and flush: SQLite commits every source itself.
-func (s *sqliteStore) bulk(fn func() error) error { return fn() }
-func (s *sqliteStore) flush() error               { return nil }
+// bulk runs an indexing run as one SQLiteStore.Bulk run: sources are
+// committed in batches of whole sources (at most 5 s old). flush: the
+// batches commit themselves.
+func (s *sqliteStore) bulk(fn func() error) error {
+	return s.Bulk(context.Background(), fn)
+}
+
+func (s *sqliteStore) flush() error { return nil }
 
 // sqlitePath returns the SQLite database of the store called name in dir.
 func sqlitePath(dir, name string) string { return filepath.Join(dir, name+".db") }

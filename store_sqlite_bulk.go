@@ -1,0 +1,317 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Bulk indexing (docs/api-reference.md, SQLiteStore): one transaction per
+// source costs a commit, a generation, an FTS5 segment (merged again
+// later) and the B-tree pages it touched written anew to the WAL, for
+// every file of a folder. A Bulk run holds the source replacements, each
+// prepared and embedded as outside a run, and writes many of them in one
+// transaction.
+
+// sqliteBulkFlushRows is the number of held rows at which a Bulk run
+// commits its batch.
+const sqliteBulkFlushRows = 512
+
+// sqliteBulkFlushAge is the longest a Bulk run holds a source replacement
+// before committing (checked whenever a source is added).
+const sqliteBulkFlushAge = 5 * time.Second
+
+// sqliteBulkAutocheckpoint is the WAL size (pages) at which a Bulk run's
+// connections checkpoint, instead of SQLite's 1000: a checkpoint writes
+// back (and syncs) every page changed since the last one, and the pages a
+// batch rewrites (interior B-tree pages, FTS5 segments) are written back
+// once rather than after every few batches.
+const sqliteBulkAutocheckpoint = 16384
+
+// sqliteBulkCacheKB is the page cache (cache_size, negative: KiB; 16 MB) of a
+// connection committing a Bulk batch, instead of SQLite's 2 MB: a batch
+// changes more pages than that, and a full cache writes dirty pages to
+// the WAL before the commit, some of them again later.
+const sqliteBulkCacheKB = -16384
+
+// sqliteBulkSource is a source replacement a Bulk run holds: the scope,
+// the chunk IDs to keep and the new rows, with their vectors.
+type sqliteBulkSource struct {
+	scope replaceScope
+	keep  map[string]bool
+	todo  []sqliteRow
+}
+
+// sqliteBulkBatch is the source replacements of one batch: their rows,
+// when the first was added, their scopes (urls, sources) and their new
+// rows' vectors by text hash (reused like stored ones).
+type sqliteBulkBatch struct {
+	pending       []sqliteBulkSource
+	rows          int
+	oldest        time.Time
+	urls, sources map[string]bool
+	vecs          map[string][]float32
+}
+
+// add adds src to the batch.
+func (bt *sqliteBulkBatch) add(src sqliteBulkSource) {
+	if bt.urls == nil {
+		bt.urls, bt.sources, bt.vecs = map[string]bool{}, map[string]bool{}, map[string][]float32{}
+	}
+	if len(bt.pending) == 0 {
+		bt.oldest = time.Now()
+	}
+	bt.pending = append(bt.pending, src)
+	bt.rows += len(src.todo)
+	for _, u := range src.scope.urls {
+		bt.urls[u] = true
+	}
+	for _, n := range src.scope.sources {
+		bt.sources[n] = true
+	}
+	for i := range src.todo {
+		bt.vecs[src.todo[i].textHash] = src.todo[i].vec
+	}
+}
+
+// overlaps reports whether scope shares a URL or source name with a
+// replacement of the batch.
+func (bt *sqliteBulkBatch) overlaps(scope replaceScope) bool {
+	return slices.ContainsFunc(scope.urls, func(u string) bool { return bt.urls[u] }) ||
+		slices.ContainsFunc(scope.sources, func(n string) bool { return bt.sources[n] })
+}
+
+// sqliteBulkState is the SQLiteStore's field for Bulk runs; mu guards
+// it. A full batch is committed by a goroutine of its own (one at a
+// time: busy, done closed when it ends) while the run prepares and embeds
+// the next sources; a batch committed for a write that must follow it
+// (flushBulkFor) and the last one are committed by the caller.
+type sqliteBulkState struct {
+	mu sync.Mutex
+	// runs counts the Bulk calls in progress; 0: no run.
+	runs int
+	cur  sqliteBulkBatch
+	busy *sqliteBulkBatch
+	done chan struct{}
+	// err is the run's failed batch commits; fresh those no source
+	// replacement has returned yet.
+	err, fresh error
+}
+
+// wait waits, b.mu held, until no batch is being committed.
+func (b *sqliteBulkState) wait() {
+	for b.busy != nil {
+		d := b.done
+		b.mu.Unlock()
+		<-d
+		b.mu.Lock()
+	}
+}
+
+// failed records a failed batch commit, b.mu held.
+func (b *sqliteBulkState) failed(err error) {
+	b.err = errors.Join(b.err, err)
+	b.fresh = errors.Join(b.fresh, err)
+}
+
+// takeFresh returns (and forgets) the failed commits not yet reported.
+func (b *sqliteBulkState) takeFresh() error {
+	err := b.fresh
+	b.fresh = nil
+	return err
+}
+
+// Bulk runs fn as one indexing run of many source replacements (the CLI's
+// index command wraps its whole run in it). While fn runs, IndexSource on
+// this store prepares and embeds each source as it would otherwise, then
+// holds it; held sources are committed in batches of up to 512 rows or
+// 5 s (checked when a source is added), each batch one transaction of
+// whole sources written by a goroutine of its own while the next sources
+// are prepared, and the last batch when fn returns (also when ctx is
+// cancelled: finished sources are kept). Readers, in this process too,
+// see a source once its batch commits; any other write through the store
+// commits the held sources first. Concurrent Bulk calls share one run,
+// which ends with the last. A source replacement's error is returned by
+// that call; a failed batch commit by the next replacement and by Bulk.
+// Sources not yet committed when the process dies are lost: the database
+// keeps their previous version, consistent, as after a kill between two
+// transactions.
+func (s *SQLiteStore) Bulk(ctx context.Context, fn func() error) error {
+	if err := s.checkOpen("bulk"); err != nil {
+		return err
+	}
+	b := &s.bulk
+	b.mu.Lock()
+	if b.runs == 0 {
+		b.err, b.fresh = nil, nil
+	}
+	b.runs++
+	b.mu.Unlock()
+
+	fnErr := fn()
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.runs--
+	if b.runs > 0 {
+		return fnErr
+	}
+	b.wait()
+	if err := s.commitBatch(context.WithoutCancel(ctx), &b.cur, false); err != nil {
+		b.failed(err)
+	}
+	b.cur = sqliteBulkBatch{}
+	endErr := b.err
+	b.err, b.fresh = nil, nil
+	if endErr != nil {
+		endErr = fmt.Errorf("sqlite bulk: %w", endErr)
+	}
+	return errors.Join(fnErr, endErr)
+}
+
+// bulkHold adds a prepared, embedded source replacement to the Bulk run
+// and hands the batch to a committing goroutine when it is full or old
+// enough. It reports false when no run is in progress (the caller writes
+// the source itself); the error is a failed commit of an earlier batch.
+func (s *SQLiteStore) bulkHold(ctx context.Context, src sqliteBulkSource) (bool, error) {
+	b := &s.bulk
+	b.mu.Lock()
+	runs := b.runs
+	b.mu.Unlock()
+	if runs == 0 {
+		return false, nil
+	}
+	if err := sqliteEncodeRows(src.todo, s.an.Language()); err != nil {
+		return true, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.runs == 0 {
+		return false, nil // the run ended meanwhile
+	}
+	b.cur.add(src)
+	if b.cur.rows >= sqliteBulkFlushRows || time.Since(b.cur.oldest) >= sqliteBulkFlushAge {
+		b.wait()
+		batch := b.cur
+		b.cur = sqliteBulkBatch{}
+		done := make(chan struct{})
+		b.busy, b.done = &batch, done
+		wctx := context.WithoutCancel(ctx)
+		go func() {
+			err := s.commitBatch(wctx, &batch, true)
+			b.mu.Lock()
+			if err != nil {
+				b.failed(err)
+			}
+			b.busy = nil
+			close(done)
+			b.mu.Unlock()
+		}()
+	}
+	return true, b.takeFresh()
+}
+
+// bulkHeldVector returns the vector of a held row with text hash h.
+func (s *SQLiteStore) bulkHeldVector(h string) ([]float32, bool) {
+	b := &s.bulk
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if v, ok := b.cur.vecs[h]; ok {
+		return v, true
+	}
+	if b.busy != nil {
+		v, ok := b.busy.vecs[h]
+		return v, ok
+	}
+	return nil, false
+}
+
+// flushBulkFor commits the held replacements before a write that must
+// come after them: every write when all is set, else one whose scope
+// overlaps a held one (its diff must see them). Outside a run it does
+// nothing.
+func (s *SQLiteStore) flushBulkFor(ctx context.Context, scope replaceScope, all bool) error {
+	b := &s.bulk
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.cur.pending) == 0 && b.busy == nil {
+		return nil
+	}
+	if !all && !b.cur.overlaps(scope) && (b.busy == nil || !b.busy.overlaps(scope)) {
+		return nil
+	}
+	b.wait()
+	err := s.commitBatch(context.WithoutCancel(ctx), &b.cur, b.runs > 0)
+	b.cur = sqliteBulkBatch{}
+	if err != nil {
+		b.failed(err)
+	}
+	if err := b.takeFresh(); err != nil {
+		return fmt.Errorf("commit the held sources: %w", err)
+	}
+	return nil
+}
+
+// commitBatch writes the replacements of bt in one transaction (each
+// scope's stale chunks as the scope is now, then all new rows). inRun
+// keeps the connection's checkpoint threshold raised; the batch that ends
+// a run sets it back, so the WAL is written back at its commit.
+func (s *SQLiteStore) commitBatch(ctx context.Context, bt *sqliteBulkBatch, inRun bool) error {
+	if len(bt.pending) == 0 {
+		return nil
+	}
+	var todo []sqliteRow
+	for _, p := range bt.pending {
+		todo = append(todo, p.todo...)
+	}
+	checkpoint := 1000 // SQLite's default
+	if inRun {
+		checkpoint = sqliteBulkAutocheckpoint
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("commit %d held sources: %w", len(bt.pending), err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d; PRAGMA cache_size = %d", checkpoint, sqliteBulkCacheKB)); err != nil {
+		return fmt.Errorf("commit %d held sources: set wal_autocheckpoint and cache_size: %w", len(bt.pending), err)
+	}
+	// The connection goes back to the pool with SQLite's defaults (its
+	// cache memory freed).
+	defer conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 1000; PRAGMA cache_size = -2000")
+	defer sqliteHoldTerms(todo)()
+	changed := false
+	err = sqliteConnWriteTx(ctx, conn, func(conn *sql.Conn) error {
+		for _, p := range bt.pending {
+			stale, err := s.staleInScope(ctx, conn, p.scope, p.keep)
+			if err != nil {
+				return err
+			}
+			for _, rid := range stale {
+				if _, err := conn.ExecContext(ctx, `DELETE FROM chunks WHERE rid = ?`, rid); err != nil {
+					return fmt.Errorf("delete stale chunk: %w", err)
+				}
+			}
+			changed = changed || len(stale) > 0
+		}
+		n, err := s.insertRows(ctx, conn, todo)
+		if err != nil {
+			return err
+		}
+		if changed = changed || n > 0; !changed {
+			return nil
+		}
+		return bumpGeneration(ctx, conn)
+	})
+	if err != nil {
+		return fmt.Errorf("commit %d held sources: %w", len(bt.pending), err)
+	}
+	if changed {
+		s.wrote.Store(true)
+	}
+	return nil
+}
