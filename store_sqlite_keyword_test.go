@@ -40,6 +40,16 @@ func keywordParityDocs(n int) []*ai.Document {
 		}
 		docs[i] = ai.DocumentFromText(text, meta)
 	}
+	// Headings with a stop word between their words ("Manual > x the y"),
+	// off the twins' positions below: the query's word-sequence pairs
+	// ("x the", "the y") are index terms then.
+	rs := rand.New(rand.NewPCG(27, 28))
+	for i := range docs {
+		crumb, _ := docs[i].Metadata[MetaBreadcrumb].(string)
+		if w := strings.Fields(strings.TrimPrefix(crumb, "Manual > ")); i%20 >= 2 && len(w) == 2 && rs.IntN(4) == 0 {
+			docs[i].Metadata[MetaBreadcrumb] = "Manual > " + w[0] + " the " + w[1]
+		}
+	}
 	for i := 0; i+1 < n; i += 20 {
 		crumb, _ := docs[i].Metadata[MetaBreadcrumb].(string)
 		if w := strings.Fields(strings.TrimPrefix(crumb, "Manual > ")); len(w) == 2 && w[0] != w[1] {
@@ -51,8 +61,8 @@ func keywordParityDocs(n int) []*ai.Document {
 
 // keywordParityQueries returns queries of words from docs: plain, with a
 // double- and a single-quoted phrase, with a breadcrumb word, with a word
-// no chunk has, words of merged headings (MetaHeadings), and breadcrumbs
-// with a swapped twin (keywordParityDocs).
+// no chunk has, words of merged headings (MetaHeadings), breadcrumbs with
+// a stop word and breadcrumbs with a swapped twin (keywordParityDocs).
 func keywordParityQueries(docs []*ai.Document) []string {
 	qs := keywordBenchQueries(docs, 40)
 	r := rand.New(rand.NewPCG(23, 24))
@@ -75,6 +85,14 @@ func keywordParityQueries(docs []*ai.Document) []string {
 	for _, d := range docs {
 		if h, _ := d.Metadata[MetaHeadings].(string); h != "" && len(qs) < 70 {
 			qs = append(qs, strings.ReplaceAll(h, "\n", " "))
+		}
+	}
+	// Breadcrumbs with a stop word: the pairs of the word sequence score.
+	with := 0
+	for _, d := range docs {
+		if crumb, _ := d.Metadata[MetaBreadcrumb].(string); strings.Contains(crumb, " the ") && with < 12 {
+			qs = append(qs, strings.TrimPrefix(crumb, "Manual > "))
+			with++
 		}
 	}
 	// Breadcrumbs whose swapped twin follows: the heading pair decides.
