@@ -1,5 +1,5 @@
-// Command dev-eval builds the retrieval development sets: eleven sets
-// from fifteen manuals of Debian documentation packages, made by seven
+// Command dev-eval builds the retrieval development sets: twelve sets
+// from seventeen manuals of Debian documentation packages, made by seven
 // documentation generators, with questions derived mechanically from the
 // manuals themselves. Nothing is committed: the manuals come from the
 // packages, the labels from this program.
@@ -16,6 +16,8 @@
 //	django    Sphinx         python-django-doc  questions (headings ending in '?' or "How to ...") -> their page
 //	rtd       Sphinx, Read-the-Docs theme: six manuals in one corpus (python-scrapy-doc, numba-doc,
 //	          python-ruffus-doc, ghostscript-doc, libtango-doc, python-ase-doc), labelled as django
+//	faqlinks  Sphinx: four manuals in one corpus (python-django-doc, python-celery-doc, borgbackup-doc,
+//	          python-scrapy-doc) without their FAQ pages: FAQ questions -> the pages their answers link
 //
 // For each set it copies the content pages (not the tables of contents, the
 // indexes, search pages or texinfo's XREF redirect stubs) to
@@ -60,11 +62,15 @@ type set struct {
 	howTo                     bool                  // with questions: also headings starting "How to/do/can ..."
 	parts                     []part                // several manuals in one corpus (pkg, dir unused)
 	dropTOC                   bool                  // also leave out pages that are mostly a toctree (tocPage)
+	answerLinks               bool                  // label FAQ questions by the pages their answers link (answerTargets)
 }
 
 // part is one manual of a set made of several: its pages go to the
 // corpus folder prefix.
-type part struct{ pkg, dir, prefix string }
+type part struct {
+	pkg, dir, prefix string
+	faq              []string // with answerLinks: the FAQ pages, left out of the corpus
+}
 
 // rtdSkip leaves out a Sphinx manual's tables of contents, indexes,
 // search pages and static folders.
@@ -119,12 +125,21 @@ func sets() []set {
 			questions: true, howTo: true, dropTOC: true, skip: rtdSkip},
 		{name: "rtd", generator: "Sphinx, Read-the-Docs theme", questions: true, howTo: true, dropTOC: true, skip: rtdSkip,
 			parts: []part{
-				{"python-scrapy-doc", "/usr/share/doc/python-scrapy-doc/html", "scrapy"},
-				{"numba-doc", "/usr/share/doc/numba-doc/html", "numba"},
-				{"python-ruffus-doc", "/usr/share/doc/python-ruffus-doc/html", "ruffus"},
-				{"ghostscript-doc", "/usr/share/doc/ghostscript/html", "ghostscript"},
-				{"libtango-doc", "/usr/share/doc/tango/html", "tango"},
-				{"python-ase-doc", "/usr/share/doc/python-ase-doc/html", "ase"},
+				{pkg: "python-scrapy-doc", dir: "/usr/share/doc/python-scrapy-doc/html", prefix: "scrapy"},
+				{pkg: "numba-doc", dir: "/usr/share/doc/numba-doc/html", prefix: "numba"},
+				{pkg: "python-ruffus-doc", dir: "/usr/share/doc/python-ruffus-doc/html", prefix: "ruffus"},
+				{pkg: "ghostscript-doc", dir: "/usr/share/doc/ghostscript/html", prefix: "ghostscript"},
+				{pkg: "libtango-doc", dir: "/usr/share/doc/tango/html", prefix: "tango"},
+				{pkg: "python-ase-doc", dir: "/usr/share/doc/python-ase-doc/html", prefix: "ase"},
+			}},
+		{name: "faqlinks", generator: "Sphinx", answerLinks: true, dropTOC: true, skip: rtdSkip,
+			parts: []part{
+				{pkg: "python-django-doc", dir: "/usr/share/doc/python-django-doc/html", prefix: "django",
+					faq: []string{"faq/admin.html", "faq/contributing.html", "faq/general.html", "faq/help.html",
+						"faq/install.html", "faq/models.html", "faq/troubleshooting.html", "faq/usage.html"}},
+				{pkg: "python-celery-doc", dir: "/usr/share/doc/python-celery-doc/html", prefix: "celery", faq: []string{"faq.html"}},
+				{pkg: "borgbackup-doc", dir: "/usr/share/doc/borgbackup/html", prefix: "borg", faq: []string{"faq.html"}},
+				{pkg: "python-scrapy-doc", dir: "/usr/share/doc/python-scrapy-doc/html", prefix: "scrapy", faq: []string{"faq.html"}},
 			}},
 		{name: "git", pkg: "git-doc", generator: "AsciiDoc", dir: "/usr/share/doc/git-doc", identifiers: true, maxCases: 600,
 			skip: func(rel string) bool { return rel == "index.html" }},
@@ -166,7 +181,7 @@ var (
 func build(s set, out string) error {
 	parts := s.parts
 	if parts == nil {
-		parts = []part{{s.pkg, s.dir, ""}}
+		parts = []part{{pkg: s.pkg, dir: s.dir}}
 	}
 	corpus := filepath.Join(out, "corpus")
 	if err := os.RemoveAll(corpus); err != nil {
@@ -175,6 +190,7 @@ func build(s set, out string) error {
 	// pages are corpus paths; src maps them to the file they copy.
 	var pages []string
 	src := map[string]string{}
+	var faqs []string // corpus-relative names of the FAQ pages (answerLinks), not copied
 	for _, pt := range parts {
 		if _, err := os.Stat(pt.dir); err != nil {
 			return fmt.Errorf("%w (apt-get install -y %s)", err, pt.pkg)
@@ -194,9 +210,14 @@ func build(s set, out string) error {
 					return err
 				}
 			}
+			faq := slices.Contains(pt.faq, rel)
 			rel = path.Join(pt.prefix, rel)
-			pages = append(pages, rel)
 			src[rel] = p
+			if faq {
+				faqs = append(faqs, rel)
+			} else {
+				pages = append(pages, rel)
+			}
 			return nil
 		})
 		if err != nil {
@@ -213,7 +234,7 @@ func build(s set, out string) error {
 			return err
 		}
 		inCorpus[rel] = true
-		if s.index != "" {
+		if s.index != "" || s.answerLinks {
 			continue
 		}
 		var hs []string
@@ -231,6 +252,24 @@ func build(s set, out string) error {
 				continue
 			}
 			labels = append(labels, label{h, rel})
+		}
+	}
+	for _, rel := range faqs {
+		qs, err := answerTargets(src[rel])
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		for _, q := range qs {
+			for _, h := range q.hrefs {
+				page, _, _ := strings.Cut(h, "#")
+				if page == "" || strings.Contains(page, ":") {
+					continue
+				}
+				page = path.Clean(path.Join(path.Dir(rel), page))
+				if inCorpus[page] {
+					labels = append(labels, label{q.question, page})
+				}
+			}
 		}
 	}
 	if s.index != "" {
@@ -264,6 +303,8 @@ func build(s set, out string) error {
 	switch {
 	case s.index != "":
 		how = "entries of the index " + s.index + " -> the pages they link"
+	case s.answerLinks:
+		how = "FAQ questions (headings ending in '?') -> the other pages of the manual their answers link to (at most 3), the FAQ pages left out of the corpus"
 	case s.questions && s.howTo:
 		how = "section headings ending in '?' or starting \"How to/do/does/can/should\" (numbers removed, headings on more than 3 pages left out) -> the page"
 	case s.questions:
@@ -334,13 +375,93 @@ func pageHeadings(p string) ([]string, error) {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
 			case atom.H1, atom.H2, atom.H3, atom.H4:
-				text := strings.ReplaceAll(textOf(n), "\u00a0", " ")
-				text = strings.Trim(strings.TrimSpace(spaceRE.ReplaceAllString(text, " ")), "¶#🔗 ")
-				text = strings.TrimSpace(numberRE.ReplaceAllString(text, ""))
+				text := headingText(n)
 				if len(strings.Fields(text)) >= 2 {
 					out = append(out, text)
 				}
 				return
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return out, nil
+}
+
+// headingText returns a heading's text with permalink marks and
+// section numbers removed.
+func headingText(n *html.Node) string {
+	text := strings.ReplaceAll(textOf(n), "\u00a0", " ")
+	text = strings.Trim(strings.TrimSpace(spaceRE.ReplaceAllString(text, " ")), "¶#🔗 ")
+	return strings.TrimSpace(numberRE.ReplaceAllString(text, ""))
+}
+
+// faqAnswer is a FAQ question and the links of its answer.
+type faqAnswer struct {
+	question string
+	hrefs    []string
+}
+
+// answerTargets returns each question of a Sphinx FAQ page (a section
+// whose heading ends in '?') with the hrefs of its answer: the links in
+// that section outside its heading and its subsections.
+func answerTargets(p string) ([]faqAnswer, error) {
+	doc, err := parse(p)
+	if err != nil {
+		return nil, err
+	}
+	isSection := func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return false
+		}
+		if n.DataAtom == atom.Section {
+			return true
+		}
+		for _, a := range n.Attr {
+			if a.Key == "class" && slices.Contains(strings.Fields(a.Val), "section") && n.DataAtom == atom.Div {
+				return true
+			}
+		}
+		return false
+	}
+	isHeading := func(n *html.Node) bool {
+		switch n.DataAtom {
+		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			return n.Type == html.ElementNode
+		}
+		return false
+	}
+	var out []faqAnswer
+	var links func(n *html.Node, acc *[]string)
+	links = func(n *html.Node, acc *[]string) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if isSection(c) || isHeading(c) {
+				continue
+			}
+			if c.Type == html.ElementNode && c.DataAtom == atom.A {
+				for _, a := range c.Attr {
+					if a.Key == "href" {
+						*acc = append(*acc, a.Val)
+					}
+				}
+			}
+			links(c, acc)
+		}
+	}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if isSection(n) {
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if isHeading(c) {
+					if q := headingText(c); strings.HasSuffix(q, "?") {
+						a := faqAnswer{question: q}
+						links(n, &a.hrefs)
+						out = append(out, a)
+					}
+					break
+				}
 			}
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {

@@ -78,3 +78,34 @@ func TestRtdSkip(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerTargets checks that a FAQ question gets the links of its own
+// answer: not its heading's permalink, not a nested section's links, not
+// the next question's.
+func TestAnswerTargets(t *testing.T) {
+	p := writePage(t, `<div role="main"><section id="faq"><h1>FAQ</h1>
+<section id="q1"><h2>How do I purge all waiting tasks?<a class="headerlink" href="#q1">¶</a></h2>
+<p>Use <a href="reference/cli.html#purge">celery purge</a> or see <a href="userguide/workers.html">Workers</a>.</p>
+<section id="sub"><h3>And on Redis?</h3><p>See <a href="redis.html">Redis</a>.</p></section>
+</section>
+<div class="section" id="q2"><h2>Is Celery free?</h2><p>Yes, see <a href="../copyright.html">the license</a>.</p></div>
+<section id="n"><h2>Notes</h2><p><a href="notes.html">notes</a></p></section>
+</section></div>`)
+	got, err := answerTargets(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []faqAnswer{
+		{"How do I purge all waiting tasks?", []string{"reference/cli.html#purge", "userguide/workers.html"}},
+		{"And on Redis?", []string{"redis.html"}},
+		{"Is Celery free?", []string{"../copyright.html"}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("answerTargets = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i].question != want[i].question || strings.Join(got[i].hrefs, " ") != strings.Join(want[i].hrefs, " ") {
+			t.Errorf("answer %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
