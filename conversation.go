@@ -474,9 +474,14 @@ func Excerpt(text string, o ExcerptOptions) string {
 // bestExcerptSentence returns the index of the sentence matching the most
 // terms, the earliest on ties, 0 when none matches.
 func bestExcerptSentence(sentences, terms []string) int {
+	ts := make([]excerptTerm, len(terms))
+	for i, t := range terms {
+		ts[i] = excerptTerm{word: t, prefix: excerptPrefix(t)}
+	}
+	hit := make([]bool, len(terms))
 	best, bestScore := 0, 0
 	for i, s := range sentences {
-		if sc := excerptScore(s, terms); sc > bestScore {
+		if sc := excerptScoreTerms(s, ts, hit); sc > bestScore {
 			best, bestScore = i, sc
 		}
 	}
@@ -535,20 +540,40 @@ func excerptTerms(question string) []string {
 	return out
 }
 
-// excerptScore counts the terms that occur in sentence.
-func excerptScore(sentence string, terms []string) int {
-	words := strings.FieldsFunc(strings.ToLower(sentence), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
+// excerptTerm is a term of excerptScoreTerms with its excerptPrefix.
+type excerptTerm struct{ word, prefix string }
+
+// excerptScoreTerms counts the terms that occur in sentence, their
+// prefixes computed once; hit (one per term, overwritten) is its scratch space. A word of
+// the sentence is a run of letters and digits of the lower-cased sentence.
+func excerptScoreTerms(sentence string, terms []excerptTerm, hit []bool) int {
+	clear(hit)
+	lower := strings.ToLower(sentence)
 	score := 0
-	for _, t := range terms {
-		tp := excerptPrefix(t)
-		for _, w := range words {
-			if w == t || (tp != "" && excerptPrefix(w) == tp) {
+	match := func(w string) {
+		wp := excerptPrefix(w)
+		for k, t := range terms {
+			if !hit[k] && (w == t.word || (t.prefix != "" && wp == t.prefix)) {
+				hit[k] = true
 				score++
-				break
 			}
 		}
+	}
+	start := -1
+	for i, r := range lower {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			match(lower[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		match(lower[start:])
 	}
 	return score
 }

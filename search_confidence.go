@@ -48,9 +48,10 @@ type confidenceChecker struct {
 // the vector and keyword lists both rank the chunk within
 // confidenceAgreeRank, capped at confidenceAbsentCap when a keyword of the
 // question occurs nowhere in the index and at confidenceContentsCap when
-// the passage looks like a table of contents or an index. It returns the
-// score and a one-line basis for people.
-func (c *confidenceChecker) evidenceConfidence(ctx context.Context, passage string, vectorRank, textRank int) (int, string) {
+// the passage looks like a table of contents or an index (contents, the
+// caller's looksLikeContents of passage). It returns the score and a
+// one-line basis for people.
+func (c *confidenceChecker) evidenceConfidence(ctx context.Context, passage string, contents bool, vectorRank, textRank int) (int, string) {
 	if len(c.keywords) == 0 {
 		return 0, "the question has no keywords to check"
 	}
@@ -80,7 +81,7 @@ func (c *confidenceChecker) evidenceConfidence(ctx context.Context, passage stri
 		score = min(score, confidenceAbsentCap)
 		basis += fmt.Sprintf("; %q occurs nowhere in the documents", strings.Join(absent, ", "))
 	}
-	if looksLikeContents(passage) {
+	if contents {
 		score = min(score, confidenceContentsCap)
 		basis += "; the best match is a table of contents or an index"
 	}
@@ -147,26 +148,54 @@ var (
 
 // looksLikeContents reports whether text is a table of contents or an
 // index: dotted leaders, mostly lines ending in a page number, or many
-// ", PAGE" references.
+// ", PAGE" references. Each pattern runs only where a cheap test of the
+// text says it can match (docs/performance.md, embedded fusion).
 func looksLikeContents(text string) bool {
-	if len(contentsLeader.FindAllStringIndex(text, 4)) >= 3 {
+	if contentsMayLead(text) && len(contentsLeader.FindAllStringIndex(text, 4)) >= 3 {
 		return true
 	}
-	if len(contentsIndexRef.FindAllStringIndex(text, -1)) >= 8 {
+	if contentsRefCandidates(text) >= 8 && len(contentsIndexRef.FindAllStringIndex(text, -1)) >= 8 {
 		return true
 	}
-	lines := strings.Split(strings.TrimSpace(text), "\n")
-	if len(lines) < 5 {
+	text = strings.TrimSpace(text)
+	lines := strings.Count(text, "\n") + 1
+	if lines < 5 {
 		return false
 	}
 	n := 0
-	for _, l := range lines {
-		if contentsLine.MatchString(strings.TrimSpace(l)) {
+	for l := range strings.SplitSeq(text, "\n") {
+		// contentsLine ends in a digit: other lines need no match.
+		if l = strings.TrimSpace(l); l != "" && isASCIIDigit(l[len(l)-1]) && contentsLine.MatchString(l) {
 			n++
 		}
 	}
-	return n*10 >= len(lines)*6
+	return n*10 >= lines*6
 }
+
+// contentsMayLead reports whether text can hold a contentsLeader match:
+// every one holds "..", ". ." or "……".
+func contentsMayLead(text string) bool {
+	return strings.Contains(text, "..") || strings.Contains(text, ". .") || strings.Contains(text, "……")
+}
+
+// contentsRefCandidates counts the places a contentsIndexRef match can
+// start at (", " and a digit), at least its number of matches.
+func contentsRefCandidates(text string) int {
+	n := 0
+	for i := 0; ; {
+		j := strings.Index(text[i:], ", ")
+		if j < 0 {
+			return n
+		}
+		i += j + 2
+		if i < len(text) && isASCIIDigit(text[i]) {
+			n++
+		}
+	}
+}
+
+// isASCIIDigit reports whether b is 0-9 (regexp's \d).
+func isASCIIDigit(b byte) bool { return '0' <= b && b <= '9' }
 
 // isHeadingLine guesses whether a line of a passage is a heading: short,
 // without sentence punctuation at its end (a question, as in an FAQ, is

@@ -296,7 +296,7 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 			h.Level = rerankLevel(h.Rerank)
 			continue
 		}
-		h.Confidence, h.ConfidenceBasis = cc.evidenceConfidence(ctx, h.Passage, h.VectorRank, h.TextRank)
+		h.Confidence, h.ConfidenceBasis = cc.evidenceConfidence(ctx, h.Passage, passageContents(h), h.VectorRank, h.TextRank)
 	}
 	for i := range hits {
 		h := &hits[i]
@@ -309,11 +309,20 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		case i+1 < len(hits):
 			e.RunnerUp = hits[i+1].Confidence
 		case next != nil:
-			e.RunnerUp, _ = cc.evidenceConfidence(ctx, next.Passage, next.VectorRank, next.TextRank)
+			e.RunnerUp, _ = cc.evidenceConfidence(ctx, next.Passage, looksLikeContents(next.Passage), next.VectorRank, next.TextRank)
 		}
 		h.Evidence, h.Level = e, CalibratedConfidence(e)
 	}
 	return hits, nil
+}
+
+// passageContents is looksLikeContents of h.Passage, h.Contents when the
+// passage is the hit's text.
+func passageContents(h *SearchHit) bool {
+	if h.Passage == h.Text {
+		return h.Contents
+	}
+	return looksLikeContents(h.Passage)
 }
 
 // newSearchHit fills a hit's document fields from a fused result.
