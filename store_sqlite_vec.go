@@ -343,7 +343,7 @@ func (s *SQLiteStore) rankAllowed(ctx context.Context, conn *sql.Conn, q []float
 		return nil, fmt.Errorf("read candidates: %w", err)
 	}
 	defer rows.Close()
-	qinv := localvecInvNorm(q)
+	qinv, finite := localvecInvNorm(q), finiteFloats(q)
 	type scored struct {
 		score float32
 		rid   int64
@@ -356,10 +356,9 @@ func (s *SQLiteStore) rankAllowed(ctx context.Context, conn *sql.Conn, q []float
 		if err := rows.Scan(&sc.rid, &vec); err != nil {
 			return nil, err
 		}
-		if err := sqliteDecodeVecInto(vec, v); err != nil {
+		if sc.score, err = sqliteCosine(vec, q, qinv, finite, v); err != nil {
 			return nil, fmt.Errorf("vector of row %d: %w", sc.rid, err)
 		}
-		sc.score = localvecDot(q, v) * qinv * localvecInvNorm(v)
 		all = append(all, sc)
 	}
 	if err := rows.Err(); err != nil {
