@@ -454,7 +454,7 @@ func Excerpt(text string, o ExcerptOptions) string {
 	if maxChars <= 0 {
 		maxChars = bestExcerptMaxChars
 	}
-	text = strings.Join(strings.Fields(text), " ")
+	text = joinFields(text)
 	if text == "" {
 		return ""
 	}
@@ -469,6 +469,58 @@ func Excerpt(text string, o ExcerptOptions) string {
 		out = next
 	}
 	return cutExcerpt(out, maxChars)
+}
+
+// joinFields returns strings.Join(strings.Fields(s), " ") without the
+// slice of fields: s's words (runs of runes unicode.IsSpace does not
+// report, invalid UTF-8 kept as it is) one ASCII space apart; s itself
+// when it is so already.
+func joinFields(s string) string {
+	if fieldsJoined(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	pending := false
+	for i := 0; i < len(s); {
+		c, n := rune(s[i]), 1
+		if c >= utf8.RuneSelf {
+			c, n = utf8.DecodeRuneInString(s[i:])
+		}
+		if unicode.IsSpace(c) {
+			pending = b.Len() > 0
+		} else {
+			if pending {
+				b.WriteByte(' ')
+				pending = false
+			}
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// fieldsJoined reports whether joinFields(s) is s: no space but single
+// ASCII spaces between words.
+func fieldsJoined(s string) bool {
+	prevSpace := true
+	for i := 0; i < len(s); {
+		c, n := rune(s[i]), 1
+		if c >= utf8.RuneSelf {
+			c, n = utf8.DecodeRuneInString(s[i:])
+		}
+		if unicode.IsSpace(c) {
+			if c != ' ' || prevSpace {
+				return false
+			}
+			prevSpace = true
+		} else {
+			prevSpace = false
+		}
+		i += n
+	}
+	return !prevSpace || s == ""
 }
 
 // bestExcerptSentence returns the index of the sentence matching the most

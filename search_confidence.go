@@ -223,7 +223,7 @@ func ExcerptWithHeading(passage, question string, maxChars int) string {
 	var spans []bodyLine
 	heading := ""
 	for i, l := range lines {
-		l = strings.Join(strings.Fields(l), " ")
+		l = joinFields(l)
 		if l == "" {
 			continue
 		}

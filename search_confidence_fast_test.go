@@ -138,3 +138,21 @@ func TestExcerptScoreFastPath(t *testing.T) {
 		t.Fatal("no text matched any term: the comparison tells nothing")
 	}
 }
+
+// TestJoinFieldsFastPath checks joinFields against strings.Join of
+// strings.Fields on real and random texts.
+func TestJoinFieldsFastPath(t *testing.T) {
+	texts := append(fastPathTexts(t), "", " ", "a", " a", "a ", "a  b", "a\u00a0b", "\u0085", "a\u3000 b", "\xff \xfe", "a b c")
+	same := 0
+	for _, text := range texts {
+		if got, want := joinFields(text), strings.Join(strings.Fields(text), " "); got != want {
+			t.Fatalf("joinFields(%q) = %q, want %q", text, got, want)
+		}
+		if fieldsJoined(text) {
+			same++
+		}
+	}
+	if same == 0 || same == len(texts) {
+		t.Fatalf("%d of %d texts need no change: the fast path is not tried both ways", same, len(texts))
+	}
+}
