@@ -274,12 +274,19 @@ func (p *sqliteJSON) str() (string, bool) {
 	}
 	p.i++
 	var out strings.Builder
+	// quote is the first '"' at or after p.i, found again only when an
+	// escape consumed it (\"), not after every escape.
+	quote := -1
 	for {
-		rest := p.b[p.i:]
-		end := bytes.IndexByte(rest, '"')
-		if end < 0 {
-			return "", false
+		if quote < p.i {
+			q := bytes.IndexByte(p.b[p.i:], '"')
+			if q < 0 {
+				return "", false
+			}
+			quote = p.i + q
 		}
+		rest := p.b[p.i:]
+		end := quote - p.i
 		seg := rest[:end]
 		esc := bytes.IndexByte(seg, '\\')
 		if esc >= 0 {
