@@ -343,7 +343,7 @@ func (s *SQLiteStore) rankAllowed(ctx context.Context, conn *sql.Conn, q []float
 		return nil, fmt.Errorf("read candidates: %w", err)
 	}
 	defer rows.Close()
-	qinv, finite := localvecInvNorm(q), finiteFloats(q)
+	qinv := localvecInvNorm(q)
 	type scored struct {
 		score float32
 		rid   int64
@@ -356,7 +356,7 @@ func (s *SQLiteStore) rankAllowed(ctx context.Context, conn *sql.Conn, q []float
 		if err := rows.Scan(&sc.rid, &vec); err != nil {
 			return nil, err
 		}
-		if sc.score, err = sqliteCosine(vec, q, qinv, finite, v); err != nil {
+		if sc.score, err = sqliteCosine(vec, q, qinv, v); err != nil {
 			return nil, fmt.Errorf("vector of row %d: %w", sc.rid, err)
 		}
 		all = append(all, sc)

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestSQLiteCosineMatchesDecoded checks that sqliteCosine, which scores a
-// sparse blob from its non-zero elements, gives bit for bit the score of
-// the decoded vector (localvecDot times both inverse norms), for sparse
-// and dense blobs, dimensions that are and are not multiples of four,
-// signed zeros and a query with a NaN; and that it refuses the blobs
+// TestSQLiteCosineMatchesDecoded checks that sqliteCosine, which sums a
+// sparse blob's norm from its non-zero elements, gives bit for bit the
+// score of the decoded vector (localvecDot times both inverse norms), for
+// sparse and dense blobs, dimensions that are and are not multiples of
+// four, signed zeros and a query with a NaN; and that it refuses the blobs
 // sqliteDecodeVecInto refuses.
 func TestSQLiteCosineMatchesDecoded(t *testing.T) {
 	r := rand.New(rand.NewPCG(26, 44))
@@ -40,7 +40,7 @@ func TestSQLiteCosineMatchesDecoded(t *testing.T) {
 		}
 		qinv := localvecInvNorm(q)
 		want := localvecDot(q, v) * qinv * localvecInvNorm(v)
-		got, err := sqliteCosine(b, q, qinv, finiteFloats(q), make([]float32, dim))
+		got, err := sqliteCosine(b, q, qinv, make([]float32, dim))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestSQLiteCosineMatchesDecoded(t *testing.T) {
 	q := []float32{1, 2, 3, 4, 5, 6, 7, 8}
 	good := sqliteEncodeVec([]float32{0, 0, 1, 0, 0, 0, 0, 0})
 	for _, bad := range [][]byte{good[:9], good[:len(good)-1], append(append([]byte{}, good...), 0, 0, 0, 0), {1, 2, 3}} {
-		_, err := sqliteCosine(bad, q, 1, true, make([]float32, len(q)))
+		_, err := sqliteCosine(bad, q, 1, make([]float32, len(q)))
 		if (err == nil) != (sqliteDecodeVecInto(bad, make([]float32, len(q))) == nil) || err == nil {
 			t.Errorf("blob %x: sqliteCosine error %v, want an error as the decoder's", bad, err)
 		}
