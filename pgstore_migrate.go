@@ -184,6 +184,24 @@ var pgvecMigrations = []pgvecMigrationStep{
 	{version: 4, what: "keyword posting and frequency tables (BM25F ranking)", apply: pgvecCreateV4},
 	{version: 5, what: "keyword postings with whole identifiers (analyzer change)", apply: pgvecCreateV5},
 	{version: 6, what: "index of chunk lengths (keyword threshold search)", apply: pgvecCreateV6},
+	{version: 7, what: "impact index with term frequencies and lengths (index-only keyword scoring)", apply: pgvecCreateV7},
+}
+
+// pgvecCreateV7 rebuilds the impact index (term, w DESC, cid DESC) with
+// INCLUDE (tf, len), under the same name: a keyword stage that scores
+// every posting of its terms (search_sql_full.go) then reads them from the
+// index alone instead of one heap row each.
+func pgvecCreateV7(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string, _ string) error {
+	name := pgvecIdent(n.kw + "_rank")
+	for _, q := range []string{
+		`DROP INDEX IF EXISTS ` + name,
+		`CREATE INDEX ` + name + ` ON ` + pgvecIdent(n.kw) + ` (term, w DESC, cid DESC) INCLUDE (tf, len)`,
+	} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("rebuild impact index: %w", err)
+		}
+	}
+	return nil
 }
 
 // pgvecCreateV6 indexes the chunk lengths (the empty term's postings), so

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
@@ -43,10 +42,8 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 	idfs := fmt.Sprintf("$%d::float8[]", nArg+1)
 	avg := fmt.Sprintf("$%d::float8", nArg+2)
 	extra := fmt.Sprintf("$%d", nArg+3)
-	k1 := strconv.FormatFloat(bm25K1, 'g', -1, 64)
 	// The BM25 share of posting p for query term q.
-	share := `q.w * p.tf * (` + k1 + ` + 1) / (p.tf + ` + k1 + ` * (1 - ` + strconv.FormatFloat(bm25B, 'g', -1, 64) +
-		` + ` + strconv.FormatFloat(bm25B, 'g', -1, 64) + ` * p.len / ` + avg + `))`
+	share := pgvecShareSQL(avg)
 	// The score of chunk c for the ILIKE stages: its postings of the
 	// query's terms, looked up by key.
 	score := `LEFT JOIN LATERAL (SELECT sum(` + share + `) AS score
@@ -62,8 +59,18 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 	// Phrases are matched with white space collapsed (as in the phrase);
 	// the longest word of some phrase, which every match contains as it
 	// is, lets the trigram index narrow the rows first.
-	phraseQuery := strings.Replace(likeOn(`regexp_replace(c.content, '\s+', ' ', 'g')`), ` WHERE regexp_replace`,
-		` WHERE c.content ILIKE ANY(`+extra+`::text[]) AND regexp_replace`, 1)
+	// A single phrase also checks all its words (each is in every match as
+	// it is) before the white space is collapsed, which costs the most (CASE
+	// keeps that order); not through the index (|| ''), whose bitmaps of
+	// common words cost more.
+	phraseWords := []string{}
+	if len(plan.phrases) == 1 {
+		phraseWords = strings.Fields(plan.phrases[0])
+	}
+	collapsed := `regexp_replace(c.content, '\s+', ' ', 'g')`
+	phraseQuery := strings.Replace(likeOn(collapsed), ` WHERE `+collapsed+` ILIKE ANY($1::text[])`,
+		` WHERE c.content ILIKE ANY(`+extra+`::text[]) AND CASE WHEN (c.content || '') ILIKE ALL(`+fmt.Sprintf("$%d", nArg+4)+`::text[])
+			THEN `+collapsed+` ILIKE ANY($1::text[]) END`, 1)
 
 	// The term stage: chunks with a posting of some keyword, those with all
 	// nKW keywords first. Without a filter the best are picked from the
@@ -109,7 +116,9 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 	}
 	if useTopK {
 		tier, unseen := pgvecKeywordTiers(sc, len(bp.keywords))
-		keywordTop = (&pgvecTopK{s: s, sc: sc, filter: extraWhere, filterArgs: extraArgs, maskTier: tier, unseenTier: unseen}).run
+		// Without a filter the stage's SQL scores every posting from the
+		// impact index alone: cheap enough to take over early.
+		keywordTop = (&pgvecTopK{s: s, sc: sc, filter: extraWhere, filterArgs: extraArgs, maskTier: tier, unseenTier: unseen, cheapFull: filter == ""}).run
 		if len(prefixes) > 0 {
 			live, most, err := s.livePatterns(ctx, prefixes)
 			if err != nil {
@@ -127,7 +136,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 		return append(append(append([]any{term, nil}, extraArgs...), scoreArgs...), more...)
 	}
 	return s.runStages(ctx, []pgvecStage{
-		{"phrase", phraseQuery, args(keywordPatterns(plan.phrases), keywordPatterns(keywordLongestWords(plan.phrases))), len(plan.phrases) == 0, nil},
+		{"phrase", phraseQuery, args(keywordPatterns(plan.phrases), keywordPatterns(keywordLongestWords(plan.phrases)), keywordPatterns(phraseWords)), len(plan.phrases) == 0, nil},
 		{"prefix", likeQuery, args(prefixes), len(prefixes) == 0, prefixTop},
 		{"keyword", termQuery, args(sc.keywords, len(bp.keywords)), len(sc.keywords) == 0, keywordTop},
 		{"substring", likeQuery, args(keywordPatterns(plan.keywords)), len(plan.keywords) == 0, nil},
@@ -142,7 +151,8 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 type pgvecScoring struct {
 	terms    []string
 	idfs     []float64
-	postings int64 // the scored terms' postings in all
+	postings int64   // the scored terms' postings in all
+	dfs      []int64 // each scored term's postings
 	avg      float64
 	minLen   int64 // the shortest chunk length (0 when unknown)
 	keywords []string
@@ -241,6 +251,7 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 		sc.terms = append(sc.terms, t)
 		sc.idfs = append(sc.idfs, bm25IDF(int(n), int(df[t])))
 		sc.postings += df[t]
+		sc.dfs = append(sc.dfs, df[t])
 		if kwSet[t] {
 			sc.keywords = append(sc.keywords, t)
 		}
@@ -265,6 +276,10 @@ func (s *PgvecStore) filterKeepsFew(ctx context.Context, where string, args []an
 	return n < int64(pgvecFewRows), nil
 }
 
+// pgvecProbeRows is how many chunks livePatterns reads in table order
+// before it asks the trigram index.
+const pgvecProbeRows = "200"
+
 // livePatterns returns the ILIKE patterns some chunk matches, and how
 // many of them one chunk can match at most: all of them when some chunk
 // matches all, else one fewer (a bound, not counted further). The trigram
@@ -272,14 +287,19 @@ func (s *PgvecStore) filterKeepsFew(ctx context.Context, where string, args []an
 func (s *PgvecStore) livePatterns(ctx context.Context, patterns []string) ([]string, int, error) {
 	t := pgvecIdent(s.names.table)
 	var live []string
+	// A common pattern is in one of the first rows (a short sequential
+	// read), a rare one left to the trigram index, which for a common
+	// pattern would collect every match first.
 	if err := s.Pool.QueryRow(ctx, `SELECT coalesce(array_agg(ayd_p.pat ORDER BY ayd_p.o), '{}') FROM unnest($1::text[]) WITH ORDINALITY AS ayd_p(pat, o)
-		WHERE EXISTS (SELECT 1 FROM `+t+` c WHERE c.content ILIKE ayd_p.pat)`, patterns).Scan(&live); err != nil {
+		WHERE EXISTS (SELECT 1 FROM (SELECT content FROM `+t+` LIMIT `+pgvecProbeRows+`) c WHERE c.content ILIKE ayd_p.pat)
+			OR EXISTS (SELECT 1 FROM `+t+` c WHERE c.content ILIKE ayd_p.pat)`, patterns).Scan(&live); err != nil {
 		return nil, 0, fmt.Errorf("match prefixes: %w", err)
 	}
 	most := len(live)
 	if most > 1 {
 		var all bool
-		if err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+t+` c WHERE c.content ILIKE ALL($1::text[]))`, live).Scan(&all); err != nil {
+		if err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM (SELECT content FROM `+t+` LIMIT `+pgvecProbeRows+`) c WHERE c.content ILIKE ALL($1::text[]))
+			OR EXISTS (SELECT 1 FROM `+t+` c WHERE c.content ILIKE ALL($1::text[]))`, live).Scan(&all); err != nil {
 			return nil, 0, fmt.Errorf("match prefixes: %w", err)
 		}
 		if !all {
@@ -327,6 +347,10 @@ func (s *PgvecStore) prefixTopK(sc pgvecScoring, patterns []string, most int, fi
 		tierArgs:   []any{patterns},
 		unseenTier: func([]bool) int { return most },
 		sweep:      sweep,
+		cheapFull:  true,
+	}
+	x.full = func(ctx context.Context, k int) ([]pgvecCand, error) {
+		return s.prefixFull(ctx, sc, patterns, most, filter, filterArgs, sweep, k)
 	}
 	x.tierSQL = fmt.Sprintf(`SELECT count(*) FROM unnest($%d::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat`, x.tierParam())
 	return x

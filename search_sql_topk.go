@@ -69,6 +69,13 @@ type pgvecTopK struct {
 	// sweep, when not nil, returns the best k chunks of the stage that
 	// have no posting of any scored term, ordered by tier and ID.
 	sweep func(ctx context.Context, k int) ([]pgvecCand, error)
+	// cheapFull says the stage's one-pass scoring reads the postings from
+	// the index alone: the search gives way to it (errTopKCostly) once it
+	// would read more than 1/pgvecTopKCostRatio of them, instead of a
+	// quarter. full, when not nil, is that scoring, which run then calls
+	// itself.
+	cheapFull bool
+	full      func(ctx context.Context, k int) ([]pgvecCand, error)
 }
 
 // errTopKCostly is returned by pgvecTopK.run when the threshold search
@@ -78,10 +85,12 @@ type pgvecTopK struct {
 var errTopKCostly = errors.New("threshold search would read most postings")
 
 // pgvecTopKFirstBatch and pgvecTopKMaxBatch bound the postings read per
-// term and round.
+// term and round; a term with at most pgvecTopKWholeList postings has
+// them all read in the first round.
 const (
 	pgvecTopKFirstBatch = 64
 	pgvecTopKMaxBatch   = 16384
+	pgvecTopKWholeList  = 2048
 )
 
 // pgvecShareBound returns the highest BM25 share (without the IDF) of a
@@ -150,6 +159,9 @@ func pgvecShareAt(tf, r0, avg, minLen float64) float64 {
 // run returns the stage's best k chunks as documents, in order.
 func (x *pgvecTopK) run(ctx context.Context, k int) ([]*ai.Document, error) {
 	cands, err := x.best(ctx, k)
+	if errors.Is(err, errTopKCostly) && x.full != nil {
+		cands, err = x.full(ctx, k)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +190,7 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 	var cands []pgvecCand
 	sql := x.roundSQL()
 	batch := max(pgvecTopKFirstBatch, 2*k)
+	first := true
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -186,19 +199,31 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 		var listW []float32
 		var listCID [][16]byte
 		var listIdx []int
+		var listLim []int64
+		var maxLim int64
 		for i := range terms {
 			if !exhausted[i] {
+				lim := int64(batch)
+				if first && i < len(x.sc.dfs) && x.sc.dfs[i] <= pgvecTopKWholeList {
+					// A short list is read whole in the first round: its
+					// term then bounds no unseen chunk.
+					lim = max(lim, x.sc.dfs[i]+1)
+				}
 				listTerms = append(listTerms, terms[i])
 				listW = append(listW, lastW[i])
 				listCID = append(listCID, lastCID[i])
 				listIdx = append(listIdx, i)
+				listLim = append(listLim, lim)
+				read += lim
+				maxLim = max(maxLim, lim)
 			}
 		}
+		first = false
 		if len(listTerms) > 0 {
-			if read += int64(batch * len(listTerms)); read > x.sc.postings/4 && read > int64(batch) {
+			if x.cheapFull && read*pgvecTopKCostRatio > x.sc.postings || read > x.sc.postings/4 && read > int64(batch) {
 				return nil, errTopKCostly
 			}
-			args := append(append(append([]any{terms, batch}, x.filterArgs...), listTerms, listW, listCID), x.tierArgs...)
+			args := append(append(append([]any{terms, maxLim}, x.filterArgs...), listTerms, listW, listCID, listLim), x.tierArgs...)
 			rows, err := x.s.Pool.Query(ctx, sql, args...)
 			if err != nil {
 				return nil, fmt.Errorf("read postings: %w", err)
@@ -244,7 +269,7 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 				return nil, fmt.Errorf("read postings: %w", err)
 			}
 			for li, n := range got {
-				if n < batch {
+				if int64(n) < listLim[li] {
 					exhausted[listIdx[li]] = true
 				}
 			}
@@ -298,13 +323,13 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 }
 
 // tierParam returns the number of the first parameter of tierSQL: after
-// the scored terms ($1), the batch size ($2), the filter's arguments and
-// the round's three.
-func (x *pgvecTopK) tierParam() int { return 3 + len(x.filterArgs) + 3 }
+// the scored terms ($1), the largest batch size ($2), the filter's
+// arguments and the round's four.
+func (x *pgvecTopK) tierParam() int { return 3 + len(x.filterArgs) + 4 }
 
 // roundSQL returns the query of one round, with p = 3 + len(filterArgs):
-// the next $2 postings of each list ($p terms, after the impacts and IDs
-// $p+1, $p+2), then the postings of the scored terms $1 of each chunk read
+// the next postings of each list ($p terms, after the impacts and IDs
+// $p+1, $p+2, as many as $p+3 says, at most $2), then the postings of the scored terms $1 of each chunk read
 // (also of one an earlier round read: skipped by the caller; excluding
 // them in SQL costs more), each looked up by (cid, term): a probe per term
 // and chunk (OFFSET 0 keeps the planner from joining by cid alone, which
@@ -318,10 +343,10 @@ func (x *pgvecTopK) roundSQL() string {
 	arg := func(i int, typ string) string { return fmt.Sprintf("$%d::%s", p+i, typ) }
 	q := `WITH ayd_s AS MATERIALIZED (
 			SELECT u.i, p.cid, p.w
-			FROM unnest(` + arg(0, "text[]") + `, ` + arg(1, "real[]") + `, ` + arg(2, "uuid[]") + `) WITH ORDINALITY AS u(term, lw, lc, i)
+			FROM unnest(` + arg(0, "text[]") + `, ` + arg(1, "real[]") + `, ` + arg(2, "uuid[]") + `, ` + arg(3, "bigint[]") + `) WITH ORDINALITY AS u(term, lw, lc, lim, i)
 			CROSS JOIN LATERAL (SELECT k.cid, k.w FROM ` + kw + ` k
 				WHERE k.term = u.term AND (k.w, k.cid) < (u.lw, u.lc)
-				ORDER BY k.w DESC, k.cid DESC LIMIT $2::bigint) AS p),
+				ORDER BY k.w DESC, k.cid DESC LIMIT least(u.lim, $2::bigint)) AS p),
 		ayd_c AS MATERIALIZED (SELECT DISTINCT cid FROM ayd_s)
 		SELECT ayd_s.i, ayd_s.cid, ayd_s.w, NULL::text, NULL::int4, NULL::int4 FROM ayd_s
 		UNION ALL
