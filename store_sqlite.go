@@ -29,14 +29,16 @@ const sqliteProvider = "askyourdocs-sqlite"
 // (MetaHeadings) and the heading pairs (bm25HeadingTerms); version 5 whole
 // identifiers and CamelCase parts (text_analyze_ident.go); version 6
 // may store a vector sparse (sqliteEncodeVec), which older versions would
-// misread, so they refuse it. sqliteSchema's meta row says the same
-// number.
-const sqliteSchemaVersion = 6
+// misread, so they refuse it; version 7 stores a chunk's text once (the
+// document JSON leaves it to the text column, the cut column says how:
+// store_sqlite_compact.go). sqliteSchema's meta row says the same number.
+const sqliteSchemaVersion = 7
 
 // sqliteSchema creates the tables of an SQLiteStore database. chunks holds
 // one row per chunk: its stable ID (see chunkID), its "url" and "source"
 // metadata values byte for byte, the hash of its text (to reuse vectors),
-// its text, the document as JSON and its float32 vector (sqliteEncodeVec).
+// its text, the document as JSON (without the text, which cut says how to
+// put back: sqliteCompactDoc) and its float32 vector (sqliteEncodeVec).
 // qvecs holds each row's unit vector quantised to int8 with its scale: the
 // compact form the vector scan reads. chunk_terms is the FTS5 index of the
 // chunks' analyzer terms, kept in step by triggers (sqliteTermsSchema).
@@ -45,7 +47,7 @@ const sqliteSchemaVersion = 6
 // readers notice changes with one cheap query.
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 6), ('language', '` + DefaultTextSearchLanguage + `');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 7), ('language', '` + DefaultTextSearchLanguage + `');
 CREATE TABLE IF NOT EXISTS chunks (
 	rid INTEGER PRIMARY KEY AUTOINCREMENT,
 	id TEXT NOT NULL UNIQUE,
@@ -54,7 +56,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 	text_hash TEXT NOT NULL,
 	text TEXT NOT NULL,
 	doc BLOB NOT NULL,
-	vec BLOB NOT NULL
+	vec BLOB NOT NULL,
+	cut INTEGER
 );
 CREATE INDEX IF NOT EXISTS chunks_url_source ON chunks (url, source);
 CREATE INDEX IF NOT EXISTS chunks_source ON chunks (source);

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"encoding/json"
+	"database/sql"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -18,6 +18,7 @@ import (
 // sqliteEncoded is what insertRows writes for a row, computed ahead.
 type sqliteEncoded struct {
 	doc, vec, q []byte
+	cut         sql.NullInt64
 	scale       float32
 	// termsKey is the row's key in sqliteTermsAhead ("" when its
 	// metadata is not the plain strings the key is made of).
@@ -34,11 +35,11 @@ func sqliteEncodeRows(rows []sqliteRow, language string) error {
 	}
 	for i := range rows {
 		r := &rows[i]
-		doc, err := json.Marshal(r.doc)
+		doc, cut, err := sqliteCompactDoc(r.doc, r.text)
 		if err != nil {
 			return fmt.Errorf("chunk %s: document is not JSON-encodable: %w", r.id, err)
 		}
-		e := &sqliteEncoded{doc: doc, vec: sqliteEncodeVec(r.vec), q: make([]byte, len(r.vec))}
+		e := &sqliteEncoded{doc: doc, cut: cut, vec: sqliteEncodeVec(r.vec), q: make([]byte, len(r.vec))}
 		e.scale = quantizeUnit(r.vec, e.q)
 		crumb, ok1 := sqliteMetaPlain(r.doc.Metadata, MetaBreadcrumb)
 		heads, ok2 := sqliteMetaPlain(r.doc.Metadata, MetaHeadings)

@@ -367,6 +367,7 @@ func sqlitePickHits(ctx context.Context, q sqliteQuerier, hits []sqliteHit, maxR
 	type row struct {
 		url, src, text string
 		doc            []byte
+		cut            sql.NullInt64
 	}
 	got := make(map[int64]*row, batch)
 	for start := 0; start < len(hits); {
@@ -388,14 +389,14 @@ func sqlitePickHits(ctx context.Context, q sqliteQuerier, hits []sqliteHit, maxR
 			args[i] = h.rid
 		}
 		clear(got)
-		rows, err := q.QueryContext(ctx, `SELECT rid, url, source, text, doc FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(args))+`)`, args...)
+		rows, err := q.QueryContext(ctx, `SELECT rid, url, source, text, doc, cut FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(args))+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read chunks: %w", err)
 		}
 		for rows.Next() {
 			var rid int64
 			r := new(row)
-			if err := rows.Scan(&rid, &r.url, &r.src, &r.text, &r.doc); err != nil {
+			if err := rows.Scan(&rid, &r.url, &r.src, &r.text, &r.doc, &r.cut); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("read chunk: %w", err)
 			}
@@ -413,7 +414,7 @@ func sqlitePickHits(ctx context.Context, q sqliteQuerier, hits []sqliteHit, maxR
 			if seen[r.text] {
 				continue
 			}
-			d, err := sqliteDecodeDoc(r.doc, r.url, r.src)
+			d, err := sqliteDecodeChunk(r.doc, r.url, r.src, r.text, r.cut)
 			if err != nil {
 				return nil, err
 			}

@@ -75,7 +75,7 @@ func (s *SQLiteStore) ExportLocalvec(ctx context.Context, dir, name string) (str
 	}
 	var out localvecRows
 	err := s.readTx(ctx, func(conn *sql.Conn) error {
-		rows, err := conn.QueryContext(ctx, `SELECT url, source, doc, vec FROM chunks ORDER BY rid`)
+		rows, err := conn.QueryContext(ctx, `SELECT url, source, text, doc, cut, vec FROM chunks ORDER BY rid`)
 		if err != nil {
 			return err
 		}
@@ -83,12 +83,13 @@ func (s *SQLiteStore) ExportLocalvec(ctx context.Context, dir, name string) (str
 		var add []localvecNewRow
 		seen := make(map[string]bool)
 		for rows.Next() {
-			var url, source string
+			var url, source, text string
 			var doc, vec []byte
-			if err := rows.Scan(&url, &source, &doc, &vec); err != nil {
+			var cut sql.NullInt64
+			if err := rows.Scan(&url, &source, &text, &doc, &cut, &vec); err != nil {
 				return err
 			}
-			d, err := sqliteDecodeDoc(doc, url, source)
+			d, err := sqliteDecodeChunk(doc, url, source, text, cut)
 			if err != nil {
 				return err
 			}

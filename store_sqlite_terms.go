@@ -169,7 +169,8 @@ func sqliteWriteTerm(b *strings.Builder, term string) {
 // version 3 one (breadcrumb terms) gets the merged headings' terms and the
 // heading pairs too (MetaHeadings; chunks indexed before version 4 have no
 // merged headings, re-indexing their sources adds them); a version 4 one
-// gets whole identifiers and CamelCase parts (rebuilt); and when language is set and differs from the one recorded, chunk_terms
+// gets whole identifiers and CamelCase parts (rebuilt); a version 6 one
+// the cut column (store_sqlite_compact.go); and when language is set and differs from the one recorded, chunk_terms
 // is rebuilt in it. It returns the language in force.
 func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, version int, language string) (string, error) {
 	var recorded string
@@ -216,6 +217,23 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 		// Version 6 only adds the sparse vector form: nothing to redo.
 		if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = 6 WHERE key = 'schema'`); err != nil {
 			return "", fmt.Errorf("migrate schema %d to 6: %w", version, err)
+		}
+	}
+	if version < 7 {
+		// Version 7 adds the cut column; the rows stored so far keep
+		// their whole documents (cut NULL), new rows store the text once.
+		var has int
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('chunks') WHERE name = 'cut'`).Scan(&has); err != nil {
+			return "", fmt.Errorf("migrate schema %d to 7: %w", version, err)
+		}
+		stmts := []string{`UPDATE meta SET value = 7 WHERE key = 'schema'`}
+		if has == 0 {
+			stmts = append([]string{`ALTER TABLE chunks ADD COLUMN cut INTEGER`}, stmts...)
+		}
+		for _, stmt := range stmts {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return "", fmt.Errorf("migrate schema %d to 7: %w", version, err)
+			}
 		}
 	}
 	if language != "" {

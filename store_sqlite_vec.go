@@ -394,7 +394,7 @@ func sqliteReadDocs(ctx context.Context, q sqliteQuerier, rids []int64) ([]*ai.D
 		args[i] = rid
 		at[rid] = i
 	}
-	rows, err := q.QueryContext(ctx, `SELECT rid, url, source, doc FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(rids))+`)`, args...)
+	rows, err := q.QueryContext(ctx, `SELECT rid, url, source, text, doc, cut FROM chunks WHERE rid IN (`+sqlitePlaceholders(len(rids))+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read documents: %w", err)
 	}
@@ -402,12 +402,13 @@ func sqliteReadDocs(ctx context.Context, q sqliteQuerier, rids []int64) ([]*ai.D
 	out := make([]*ai.Document, len(rids))
 	for rows.Next() {
 		var rid int64
-		var url, src string
+		var url, src, text string
 		var doc sql.RawBytes
-		if err := rows.Scan(&rid, &url, &src, &doc); err != nil {
+		var cut sql.NullInt64
+		if err := rows.Scan(&rid, &url, &src, &text, &doc, &cut); err != nil {
 			return nil, err
 		}
-		d, err := sqliteDecodeDoc(doc, url, src)
+		d, err := sqliteDecodeChunk(doc, url, src, text, cut)
 		if err != nil {
 			return nil, err
 		}

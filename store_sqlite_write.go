@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/bits"
@@ -77,21 +76,21 @@ func (s *SQLiteStore) insertRows(ctx context.Context, conn *sql.Conn, rows []sql
 	q := make([]byte, dim)
 	for start := 0; start < len(rows); start += sqliteInsertBatch {
 		part := rows[start:min(start+sqliteInsertBatch, len(rows))]
-		args := make([]any, 0, 7*len(part))
+		args := make([]any, 0, 8*len(part))
 		for i := range part {
 			r := &part[i]
 			if r.enc != nil {
-				args = append(args, r.id, r.url, r.source, r.textHash, r.text, r.enc.doc, r.enc.vec)
+				args = append(args, r.id, r.url, r.source, r.textHash, r.text, r.enc.doc, r.enc.cut, r.enc.vec)
 				continue
 			}
-			doc, err := json.Marshal(r.doc)
+			doc, cut, err := sqliteCompactDoc(r.doc, r.text)
 			if err != nil {
 				return 0, fmt.Errorf("chunk %s: document is not JSON-encodable: %w", r.id, err)
 			}
-			args = append(args, r.id, r.url, r.source, r.textHash, r.text, doc, sqliteEncodeVec(r.vec))
+			args = append(args, r.id, r.url, r.source, r.textHash, r.text, doc, cut, sqliteEncodeVec(r.vec))
 		}
-		rs, err := conn.QueryContext(ctx, `INSERT OR IGNORE INTO chunks (id, url, source, text_hash, text, doc, vec) VALUES `+
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(part)), ", ")+` RETURNING rid, id`, args...)
+		rs, err := conn.QueryContext(ctx, `INSERT OR IGNORE INTO chunks (id, url, source, text_hash, text, doc, cut, vec) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", len(part)), ", ")+` RETURNING rid, id`, args...)
 		if err != nil {
 			return 0, fmt.Errorf("insert chunks %s...: %w", part[0].id, err)
 		}
@@ -138,7 +137,7 @@ func (s *SQLiteStore) insertRows(ctx context.Context, conn *sql.Conn, rows []sql
 }
 
 // sqliteInsertBatch is the most chunks insertRows writes with one
-// statement (7 parameters each, well under SQLite's 32,766).
+// statement (8 parameters each, well under SQLite's 32,766).
 const sqliteInsertBatch = 256
 
 // A vector blob is dense or sparse. Dense: the float32 elements, little
