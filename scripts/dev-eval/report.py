@@ -24,12 +24,12 @@ MARK = re.compile("[¶🔗]")
 
 def chunk_stats(path):
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    stored = [json.loads(doc) for (doc,) in con.execute("SELECT doc FROM chunks ORDER BY rid")]
+    # The text column: since schema 7 the document JSON leaves the text out.
+    stored = [(text, json.loads(doc)) for (text, doc) in con.execute("SELECT text, doc FROM chunks ORDER BY rid")]
     con.close()
     pages = collections.Counter()
     docs = []
-    for d in stored:
-        text = "".join(p.get("text", "") for p in d["content"])
+    for text, d in stored:
         meta = d.get("metadata") or {}
         docs.append((text, meta))
         pages[meta.get("url")] += 1
