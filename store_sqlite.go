@@ -263,6 +263,11 @@ func (s *SQLiteStore) initSchema(ctx context.Context, language string) error {
 
 // KeywordLanguage returns the language of the store's keyword ranking, as
 // recorded in the database when the store opened.
+//
+// Deprecated: store plumbing nothing calls (docs/api-style.md, "Surface
+// size"): the language is the one SQLiteOptions.KeywordLanguage sets, and
+// the database records it in its meta table (key 'language', read through
+// DB()).
 func (s *SQLiteStore) KeywordLanguage() string { return s.an.Language() }
 
 // Path returns the path of the store's database file.
