@@ -342,10 +342,12 @@ func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25
 		p.phraseTerms = append(p.phraseTerms, an.Terms(lp))
 	}
 	prev := ""
-	var seq []string // the terms of every word as written, stop words included
+	var seq []string   // the terms of every word as written, stop words included
+	var seqStop []bool // whether seq[i]'s word is stop-listed
 	an.tokenize(rest, func(word, term string, extra bool) {
 		if !extra {
 			seq = append(seq, term)
+			seqStop = append(seqStop, stopWords[word])
 		}
 		if stopWords[word] {
 			if !slices.Contains(p.stops, term) {
@@ -366,7 +368,7 @@ func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25
 		}
 		prev = term
 	})
-	p.pairs = bm25AppendSeqPairs(p.pairs, seq)
+	p.pairs = bm25AppendSeqPairs(p.pairs, seq, seqStop)
 	p.stops = slices.DeleteFunc(p.stops, func(t string) bool { return slices.Contains(p.keywords, t) })
 	return p
 }
