@@ -59,7 +59,7 @@ const depth = 40
 
 func main() {
 	work := flag.String("work", filepath.Join(os.TempDir(), "askyourdocs-dev-eval"), "work folder of scripts/dev-eval/run")
-	sets := flag.String("sets", "octave,cmake,gnucash,mkdocs,zsh,apache,git", "comma-separated set names")
+	sets := flag.String("sets", "octave,cmake,gnucash,mkdocs,zsh,apache,git,snakemake,apachefaq,django,rtd,faqlinks", "comma-separated set names")
 	dim := flag.Int("dim", 1024, "dimension of the built-in embedder (the CLI's default)")
 	dump := flag.Bool("dump", false, "only build the cached lists")
 	verbose := flag.Bool("v", false, "print every setting's metrics per set")
