@@ -12,8 +12,9 @@ import (
 // search and the one-pass scoring it gives way to (prefixFull for the
 // prefix stage, the stage's SQL for the keyword stage) return the first
 // n of the unlimited ranking, with each forced in turn: a cost ratio of 0
-// never gives way (the threshold search to its end), a huge one always
-// does, before the first round.
+// never gives way (the threshold search to its end, with and without the
+// short lists read whole first), a huge one always does, before the first
+// round.
 func TestPgvecKeywordFullScoringMatchesThreshold(t *testing.T) {
 	ctx := t.Context()
 	docs, queries := pgKeywordBenchCorpus(2000)
@@ -30,7 +31,7 @@ func TestPgvecKeywordFullScoringMatchesThreshold(t *testing.T) {
 		}
 		queries = append(queries, q)
 	}
-	defer func(v int64) { pgvecTopKCostRatio = v }(pgvecTopKCostRatio)
+	defer func(v, w int64) { pgvecTopKCostRatio, pgvecTopKWholeList = v, w }(pgvecTopKCostRatio, pgvecTopKWholeList)
 	for _, f := range []struct {
 		where string
 		args  []any
@@ -41,8 +42,9 @@ func TestPgvecKeywordFullScoringMatchesThreshold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, ratio := range []int64{0, 16, 1 << 40} {
-				pgvecTopKCostRatio = ratio
+			for _, c := range [][2]int64{{0, 0}, {0, 2048}, {16, 2048}, {1 << 40, 2048}} {
+				ratio := c[0]
+				pgvecTopKCostRatio, pgvecTopKWholeList = c[0], c[1]
 				for _, n := range []int{1, 10} {
 					got, err := s.KeywordSearch(ctx, q, n, nil, f.where, f.args)
 					if err != nil {
@@ -50,7 +52,7 @@ func TestPgvecKeywordFullScoringMatchesThreshold(t *testing.T) {
 					}
 					want := pgTestTexts(all[:min(n, len(all))])
 					if g := pgTestTexts(got); !slices.Equal(g, want) {
-						t.Errorf("filter %q, ratio %d: query %q, max %d:\ngot  %.60q\nwant %.60q", f.where, ratio, q, n, g, want)
+						t.Errorf("filter %q, ratio %d, whole lists up to %d: query %q, max %d:\ngot  %.60q\nwant %.60q", f.where, ratio, c[1], q, n, g, want)
 					}
 				}
 			}

@@ -33,10 +33,11 @@ func comparePgvecCands(a, b pgvecCand) int {
 // algorithm over the posting table:
 //
 //   - sorted access: each scored term's postings are read best impact
-//     first (the index on (term, w DESC, cid DESC)), a batch per round,
-//     the batches doubling;
+//     first (the index on (term, w DESC, cid DESC) INCLUDE (tf, len)), a
+//     batch per round, the batches doubling; a short list is read whole
+//     in the first round, its shares taken from these rows;
 //   - random access: every chunk seen for the first time gets its exact
-//     score from its postings of all the query's terms (the index on
+//     score from its postings of the query's other terms (the index on
 //     (cid, term)) and its tier from the stage;
 //   - the threshold: a chunk not seen yet has, for each term, an impact no
 //     higher than the last one read, so its score is at most the sum over
@@ -85,13 +86,15 @@ type pgvecTopK struct {
 var errTopKCostly = errors.New("threshold search would read most postings")
 
 // pgvecTopKFirstBatch and pgvecTopKMaxBatch bound the postings read per
-// term and round; a term with at most pgvecTopKWholeList postings has
-// them all read in the first round.
+// term and round.
 const (
 	pgvecTopKFirstBatch = 64
 	pgvecTopKMaxBatch   = 16384
-	pgvecTopKWholeList  = 2048
 )
+
+// pgvecTopKWholeList: a term with at most this many postings has them all
+// read in the first round (a variable for the tests).
+var pgvecTopKWholeList int64 = 2048
 
 // pgvecShareBound returns the highest BM25 share (without the IDF) of a
 // posting whose stored impact is at most w, for chunks of average length
@@ -191,6 +194,16 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 	sql := x.roundSQL()
 	batch := max(pgvecTopKFirstBatch, 2*k)
 	first := true
+	// The short lists, read whole in the first round, give their terms'
+	// shares from the sorted access (tf and len come with the impact), so
+	// random access probes the other terms only.
+	whole := make([]bool, nt)
+	probe := []string{}
+	for i, t := range terms {
+		if whole[i] = i < len(x.sc.dfs) && x.sc.dfs[i] <= pgvecTopKWholeList; !whole[i] {
+			probe = append(probe, t)
+		}
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -204,7 +217,7 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 		for i := range terms {
 			if !exhausted[i] {
 				lim := int64(batch)
-				if first && i < len(x.sc.dfs) && x.sc.dfs[i] <= pgvecTopKWholeList {
+				if first && whole[i] {
 					// A short list is read whole in the first round: its
 					// term then bounds no unseen chunk.
 					lim = max(lim, x.sc.dfs[i]+1)
@@ -223,7 +236,7 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 			if x.cheapFull && read*pgvecTopKCostRatio > x.sc.postings || read > x.sc.postings/4 && read > int64(batch) {
 				return nil, errTopKCostly
 			}
-			args := append(append(append([]any{terms, maxLim}, x.filterArgs...), listTerms, listW, listCID, listLim), x.tierArgs...)
+			args := append(append(append([]any{probe, maxLim}, x.filterArgs...), listTerms, listW, listCID, listLim), x.tierArgs...)
 			rows, err := x.s.Pool.Query(ctx, sql, args...)
 			if err != nil {
 				return nil, fmt.Errorf("read postings: %w", err)
@@ -249,6 +262,10 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 					got[li]++
 					t := listIdx[li]
 					lastW[t], lastCID[t] = *w, cid
+					if whole[t] {
+						scores[cid] += bm25TermScore(x.sc.idfs[t], *tf, *n, x.sc.avg)
+						masks[cid] |= 1 << t
+					}
 					if !seenSet[cid] {
 						seenSet[cid] = true
 						fresh = append(fresh, cid)
@@ -269,6 +286,11 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 				return nil, fmt.Errorf("read postings: %w", err)
 			}
 			for li, n := range got {
+				if whole[listIdx[li]] && int64(n) >= listLim[li] {
+					// More postings than counted (a write since): its
+					// shares of other chunks are unknown.
+					return nil, errTopKCostly
+				}
 				if int64(n) < listLim[li] {
 					exhausted[listIdx[li]] = true
 				}
@@ -342,13 +364,13 @@ func (x *pgvecTopK) roundSQL() string {
 	p := 3 + len(x.filterArgs)
 	arg := func(i int, typ string) string { return fmt.Sprintf("$%d::%s", p+i, typ) }
 	q := `WITH ayd_s AS MATERIALIZED (
-			SELECT u.i, p.cid, p.w
+			SELECT u.i, p.cid, p.w, p.tf, p.len
 			FROM unnest(` + arg(0, "text[]") + `, ` + arg(1, "real[]") + `, ` + arg(2, "uuid[]") + `, ` + arg(3, "bigint[]") + `) WITH ORDINALITY AS u(term, lw, lc, lim, i)
-			CROSS JOIN LATERAL (SELECT k.cid, k.w FROM ` + kw + ` k
+			CROSS JOIN LATERAL (SELECT k.cid, k.w, k.tf, k.len FROM ` + kw + ` k
 				WHERE k.term = u.term AND (k.w, k.cid) < (u.lw, u.lc)
 				ORDER BY k.w DESC, k.cid DESC LIMIT least(u.lim, $2::bigint)) AS p),
 		ayd_c AS MATERIALIZED (SELECT DISTINCT cid FROM ayd_s)
-		SELECT ayd_s.i, ayd_s.cid, ayd_s.w, NULL::text, NULL::int4, NULL::int4 FROM ayd_s
+		SELECT ayd_s.i, ayd_s.cid, ayd_s.w, NULL::text, ayd_s.tf, ayd_s.len FROM ayd_s
 		UNION ALL
 		SELECT NULL, ayd_c.cid, NULL, p.term, p.tf, p.len FROM ayd_c CROSS JOIN unnest($1::text[]) AS ayd_q(term)
 		CROSS JOIN LATERAL (SELECT p.term, p.tf, p.len FROM ` + kw + ` p WHERE p.cid = ayd_c.cid AND p.term = ayd_q.term OFFSET 0) AS p`
