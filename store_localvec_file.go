@@ -186,12 +186,12 @@ func (r *localvecRows) writeFile(path string, add []localvecNewRow, del map[stri
 	if err := tmp.Chmod(mode); err != nil {
 		return fmt.Errorf("write database: %w", err)
 	}
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	buf := make([]byte, 0, 1<<16)
-	buf = append(buf, '{')
+	w := newLocalvecAsyncWriter(tmp)
+	defer w.close() // on the error returns; a second close is a no-op
+	w.buf = append(w.buf, '{')
 	for i, e := range entries {
 		if i > 0 {
-			buf = append(buf, ',')
+			w.buf = append(w.buf, ',')
 		}
 		doc := e.js
 		if doc == nil {
@@ -199,29 +199,21 @@ func (r *localvecRows) writeFile(path string, add []localvecNewRow, del map[stri
 				return fmt.Errorf("write database: document %s: %w", e.id, err)
 			}
 		}
-		buf = strconv.AppendQuote(buf, e.id) // IDs are hex: quoting is JSON-safe
-		buf = append(buf, `:{"doc":`...)
-		buf = append(buf, doc...)
-		buf = append(buf, `,"embedding":[`...)
+		b := strconv.AppendQuote(w.buf, e.id) // IDs are hex: quoting is JSON-safe
+		b = append(b, `:{"doc":`...)
+		b = append(b, doc...)
+		b = append(b, `,"embedding":[`...)
 		for j, x := range e.vec {
 			if j > 0 {
-				buf = append(buf, ',')
+				b = append(b, ',')
 			}
-			buf = appendJSONFloat32(buf, x)
+			b = appendJSONFloat32(b, x)
 		}
-		buf = append(buf, "]}"...)
-		if len(buf) >= 1<<15 {
-			if _, err := w.Write(buf); err != nil {
-				return fmt.Errorf("write database: %w", err)
-			}
-			buf = buf[:0]
-		}
+		w.buf = append(b, "]}"...)
+		w.flushIfFull()
 	}
-	buf = append(buf, "}\n"...)
-	if _, err := w.Write(buf); err != nil {
-		return fmt.Errorf("write database: %w", err)
-	}
-	if err := w.Flush(); err != nil {
+	w.buf = append(w.buf, "}\n"...)
+	if err := w.close(); err != nil {
 		return fmt.Errorf("write database: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
