@@ -56,19 +56,20 @@ func (c *confidenceChecker) evidenceConfidence(ctx context.Context, passage stri
 		return 0, "the question has no keywords to check"
 	}
 	quoted := strings.ToLower(Excerpt(passage, ExcerptOptions{Query: c.question, MaxChars: 400}))
-	lowerPassage := strings.ToLower(passage)
+	lowerPassage, lowered := "", false // lowered when a keyword is not quoted
 	found := 0
 	var absent []string
 	for _, k := range c.keywords {
 		p := confidencePrefix(k)
-		switch {
-		case strings.Contains(quoted, p):
+		if strings.Contains(quoted, p) {
 			found++
-		case strings.Contains(lowerPassage, p):
-		default:
-			if utf8.RuneCountInString(k) >= confidenceAbsentMinRunes && c.nowhere(ctx, k) {
-				absent = append(absent, k)
-			}
+			continue
+		}
+		if !lowered {
+			lowerPassage, lowered = strings.ToLower(passage), true
+		}
+		if !strings.Contains(lowerPassage, p) && utf8.RuneCountInString(k) >= confidenceAbsentMinRunes && c.nowhere(ctx, k) {
+			absent = append(absent, k)
 		}
 	}
 	score := int(math.Round(10 * float64(found) / float64(len(c.keywords))))
