@@ -20,7 +20,7 @@ import (
 // The multi-process tests re-run the test binary as child processes
 // (TestSQLiteProcessChild) that index into one database.
 const (
-	sqliteChildEnv    = "ASKYOURDOCS_SQLITE_CHILD" // "<mode> <db path> <prefix> <sources> <rounds>"
+	sqliteChildEnv    = "ASKYOURDOCS_SQLITE_CHILD" // "<mode: index or bulk> <db path> <prefix> <sources> <rounds>"
 	sqliteChildChunks = 30                         // chunks per source
 )
 
@@ -37,15 +37,16 @@ func sqliteChildSource(prefix string, i, version int) *ingestTestSource {
 // TestSQLiteProcessChild is the child process of the multi-process tests:
 // it indexes sources <prefix>/0..<sources-1> into the database, rounds
 // times (rounds 0: forever), with a new version of every chunk each round,
-// printing "ready" once the store is open.
+// printing "ready" once the store is open; mode bulk runs the rounds in
+// one Bulk run.
 func TestSQLiteProcessChild(t *testing.T) {
 	spec := os.Getenv(sqliteChildEnv)
 	if spec == "" {
 		t.Skip("child process of the SQLiteStore multi-process tests")
 	}
-	var path, prefix string
+	var mode, path, prefix string
 	var sources, rounds int
-	if _, err := fmt.Sscanf(spec, "index %s %s %d %d", &path, &prefix, &sources, &rounds); err != nil {
+	if _, err := fmt.Sscanf(spec, "%s %s %s %d %d", &mode, &path, &prefix, &sources, &rounds); err != nil || mode != "index" && mode != "bulk" {
 		t.Fatalf("bad %s %q: %v", sqliteChildEnv, spec, err)
 	}
 	ctx := context.Background()
@@ -54,12 +55,23 @@ func TestSQLiteProcessChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Println("ready")
-	for round := 0; rounds == 0 || round < rounds; round++ {
-		for i := range sources {
-			if _, _, err := IndexSource(ctx, s, sqliteChildSource(prefix, i, round), 500, 50, nil); err != nil {
-				t.Fatal(err)
+	run := func() error {
+		for round := 0; rounds == 0 || round < rounds; round++ {
+			for i := range sources {
+				if _, _, err := IndexSource(ctx, s, sqliteChildSource(prefix, i, round), 500, 50, nil); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
+	}
+	if mode == "bulk" {
+		err = s.Bulk(ctx, run)
+	} else {
+		err = run()
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -70,7 +82,13 @@ func TestSQLiteProcessChild(t *testing.T) {
 // opened the store.
 func startSQLiteChild(t *testing.T, path, prefix string, sources, rounds int) *exec.Cmd {
 	t.Helper()
-	return startIndexChild(t, "TestSQLiteProcessChild", fmt.Sprintf("%s=index %s %s %d %d", sqliteChildEnv, path, prefix, sources, rounds))
+	return startSQLiteChildMode(t, "index", path, prefix, sources, rounds)
+}
+
+// startSQLiteChildMode is startSQLiteChild in mode (index or bulk).
+func startSQLiteChildMode(t *testing.T, mode, path, prefix string, sources, rounds int) *exec.Cmd {
+	t.Helper()
+	return startIndexChild(t, "TestSQLiteProcessChild", fmt.Sprintf("%s=%s %s %s %d %d", sqliteChildEnv, mode, path, prefix, sources, rounds))
 }
 
 // startIndexChild runs the test binary's test run with env added as a
