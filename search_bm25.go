@@ -323,6 +323,10 @@ type bm25Plan struct {
 	// optional are stop-listed terms kept for their rarity: scored like
 	// the pairs, in no stage.
 	optional []string
+	// stopPairs are the question pairs of two stop-listed words;
+	// keepStopWords adds them to pairs when the stop words become the
+	// keywords.
+	stopPairs []string
 }
 
 // newBM25Plan analyses query: phrases as ExtractQuotedPhrases finds them,
@@ -368,7 +372,7 @@ func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25
 		}
 		prev = term
 	})
-	p.pairs = bm25AppendSeqPairs(p.pairs, seq, seqStop)
+	p.pairs, p.stopPairs = bm25AppendSeqPairs(p.pairs, nil, seq, seqStop)
 	p.stops = slices.DeleteFunc(p.stops, func(t string) bool { return slices.Contains(p.keywords, t) })
 	return p
 }
@@ -392,8 +396,8 @@ const bm25StopRareRatio = 0.02
 // words of the query stay: n is the number of chunks and df returns a
 // term's document frequency. When the query has no other keyword and no
 // phrase, its stop-listed words become the keywords (a query is never
-// reduced below its content: "What is it?" searches "what", "is", "it");
-// otherwise those held by at most bm25StopRareRatio
+// reduced below its content: "What is it?" searches "what", "is", "it",
+// and its stop-word pairs "what is", "is it" join the pairs); otherwise those held by at most bm25StopRareRatio
 // of the chunks become optional terms, scored but in no stage. The
 // plan's stop list is emptied, so calling it twice changes nothing.
 // Every store calls it before ranking, with its own statistics.
@@ -409,6 +413,9 @@ func (p *bm25Plan) keepStopWords(n int, df func(term string) int) {
 	}
 	p.keywords = slices.Clone(p.keywords) // the plan may be a copy sharing them
 	content := len(p.phrases) > 0 || len(p.keywords) > 0
+	if !content {
+		p.pairs = slices.Concat(p.pairs, p.stopPairs)
+	}
 	for i, t := range stops {
 		switch {
 		case dfs[i] == 0:
