@@ -150,7 +150,7 @@ var (
 // looksLikeContents reports whether text is a table of contents or an
 // index: dotted leaders, mostly lines ending in a page number, or many
 // ", PAGE" references. Each pattern runs only where a cheap test of the
-// text says it can match (docs/performance.md, embedded fusion).
+// text says it can match (docs/retrieval.md, Speed).
 func looksLikeContents(text string) bool {
 	if contentsMayLead(text) && len(contentsLeader.FindAllStringIndex(text, 4)) >= 3 {
 		return true
