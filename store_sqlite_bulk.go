@@ -125,10 +125,9 @@ func (b *sqliteBulkState) takeFresh() error {
 	return err
 }
 
-// Bulk runs fn as one indexing run of many source replacements (the CLI's
-// index command wraps its whole run in it). While fn runs, IndexSource on
-// this store prepares and embeds each source as it would otherwise, then
-// holds it; held sources are committed in batches of up to 512 rows or
+// Bulk runs fn as one indexing run of many source replacements. While fn
+// runs, IndexSource on this store prepares and embeds each source as it
+// would otherwise, then holds it; held sources are committed in batches of up to 512 rows or
 // 5 s (checked when a source is added), each batch one transaction of
 // whole sources written by a goroutine of its own while the next sources
 // are prepared, and the last batch when fn returns (also when ctx is
@@ -136,7 +135,8 @@ func (b *sqliteBulkState) takeFresh() error {
 // see a source once its batch commits; any other write through the store
 // commits the held sources first. Concurrent Bulk calls share one run,
 // which ends with the last. A source replacement's error is returned by
-// that call; a failed batch commit by the next replacement and by Bulk.
+// that call; a source the database refuses (its batch is then written one
+// source per transaction) by the next replacement and by Bulk, naming it.
 // Sources not yet committed when the process dies are lost: the database
 // keeps their previous version, consistent, as after a kill between two
 // transactions.
@@ -260,7 +260,20 @@ func (s *SQLiteStore) flushBulkFor(ctx context.Context, scope replaceScope, all 
 // scope's stale chunks as the scope is now, then all new rows). inRun
 // keeps the connection's checkpoint threshold raised; the batch that ends
 // a run sets it back, so the WAL is written back at its commit.
+//
+// One refused source (a full disk, a trigger, a constraint) must not take
+// the batch's other sources with it: when the batch's transaction fails,
+// each source is written alone, so only the refused ones are lost.
 func (s *SQLiteStore) commitBatch(ctx context.Context, bt *sqliteBulkBatch, inRun bool) error {
+	err := s.commitBatchTx(ctx, bt, inRun)
+	if err == nil || len(bt.pending) < 2 || ctx.Err() != nil {
+		return err
+	}
+	return s.commitEach(ctx, bt, inRun)
+}
+
+// commitBatchTx writes the replacements of bt in one transaction.
+func (s *SQLiteStore) commitBatchTx(ctx context.Context, bt *sqliteBulkBatch, inRun bool) error {
 	if len(bt.pending) == 0 {
 		return nil
 	}
@@ -314,4 +327,30 @@ func (s *SQLiteStore) commitBatch(ctx context.Context, bt *sqliteBulkBatch, inRu
 		s.wrote.Store(true)
 	}
 	return nil
+}
+
+// commitEach writes the replacements of bt one transaction each, after
+// the batch's transaction failed, and joins the errors of those that fail
+// ("source docs/b.html: ...").
+func (s *SQLiteStore) commitEach(ctx context.Context, bt *sqliteBulkBatch, inRun bool) error {
+	var errs []error
+	for _, p := range bt.pending {
+		one := sqliteBulkBatch{}
+		one.add(p)
+		if err := s.commitBatchTx(ctx, &one, inRun); err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", p.scope.name(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// name is the scope's source name, else its URL, for messages.
+func (sc replaceScope) name() string {
+	if len(sc.sources) > 0 {
+		return sc.sources[0]
+	}
+	if len(sc.urls) > 0 {
+		return sc.urls[0]
+	}
+	return "(no source)"
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -235,5 +236,51 @@ func TestSQLiteKillBulkWriter(t *testing.T) {
 	s.DB().QueryRow("SELECT count(*), count(DISTINCT text) FROM chunks").Scan(&total, &distinct)
 	if total != sources*sqliteChildChunks || distinct != total {
 		t.Errorf("%d chunks (%d distinct), want %d", total, distinct, sources*sqliteChildChunks)
+	}
+}
+
+// TestSQLiteBulkRefusedSourceLosesOnlyItself makes the database refuse one
+// source of a held batch (a trigger standing in for a full disk or a
+// constraint): the batch's other sources are still written, the refused
+// one is not, half-written or at all, and Bulk's error names it.
+func TestSQLiteBulkRefusedSourceLosesOnlyItself(t *testing.T) {
+	ctx := t.Context()
+	docs := keywordParityDocs(60)
+	urls, groups := sqliteBulkGroups(docs)
+	s, err := NewSQLiteStore(ctx, nil, newTestEmbedder(8), filepath.Join(t.TempDir(), "r.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	refused := urls[2]
+	if _, err := s.DB().ExecContext(ctx, `CREATE TRIGGER refuse BEFORE INSERT ON chunks WHEN NEW.url = '`+refused+`'
+		BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Bulk(ctx, func() error {
+		for _, u := range urls[:5] {
+			if _, _, err := s.replaceSource(ctx, replaceScope{urls: []string{u}}, groups[u], nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), refused) || !strings.Contains(err.Error(), "simulated write failure") {
+		t.Fatalf("Bulk error %v, want one naming %s and the cause", err, refused)
+	}
+	srcs, err := s.Sources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 4 {
+		t.Fatalf("%d sources, want the 4 not refused: %v", len(srcs), srcs)
+	}
+	for _, src := range srcs {
+		if src.URL == refused {
+			t.Errorf("the refused source is stored: %v", src)
+		}
+		if src.Chunks != len(groups[src.URL]) {
+			t.Errorf("source %s: %d chunks, want %d", src.URL, src.Chunks, len(groups[src.URL]))
+		}
 	}
 }

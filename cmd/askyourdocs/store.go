@@ -48,12 +48,11 @@ type sqliteStore struct {
 func (s *sqliteStore) chunkCount(ctx context.Context) (int, error) { return s.Len(ctx) }
 func (s *sqliteStore) describe() string                            { return s.Path() }
 
-// bulk runs an indexing run as one SQLiteStore.Bulk run: sources are
-// committed in batches of whole sources (at most 5 s old). flush: the
-// batches commit themselves.
-func (s *sqliteStore) bulk(fn func() error) error {
-	return s.Bulk(context.Background(), fn)
-}
+// bulk: SQLite commits every source in a transaction of its own, so a
+// source the store refuses (a full disk) is reported as that file's
+// failure while the others are saved. SQLiteStore.Bulk's batches would
+// report it only after later files had been shown as indexed.
+func (s *sqliteStore) bulk(fn func() error) error { return fn() }
 
 func (s *sqliteStore) flush() error { return nil }
 
