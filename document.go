@@ -109,12 +109,12 @@ var legacyFormats = map[string]string{
 	".rtf": "Rich Text Format (.rtf): convert it to .docx or .odt, e.g. with LibreOffice: soffice --headless --convert-to docx",
 }
 
-// LegacyFormatAdvice returns, for an extension (with the dot, in any case)
+// legacyFormatAdvice returns, for an extension (with the dot, in any case)
 // of a legacy format ExtractParagraphs refuses (.doc, .xls, .ppt, .rtf),
 // what the format is and how to convert it, the text its
-// ErrUnsupportedFormat error carries; "" for any other extension. An app
-// can show it before trying to read the file.
-func LegacyFormatAdvice(ext string) string {
+// ErrUnsupportedFormat error carries (the DocumentError's Reason); "" for
+// any other extension.
+func legacyFormatAdvice(ext string) string {
 	return legacyFormats[strings.ToLower(ext)]
 }
 

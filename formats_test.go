@@ -187,14 +187,21 @@ func TestLegacyFormatsRefused(t *testing.T) {
 				t.Errorf("%s: error %q does not mention %q", name, err, w)
 			}
 		}
-		// LegacyFormatAdvice gives the same advice without reading.
-		if advice := LegacyFormatAdvice(filepath.Ext(name)); advice == "" || !strings.Contains(err.Error(), advice) {
-			t.Errorf("%s: LegacyFormatAdvice = %q, not in the error %q", name, advice, err)
+		// NewFileSource gives the same advice without reading, as the
+		// Reason of its *DocumentError (what an app shows for a file it
+		// skips).
+		advice := legacyFormatAdvice(filepath.Ext(name))
+		if advice == "" || !strings.Contains(err.Error(), advice) {
+			t.Errorf("%s: legacyFormatAdvice = %q, not in the error %q", name, advice, err)
+		}
+		var de *DocumentError
+		if _, serr := NewFileSource(path); !errors.As(serr, &de) || !errors.Is(serr, ErrUnsupportedFormat) || !strings.Contains(de.Reason, advice) {
+			t.Errorf("%s: NewFileSource error %v, want a *DocumentError whose Reason holds %q", name, serr, advice)
 		}
 	}
 	for _, ext := range []string{".docx", ".pdf", "", ".exe"} {
-		if advice := LegacyFormatAdvice(ext); advice != "" {
-			t.Errorf("LegacyFormatAdvice(%q) = %q, want \"\"", ext, advice)
+		if advice := legacyFormatAdvice(ext); advice != "" {
+			t.Errorf("legacyFormatAdvice(%q) = %q, want \"\"", ext, advice)
 		}
 	}
 }

@@ -52,7 +52,7 @@ func NewFileSource(path string) (*FileSource, error) {
 		return nil, err
 	}
 	if ext := filepath.Ext(abs); !isHTMLExt(ext) && !SupportedDocumentExt(ext) && !SupportedImageExt(ext) && ext != "" {
-		if advice := LegacyFormatAdvice(ext); advice != "" {
+		if advice := legacyFormatAdvice(ext); advice != "" {
 			return nil, newDocumentError(abs, fmt.Errorf("%w: %s", ErrUnsupportedFormat, advice))
 		}
 		return nil, newDocumentError(abs, fmt.Errorf("%w: %q files are not read", ErrUnsupportedFormat, strings.ToLower(ext)))

@@ -17,8 +17,7 @@ import (
 var (
 	// ErrOCRUnavailable is wrapped by the errors of OCR when the programs it
 	// runs are not installed (tesseract, or pdftoppm for PDFs) or a language it
-	// is asked for has no trained data. The message says what to install; see
-	// OCRInstallAdvice.
+	// is asked for has no trained data. The message says what to install.
 	ErrOCRUnavailable = errors.New("ocr is not available")
 
 	// ErrOCRFailed is wrapped by the errors of OCR when tesseract or pdftoppm
@@ -27,17 +26,18 @@ var (
 	ErrOCRFailed = errors.New("ocr failed")
 )
 
-// OCR defaults, used where an OCR field is zero.
+// OCR defaults, used where an OCR field is zero (its field comments say
+// the values).
 const (
-	// DefaultOCRDPI is the resolution PDF pages are rendered at.
-	DefaultOCRDPI = 300
-	// DefaultOCRMinConfidence is the word confidence (0-100, tesseract's
+	// defaultOCRDPI is the resolution PDF pages are rendered at.
+	defaultOCRDPI = 300
+	// defaultOCRMinConfidence is the word confidence (0-100, tesseract's
 	// scale) below which a recognised word is dropped as garbage.
-	DefaultOCRMinConfidence = 40
-	// DefaultOCRPageTimeout bounds rendering plus recognising one page.
-	DefaultOCRPageTimeout = 2 * time.Minute
-	// DefaultOCRMaxPages bounds the pages OCR reads in one document.
-	DefaultOCRMaxPages = 1000
+	defaultOCRMinConfidence = 40
+	// defaultOCRPageTimeout bounds rendering plus recognising one page.
+	defaultOCRPageTimeout = 2 * time.Minute
+	// defaultOCRMaxPages bounds the pages OCR reads in one document.
+	defaultOCRMaxPages = 1000
 )
 
 // OCR reads text from scanned PDF pages and image files by running the
@@ -60,13 +60,13 @@ type OCR struct {
 	// data is installed (a PDF's /Lang), else "eng".
 	Languages string
 	// MinConfidence drops recognised words whose confidence (0-100) is
-	// below it; 0 means DefaultOCRMinConfidence, negative keeps every word.
+	// below it; 0 means 40, negative keeps every word.
 	MinConfidence float64
-	// DPI is the resolution PDF pages are rendered at (0: DefaultOCRDPI).
+	// DPI is the resolution PDF pages are rendered at (0: 300).
 	DPI int
-	// PageTimeout bounds each page (0: DefaultOCRPageTimeout).
+	// PageTimeout bounds each page (0: 2 minutes).
 	PageTimeout time.Duration
-	// MaxPages bounds the pages read per document (0: DefaultOCRMaxPages);
+	// MaxPages bounds the pages read per document (0: 1,000);
 	// a document needing more gives an error wrapping ErrDocumentTooLarge.
 	MaxPages int
 
@@ -77,12 +77,12 @@ type OCR struct {
 
 // NewOCR returns an OCR using the tesseract and pdftoppm found in PATH, or
 // an error wrapping ErrOCRUnavailable when tesseract is not there (whose
-// message is OCRInstallAdvice). A missing pdftoppm is not an error: the OCR
+// message says how to install it). A missing pdftoppm is not an error: the OCR
 // then reads images only, and PDFs give ErrOCRUnavailable when used.
 func NewOCR() (*OCR, error) {
 	t, err := exec.LookPath("tesseract")
 	if err != nil {
-		return nil, fmt.Errorf("%w: tesseract not found in PATH: %s", ErrOCRUnavailable, OCRInstallAdvice())
+		return nil, fmt.Errorf("%w: tesseract not found in PATH: %s", ErrOCRUnavailable, ocrInstallAdvice())
 	}
 	o := &OCR{Tesseract: t}
 	if p, err := exec.LookPath("pdftoppm"); err == nil {
@@ -91,8 +91,9 @@ func NewOCR() (*OCR, error) {
 	return o, nil
 }
 
-// OCRInstallAdvice returns one line saying how to install what OCR needs.
-func OCRInstallAdvice() string {
+// ocrInstallAdvice returns one line saying how to install what OCR needs,
+// for the messages of ErrOCRUnavailable.
+func ocrInstallAdvice() string {
 	return "install tesseract and poppler-utils, e.g. on Debian/Ubuntu: apt-get install tesseract-ocr tesseract-ocr-eng poppler-utils (more languages: tesseract-ocr-deu, ...); on macOS: brew install tesseract poppler"
 }
 
@@ -109,12 +110,12 @@ func (o *OCR) dpi() int {
 	if o.DPI > 0 {
 		return o.DPI
 	}
-	return DefaultOCRDPI
+	return defaultOCRDPI
 }
 
 func (o *OCR) minConfidence() float64 {
 	if o.MinConfidence == 0 {
-		return DefaultOCRMinConfidence
+		return defaultOCRMinConfidence
 	}
 	return o.MinConfidence
 }
@@ -123,14 +124,14 @@ func (o *OCR) pageTimeout() time.Duration {
 	if o.PageTimeout > 0 {
 		return o.PageTimeout
 	}
-	return DefaultOCRPageTimeout
+	return defaultOCRPageTimeout
 }
 
 func (o *OCR) maxPages() int {
 	if o.MaxPages > 0 {
 		return o.MaxPages
 	}
-	return DefaultOCRMaxPages
+	return defaultOCRMaxPages
 }
 
 // Version returns the first line of `tesseract --version`, e.g.
@@ -239,7 +240,7 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 // context's error when ctx ended) and quote standard error.
 func (o *OCR) run(ctx context.Context, timeout time.Duration, prog string, args ...string) ([]byte, error) {
 	if prog == "" {
-		return nil, fmt.Errorf("%w: %s", ErrOCRUnavailable, OCRInstallAdvice())
+		return nil, fmt.Errorf("%w: %s", ErrOCRUnavailable, ocrInstallAdvice())
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -259,7 +260,7 @@ func (o *OCR) run(ctx context.Context, timeout time.Duration, prog string, args 
 	case rctx.Err() != nil:
 		return nil, fmt.Errorf("%w: %s did not finish within %s", ErrOCRFailed, name, timeout)
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w: %s: %w: %s", ErrOCRUnavailable, name, err, OCRInstallAdvice())
+		return nil, fmt.Errorf("%w: %s: %w: %s", ErrOCRUnavailable, name, err, ocrInstallAdvice())
 	case err != nil:
 		msg := strings.TrimSpace(stderr.buf.String())
 		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {

@@ -108,7 +108,7 @@ type ocrPDFPage struct {
 // temporary directory removed before it returns.
 func (o *OCR) readPDFPages(ctx context.Context, path string, pages []ocrPDFPage, docLang string) ([]Paragraph, error) {
 	if o.Pdftoppm == "" {
-		return nil, fmt.Errorf("%w: pdftoppm (poppler-utils) not found in PATH: %s", ErrOCRUnavailable, OCRInstallAdvice())
+		return nil, fmt.Errorf("%w: pdftoppm (poppler-utils) not found in PATH: %s", ErrOCRUnavailable, ocrInstallAdvice())
 	}
 	if len(pages) > o.maxPages() {
 		return nil, fmt.Errorf("%w: %d pages without a text layer, more than the OCR limit of %d", ErrDocumentTooLarge, len(pages), o.maxPages())

@@ -251,7 +251,7 @@ func TestOCRTSVGrouping(t *testing.T) {
 		"5\t1\t2\t1\t2\t3\t0\t0\t10\t40\t92\tmonth.\n" +
 		"5\t1\t3\t1\t1\t1\t0\t0\t10\t40\t20\t~~\n" +
 		"5\t1\t3\t1\t1\t2\t0\t0\t10\t40\t25\tnoise\n"
-	paras := ocrParagraphs(ocrGroup(ocrParseTSV([]byte(tsv)), DefaultOCRMinConfidence), &ocrHeadingStack{}, nil)
+	paras := ocrParagraphs(ocrGroup(ocrParseTSV([]byte(tsv)), defaultOCRMinConfidence), &ocrHeadingStack{}, nil)
 	want := []Paragraph{
 		{Text: "Annual Figures", PageNum: 1, Heading: true, Breadcrumb: "Annual Figures"},
 		{Text: "The library counts circulation every month.", PageNum: 1, Breadcrumb: "Annual Figures"},

@@ -248,17 +248,18 @@ func localURLHint(arg string) string {
 // root returns the folder a walk started at ("" for a single file).
 func (c *collected) root() string { return c.dir }
 
-// unsupportedFileError is the error for a file the CLI does not index.
-// For the legacy formats the engine names (.doc, .xls, .ppt, .rtf) it
-// says how to convert the file (the engine's advice) instead of listing
-// the supported types.
+// unsupportedFileError is the error for a file the CLI does not index: the
+// Reason of the engine's *DocumentError (for the legacy formats .doc,
+// .xls, .ppt and .rtf it says how to convert the file), then the types
+// the CLI reads.
 func unsupportedFileError(abs string) error {
 	ext := filepath.Ext(abs)
-	if advice := askyourdocs.LegacyFormatAdvice(ext); advice != "" {
-		return fmt.Errorf("unsupported file type %q: %s", ext, advice)
-	}
 	if askyourdocs.SupportedImageExt(ext) {
-		return fmt.Errorf("unsupported file type %q: images are read through OCR, which is not installed: %s", ext, askyourdocs.OCRInstallAdvice())
+		return fmt.Errorf("unsupported file type %q: images are read through OCR, which is not installed: %s", ext, ocrInstallAdvice)
+	}
+	var de *askyourdocs.DocumentError
+	if _, err := askyourdocs.NewFileSource(abs); errors.As(err, &de) && errors.Is(err, askyourdocs.ErrUnsupportedFormat) {
+		return fmt.Errorf("%s (supported: %s)", de.Reason, supportedExtList)
 	}
 	return fmt.Errorf("unsupported file type %q (supported: %s)", ext, supportedExtList)
 }

@@ -576,7 +576,7 @@ func TestBadInput(t *testing.T) {
 	data := filepath.Join(work, "index")
 	r = runCLI(t, work, nil, "index", "--data", data, "missing.pdf", "prices.html", "notes.rtf")
 	if r.code != exitError || !strings.Contains(r.stdout, "Indexed 1 source:") ||
-		!strings.Contains(r.stdout, "missing.pdf: no such file or directory") || !strings.Contains(r.stdout, `notes.rtf: unsupported file type ".rtf"`) {
+		!strings.Contains(r.stdout, "missing.pdf: no such file or directory") || !strings.Contains(r.stdout, `notes.rtf: unsupported format: Rich Text Format (.rtf)`) {
 		t.Errorf("missing and unsupported files:\n%s", r)
 	}
 

@@ -66,10 +66,10 @@ func TestEndToEndDocumentFormats(t *testing.T) {
 	}
 
 	// Named explicitly: the legacy file is refused with the engine's advice
-	// on converting it (LegacyFormatAdvice); a file without extension is
+	// on converting it (its *DocumentError's Reason); a file without extension is
 	// read as plain text.
 	r = runCLI(t, work, nil, "index", "--data", data, filepath.Join("docs", "old.doc"))
-	if r.code != exitError || !strings.Contains(r.stdout+r.stderr, `old.doc: unsupported file type ".doc": legacy binary Word document (.doc): convert it to .docx or .odt`) || strings.Contains(r.stdout, "Indexed 1 source") {
+	if r.code != exitError || !strings.Contains(r.stdout+r.stderr, `old.doc: unsupported format: legacy binary Word document (.doc): convert it to .docx or .odt`) || strings.Contains(r.stdout, "Indexed 1 source") {
 		t.Errorf("explicit legacy .doc:\n%s", r)
 	}
 	if err := os.WriteFile(filepath.Join(work, "README"), []byte("The kiosk sells waffles on Sundays.\n"), 0o644); err != nil {

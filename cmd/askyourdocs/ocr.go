@@ -27,6 +27,10 @@ var cliOCR = sync.OnceValue(func() *askyourdocs.OCR {
 	return o
 })
 
+// ocrInstallAdvice says how to install what OCR needs, for doctor and for
+// an image named while OCR is not installed.
+const ocrInstallAdvice = "install tesseract and poppler-utils, e.g. on Debian/Ubuntu: apt-get install tesseract-ocr tesseract-ocr-eng poppler-utils (more languages: tesseract-ocr-deu, ...); on macOS: brew install tesseract poppler"
+
 // ocrHint is the advice for a scan that was not OCRed: how to install OCR,
 // or nothing when it ran (and found no text).
 func ocrHint() string {
@@ -45,7 +49,7 @@ func (a *cliApp) doctorOCR(ctx context.Context, rep *doctorReport) {
 	}
 	o, err := askyourdocs.NewOCR()
 	if err != nil {
-		rep.add("ocr", "warn", "not available: scanned PDFs and images are not read; %s", askyourdocs.OCRInstallAdvice())
+		rep.add("ocr", "warn", "not available: scanned PDFs and images are not read; %s", ocrInstallAdvice)
 		return
 	}
 	v, err := o.Version(ctx)
