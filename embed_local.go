@@ -13,16 +13,15 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// DefaultLocalEmbedderDim is the dimension NewLocalEmbedder uses for a
+// defaultLocalEmbedderDim is the dimension NewLocalEmbedder uses for a
 // dim <= 0.
-const DefaultLocalEmbedderDim = 512
+const defaultLocalEmbedderDim = 512
 
-// LocalEmbedderName returns the name NewLocalEmbedder(dim) gives its
-// embedder: "askyourdocs/local-hash-<dim>". Stores that record which
-// embedder built an index can compare against it.
-func LocalEmbedderName(dim int) string {
+// localEmbedderName returns the name NewLocalEmbedder(dim) gives its
+// embedder (its Name()): "askyourdocs/local-hash-<dim>".
+func localEmbedderName(dim int) string {
 	if dim <= 0 {
-		dim = DefaultLocalEmbedderDim
+		dim = defaultLocalEmbedderDim
 	}
 	return fmt.Sprintf("askyourdocs/local-hash-%d", dim)
 }
@@ -43,15 +42,16 @@ func LocalEmbedderName(dim int) string {
 // out on average), weighted by sublinear term frequency 1+ln(tf) (words
 // count double relative to n-grams) and the vector is L2-normalised. A text
 // without letters or digits gets the first unit vector. The result is
-// deterministic across runs and platforms. dim <= 0 means
-// DefaultLocalEmbedderDim. The embedder is safe for concurrent use; its
+// deterministic across runs and platforms. dim <= 0 means 512. Its Name()
+// is "askyourdocs/local-hash-<dim>", which FusionDefaults and an index's
+// recorded embedder compare against. The embedder is safe for concurrent use; its
 // Register method registers it as a Genkit embedder action, so
 // genkit.RegisterAction(g, emb) makes it available to genkit.Embed.
 func NewLocalEmbedder(dim int) ai.Embedder {
 	if dim <= 0 {
-		dim = DefaultLocalEmbedderDim
+		dim = defaultLocalEmbedderDim
 	}
-	return &localEmbedder{dim: dim, name: LocalEmbedderName(dim)}
+	return &localEmbedder{dim: dim, name: localEmbedderName(dim)}
 }
 
 type localEmbedder struct {

@@ -39,7 +39,7 @@ func localCosine(a, b []float32) float64 {
 
 func TestLocalEmbedderBasics(t *testing.T) {
 	e := NewLocalEmbedder(256)
-	if e.Name() != "askyourdocs/local-hash-256" || NewLocalEmbedder(0).Name() != LocalEmbedderName(DefaultLocalEmbedderDim) {
+	if e.Name() != "askyourdocs/local-hash-256" || NewLocalEmbedder(0).Name() != localEmbedderName(defaultLocalEmbedderDim) {
 		t.Errorf("names %q %q", e.Name(), NewLocalEmbedder(0).Name())
 	}
 	v := localEmbedTexts(t, e,

@@ -147,7 +147,7 @@ var (
 	ErrNoDocuments = errors.New("source produced no documents with text")
 
 	// ErrTooManyChunks is wrapped by the error IndexSource returns for a
-	// source whose paragraphs give more chunks than its limit (DefaultMaxChunks
+	// source whose paragraphs give more chunks than its limit (20,000
 	// unless the source says otherwise, see ChunkLimiter). Nothing is embedded
 	// or written then; the message names the limit.
 	ErrTooManyChunks = errors.New("too many chunks for one document")

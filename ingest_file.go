@@ -31,7 +31,7 @@ type FileSource struct {
 	// ExtractOptions.OCR); nil reads as ExtractParagraphs does.
 	OCR *OCR
 	// ChunkLimit is the most chunks IndexSource takes from the file (see
-	// ChunkLimiter): 0 means DefaultMaxChunks, negative no limit.
+	// ChunkLimiter): 0 means 20,000, negative no limit.
 	ChunkLimit int
 }
 

@@ -5,21 +5,21 @@ import (
 	"unicode"
 )
 
-// DefaultMaxChunks is the number of chunks IndexSource accepts from one
+// defaultMaxChunks is the number of chunks IndexSource accepts from one
 // source when the source does not set its own limit: about 24 MB of text
 // at the CLI's chunk size of 1,200 characters, far more than a long book.
-const DefaultMaxChunks = 20_000
+const defaultMaxChunks = 20_000
 
 // ChunkLimiter is implemented by an IngestSource that sets its own limit on
 // the chunks IndexSource takes from it. MaxChunks returns the limit: 0
-// means DefaultMaxChunks, negative no limit.
+// means the default of 20,000, negative no limit.
 type ChunkLimiter interface {
 	MaxChunks() int
 }
 
 // sourceChunkLimit returns the chunk limit of src (-1: none).
 func sourceChunkLimit(src IngestSource) int {
-	limit := DefaultMaxChunks
+	limit := defaultMaxChunks
 	if l, ok := src.(ChunkLimiter); ok {
 		switch n := l.MaxChunks(); {
 		case n < 0:

@@ -74,7 +74,7 @@ func TestFusionWeakKeywordQuery(t *testing.T) {
 			if err := IndexInBatches(ctx, s, corpus, nil); err != nil {
 				t.Fatal(err)
 			}
-			defaults := FusionDefaults(LocalEmbedderName(256))
+			defaults := FusionDefaults(localEmbedderName(256))
 			got := map[string]KeywordQueryStats{}
 			var lists [][]string
 			for _, c := range []struct {
@@ -263,7 +263,7 @@ func TestFusionStrongEmbedderVectorWins(t *testing.T) {
 
 // TestFusionForQuery checks the weak-query rule on statistics alone.
 func TestFusionForQuery(t *testing.T) {
-	f := FusionDefaults(LocalEmbedderName(512))
+	f := FusionDefaults(localEmbedderName(512))
 	common := KeywordQueryStats{Chunks: 1000, StopWords: 3, Terms: []KeywordTermStat{{"class", 300}}}
 	rare := KeywordQueryStats{Chunks: 1000, StopWords: 3, Terms: []KeywordTermStat{{"max_log_file_size", 2}}}
 	heading := KeywordQueryStats{Chunks: 1000, StopWords: 0, Terms: []KeywordTermStat{{"class", 300}}}
@@ -316,12 +316,12 @@ func TestIndexFusionRecordedDefaults(t *testing.T) {
 		recorded FusionOptions
 		want     FusionOptions
 	}{
-		{"old defaults", nonAdaptive(FusionDefaults(LocalEmbedderName(64))), FusionDefaults(LocalEmbedderName(64))},
+		{"old defaults", nonAdaptive(FusionDefaults(localEmbedderName(64))), FusionDefaults(localEmbedderName(64))},
 		{"own settings", FusionOptions{RRFK: 2, VectorWeight: 0.2, TextWeight: 1, HyDEWeight: 0.1}, FusionOptions{RRFK: 2, VectorWeight: 0.2, TextWeight: 1, HyDEWeight: 0.1}},
 	} {
 		s := searchTestStore(t, "sqlite", NewLocalEmbedder(64), 64)
 		f := c.recorded
-		if _, _, err := s.(IndexRecorder).RecordIndexInfo(ctx, IndexInfo{Embedder: LocalEmbedderName(64), Dim: 64, Fusion: &f}, true); err != nil {
+		if _, _, err := s.(IndexRecorder).RecordIndexInfo(ctx, IndexInfo{Embedder: localEmbedderName(64), Dim: 64, Fusion: &f}, true); err != nil {
 			t.Fatal(err)
 		}
 		got, err := IndexFusion(ctx, s)
@@ -341,7 +341,7 @@ func TestFusionMayBeWeak(t *testing.T) {
 	if err := IndexInBatches(ctx, s, corpus, nil); err != nil {
 		t.Fatal(err)
 	}
-	f := FusionDefaults(LocalEmbedderName(64))
+	f := FusionDefaults(localEmbedderName(64))
 	for _, c := range []struct {
 		q     string
 		stops int

@@ -59,7 +59,7 @@ const (
 
 // FusionDefaults returns the fusion settings an index built with the named
 // embedder implies: the lexical-first settings for the built-in embedder
-// (LocalEmbedderName, any dimension), the textbook ones otherwise.
+// (NewLocalEmbedder, any dimension), the textbook ones otherwise.
 func FusionDefaults(embedder string) FusionOptions {
 	if strings.HasPrefix(embedder, "askyourdocs/local-hash") {
 		return localHashFusion

@@ -197,7 +197,7 @@ func TestStoreConformanceIndexInfo(t *testing.T) {
 			if err := s.Index(ctx, searchTestCorpus()[:5]); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Search(ctx, s, "kayak", &SearchOptions{Report: &rep}); err != nil || rep.Fusion != FusionDefaults(LocalEmbedderName(64)) {
+			if _, err := Search(ctx, s, "kayak", &SearchOptions{Report: &rep}); err != nil || rep.Fusion != FusionDefaults(localEmbedderName(64)) {
 				t.Fatalf("unrecorded: fusion %+v, %v", rep.Fusion, err)
 			}
 			if _, _, err := r.RecordIndexInfo(ctx, IndexInfo{Embedder: "x", Dim: 64}, true); !errors.Is(err, ErrIndexUnrecorded) {

@@ -172,7 +172,7 @@ func BenchmarkSQLiteScale(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(docs))/time.Since(start).Seconds(), "chunks/s")
 		}
-		m, _ := json.Marshal(map[string]any{"embedder": LocalEmbedderName(sqliteBenchDim), "dim": sqliteBenchDim, "created": time.Now().UTC().Truncate(time.Second)})
+		m, _ := json.Marshal(map[string]any{"embedder": localEmbedderName(sqliteBenchDim), "dim": sqliteBenchDim, "created": time.Now().UTC().Truncate(time.Second)})
 		if err := os.WriteFile(filepath.Join(dir, "askyourdocs-index.json"), m, 0o644); err != nil {
 			b.Fatal(err)
 		}

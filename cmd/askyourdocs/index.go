@@ -42,7 +42,7 @@ type docSource struct {
 }
 
 // MaxChunks returns the source's chunk limit for IndexSource (a
-// ChunkLimiter): 0 is askyourdocs.DefaultMaxChunks, -1 no limit.
+// ChunkLimiter): 0 is the engine's default (20,000), -1 no limit.
 func (s *docSource) MaxChunks() int { return s.maxChunks }
 
 func (s *docSource) Name() string { return s.url }
@@ -203,6 +203,10 @@ type indexJob struct {
 	src     *docSource
 }
 
+// defaultMaxChunks is --max-chunks' default: the engine's own limit when a
+// source sets none (FileSource.ChunkLimit 0), shown in --help.
+const defaultMaxChunks = 20_000
+
 func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	fset, cf := a.flags("index")
 	crawl := fset.Bool("crawl", false, "crawl the sites of the URL arguments (same host, below the seed's path)")
@@ -211,7 +215,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	delay := fset.Int("delay", 250, "with --crawl: milliseconds between two requests to the host")
 	chunkSize := fset.Int("chunk-size", defaultChunkSize, "maximum chunk size in characters")
 	overlap := fset.Int("chunk-overlap", defaultChunkOverlap, "characters carried over between chunks")
-	maxChunks := fset.Int("max-chunks", askyourdocs.DefaultMaxChunks, "refuse a document that gives more chunks than this (0: no limit)")
+	maxChunks := fset.Int("max-chunks", defaultMaxChunks, "refuse a document that gives more chunks than this (0: no limit)")
 	var excludes stringList
 	fset.Var(&excludes, "exclude", "leave out files and folders matching this gitignore pattern, relative to the folder (repeatable)")
 	pos, err := a.parse(fset, cf, args)
@@ -357,7 +361,7 @@ type indexer struct {
 	prog               *progress
 	chunkSize, overlap int
 	// maxChunks is the chunk limit per document, as ChunkLimiter reads
-	// it: 0 (serve) askyourdocs.DefaultMaxChunks, -1 none (--max-chunks 0).
+	// it: 0 (serve) the engine's default, -1 none (--max-chunks 0).
 	maxChunks int
 	lastFlush time.Time
 	// oldChunks is the number of chunks of each url before the run.

@@ -191,7 +191,7 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 			dim = cliLocalEmbedderDim
 		}
 		emb = askyourdocs.NewLocalEmbedder(dim)
-		b.manifest.Embedder = askyourdocs.LocalEmbedderName(dim)
+		b.manifest.Embedder = askyourdocs.NewLocalEmbedder(dim).Name()
 	} else {
 		emb, err = providers.Embedder(b.g, embSpec, dim)
 		if err != nil {

@@ -52,7 +52,7 @@ func (o retrieveOptions) fusion() *askyourdocs.FusionOptions {
 // (askyourdocs.FusionDefaults; docs/retrieval.md has the grid). The
 // rrfK and weights here are used only when a flag sets one of them.
 func defaultRetrieveOptions() retrieveOptions {
-	d := askyourdocs.FusionDefaults(askyourdocs.LocalEmbedderName(cliLocalEmbedderDim))
+	d := askyourdocs.FusionDefaults(askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim).Name())
 	return retrieveOptions{
 		mode: modeFusion, depth: askyourdocs.DefaultSearchDepth, top: askyourdocs.DefaultSearchK, rrfK: d.RRFK,
 		vectorWeight: d.VectorWeight, keywordWeight: d.TextWeight, hydeWeight: d.HyDEWeight,

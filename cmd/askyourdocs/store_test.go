@@ -59,7 +59,7 @@ func TestCLIExportAndMigrateJSONIndex(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, manifestFile)); err == nil {
 		t.Errorf("a new index wrote the legacy manifest file %s", manifestFile)
 	}
-	legacy := fmt.Sprintf(`{"embedder": %q, "dim": %d, "created": "2025-06-01T10:00:00Z"}`, askyourdocs.LocalEmbedderName(cliLocalEmbedderDim), cliLocalEmbedderDim)
+	legacy := fmt.Sprintf(`{"embedder": %q, "dim": %d, "created": "2025-06-01T10:00:00Z"}`, askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim).Name(), cliLocalEmbedderDim)
 	if err := os.WriteFile(filepath.Join(old, manifestFile), []byte(legacy), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestCLIExportAndMigrateJSONIndex(t *testing.T) {
 	}
 	info, found, err := moved.IndexInfo(t.Context())
 	moved.Close()
-	if err != nil || !found || info.Embedder != askyourdocs.LocalEmbedderName(cliLocalEmbedderDim) || info.Created.Year() != 2025 {
+	if err != nil || !found || info.Embedder != askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim).Name() || info.Created.Year() != 2025 {
 		t.Errorf("record after the migration: %+v, found %v, %v", info, found, err)
 	}
 	if r := runCLI(t, work, nil, "export", "--data", data); r.code != exitUsage {

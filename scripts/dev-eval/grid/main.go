@@ -322,7 +322,7 @@ func report(names []string, data map[string][]line, verbose bool) {
 
 // chosen is the setting Search uses on the dev indexes: the built-in
 // embedder's defaults.
-var chosen = askyourdocs.FusionDefaults(askyourdocs.LocalEmbedderName(1024))
+var chosen = askyourdocs.FusionDefaults(askyourdocs.NewLocalEmbedder(1024).Name())
 
 // weakReport prints, per set, the questions the chosen setting counts as
 // weak keyword queries and the metrics of the lists and of fusion on them.
