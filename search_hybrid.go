@@ -87,9 +87,14 @@ type SearchReport struct {
 	// Fusion is the fusion setting used.
 	Fusion FusionOptions
 	// KeywordWeak reports that the question's keyword query was weak
-	// (FusionOptions.Weak), so the vector lists were weighted by
+	// (FusionOptions), so the vector lists were weighted by
 	// Fusion.WeakVectorWeight.
 	KeywordWeak bool
+	// Keywords are the statistics of the question's keyword query in the
+	// index that KeywordWeak was decided from; zero (Chunks 0) when Search
+	// needed none: not fusion mode, a fusion that is not adaptive, a
+	// quoted phrase or fewer than Fusion.WeakStopWords stop words.
+	Keywords KeywordQueryStats
 	// Vector, Text and HyDE are the lengths of the lists fused.
 	Vector, Text, HyDE int
 	// HyDEPassage is the passage HyDE wrote ("" when HyDE did not run or
@@ -162,11 +167,11 @@ func searchSpan(ctx context.Context, name string) (context.Context, func(count i
 // Search runs the hybrid retrieval pipeline on s for question and returns
 // at most K hits, best first: a vector list and a keyword list (each Depth
 // long, both restricted by opts.Filter, run concurrently), a HyDE vector
-// list when opts.HyDE is set, fused by FuseRanked with the index's fusion
-// settings (nil opts: the defaults the index records or its embedder
-// implies) for this question (FusionOptions.ForQuery, from the store's
-// KeywordQueryStats when it is a KeywordStatser), then reranked when
-// opts.Rerank is set. Each step is an
+// list when opts.HyDE is set, fused by weighted reciprocal rank fusion
+// with the index's fusion settings (nil opts: the defaults the index
+// records or its embedder implies) for this question (FusionOptions, from
+// the store's KeywordQueryStats of it), then reranked when opts.Rerank is
+// set. Each step is an
 // OpenTelemetry span on Genkit's tracer ("askyourdocs.search.vector",
 // ".text", ".hyde", ".fusion", ".rerank" under "askyourdocs.search") with
 // its result count and latency. HyDE and rerank never fail the search (see
@@ -226,11 +231,11 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	}
 	var stats KeywordQueryStats
 	var serr error
-	if ks, ok := s.(KeywordStatser); ok && o.Mode == SearchModeFusion && fo.mayBeWeak(question) {
+	if ks, ok := s.(keywordStatser); ok && o.Mode == SearchModeFusion && fo.mayBeWeak(question) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats, serr = ks.KeywordQueryStats(ctx, question)
+			stats, serr = ks.keywordQueryStats(ctx, question)
 		}()
 	}
 	var passage string
@@ -245,15 +250,15 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	}
 
 	_, done := searchSpan(ctx, "askyourdocs.search.fusion")
-	weak := fo.Weak(stats) && serr == nil && stats.Chunks > 0
+	weak := fo.weak(stats) && serr == nil && stats.Chunks > 0
 	fq := fo.withDefaults()
 	if weak {
-		fq = fo.ForQuery(stats)
+		fq = fo.forQuery(stats)
 	}
-	fused := FuseRanked(vector, text, hyde, fq)
+	fused := fuseRanked(vector, text, hyde, fq)
 	done(len(fused), nil)
 	if o.Report != nil {
-		*o.Report = SearchReport{Fusion: fo, KeywordWeak: weak, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage}
+		*o.Report = SearchReport{Fusion: fo, KeywordWeak: weak, Keywords: stats, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage}
 	}
 
 	hits = make([]SearchHit, len(fused))
@@ -326,7 +331,7 @@ func passageContents(h *SearchHit) bool {
 }
 
 // newSearchHit fills a hit's document fields from a fused result.
-func newSearchHit(f FusedHit) SearchHit {
+func newSearchHit(f fusedHit) SearchHit {
 	h := SearchHit{Doc: f.Doc, Text: f.Text, Score: f.Score, VectorRank: f.VectorRank, TextRank: f.TextRank, HyDERank: f.HyDERank, Rerank: -1}
 	if f.Doc != nil {
 		m := f.Doc.Metadata
@@ -374,25 +379,25 @@ func searchRerank(ctx context.Context, o SearchOptions, question string, cand []
 }
 
 // searchFusion returns the fusion settings of a search: the caller's, else
-// the index's (IndexFusion).
+// the index's (indexFusion).
 func searchFusion(ctx context.Context, s Searcher, given *FusionOptions) (FusionOptions, error) {
 	if given != nil {
 		return given.withDefaults(), nil
 	}
-	f, err := IndexFusion(ctx, s)
+	f, err := indexFusion(ctx, s)
 	if err != nil {
 		return f, fmt.Errorf("search: %w", err)
 	}
 	return f, nil
 }
 
-// IndexFusion returns the fusion settings Search uses on s when the
+// indexFusion returns the fusion settings Search uses on s when the
 // options do not set them: those the index records (IndexInfo.Fusion;
 // a record of its embedder's defaults made before fusion was adaptive,
 // without the weak-query fields, means today's defaults), else the
 // defaults of the recorded embedder, else of the store's own embedder
 // (FusionDefaults), else the textbook fusion.
-func IndexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
+func indexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
 	if r, ok := s.(IndexRecorder); ok {
 		info, found, err := r.IndexInfo(ctx)
 		if err != nil {

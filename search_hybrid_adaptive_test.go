@@ -81,12 +81,12 @@ func TestFusionWeakKeywordQuery(t *testing.T) {
 				q, want string
 				weak    bool
 			}{{"What is a class?", answer, true}, {"What does max_log_file_size do?", ident, false}} {
-				st, err := s.(KeywordStatser).KeywordQueryStats(ctx, c.q)
+				st, err := s.(keywordStatser).keywordQueryStats(ctx, c.q)
 				if err != nil {
 					t.Fatal(err)
 				}
 				got[c.q] = st
-				if defaults.Weak(st) != c.weak {
+				if defaults.weak(st) != c.weak {
 					t.Fatalf("%q: weak %v (stats %+v, specificity %.3f), want %v", c.q, !c.weak, st, st.Specificity(), c.weak)
 				}
 				vec, err := s.SearchVector(ctx, c.q, DefaultSearchDepth, nil)
@@ -105,6 +105,11 @@ func TestFusionWeakKeywordQuery(t *testing.T) {
 				}
 				if rep.KeywordWeak != c.weak {
 					t.Errorf("%q: report says weak %v", c.q, rep.KeywordWeak)
+				}
+				if want := st; !defaults.mayBeWeak(c.q) {
+					t.Errorf("%q: Search would not look at the statistics", c.q)
+				} else if fmt.Sprint(rep.Keywords) != fmt.Sprint(want) {
+					t.Errorf("%q: report's keyword statistics %+v, the store's %+v", c.q, rep.Keywords, want)
 				}
 				plain := nonAdaptive(defaults)
 				flat, err := Search(ctx, s, c.q, &SearchOptions{Fusion: &plain})
@@ -281,27 +286,27 @@ func TestFusionForQuery(t *testing.T) {
 		st   KeywordQueryStats
 		weak bool
 	}{{"common", common, true}, {"rare", rare, false}, {"heading", heading, false}, {"quoted", quoted, false}, {"stop words only", onlyStops, true}} {
-		if got := f.Weak(c.st); got != c.weak {
+		if got := f.weak(c.st); got != c.weak {
 			t.Errorf("%s: weak %v, want %v (specificity %.3f)", c.name, got, c.weak, c.st.Specificity())
 		}
-		q := f.ForQuery(c.st)
+		q := f.forQuery(c.st)
 		want := f.VectorWeight
 		if c.weak {
 			want = f.WeakVectorWeight
 		}
 		if q.VectorWeight != want || q.TextWeight != f.TextWeight || q.RRFK != f.RRFK || q.WeakVectorWeight != 0 {
-			t.Errorf("%s: ForQuery %+v, want vector weight %v", c.name, q, want)
+			t.Errorf("%s: forQuery %+v, want vector weight %v", c.name, q, want)
 		}
 		if c.weak && math.Abs(q.HyDEWeight/q.VectorWeight-f.HyDEWeight/f.VectorWeight) > 1e-12 {
 			t.Errorf("%s: HyDE weight %v not scaled with the vector weight", c.name, q.HyDEWeight)
 		}
-		if again := q.ForQuery(c.st); again != q {
-			t.Errorf("%s: ForQuery twice: %+v then %+v", c.name, q, again)
+		if again := q.forQuery(c.st); again != q {
+			t.Errorf("%s: forQuery twice: %+v then %+v", c.name, q, again)
 		}
 	}
 	// Explicit settings without WeakVectorWeight are used as given.
 	given := FusionOptions{RRFK: 7, VectorWeight: 0.3, TextWeight: 1, HyDEWeight: 0.2}
-	if q := given.ForQuery(common); q != given {
+	if q := given.forQuery(common); q != given {
 		t.Errorf("non-adaptive settings changed: %+v", q)
 	}
 }
@@ -324,9 +329,9 @@ func TestIndexFusionRecordedDefaults(t *testing.T) {
 		if _, _, err := s.(IndexRecorder).RecordIndexInfo(ctx, IndexInfo{Embedder: localEmbedderName(64), Dim: 64, Fusion: &f}, true); err != nil {
 			t.Fatal(err)
 		}
-		got, err := IndexFusion(ctx, s)
+		got, err := indexFusion(ctx, s)
 		if err != nil || got != c.want {
-			t.Errorf("%s: IndexFusion %+v, %v; want %+v", c.name, got, err, c.want)
+			t.Errorf("%s: indexFusion %+v, %v; want %+v", c.name, got, err, c.want)
 		}
 	}
 }
@@ -356,15 +361,15 @@ func TestFusionMayBeWeak(t *testing.T) {
 		{"What is max_log_file_size?", 2, false},
 		{"Where do I get it?", 5, true},
 	} {
-		st, err := s.(KeywordStatser).KeywordQueryStats(ctx, c.q)
+		st, err := s.(keywordStatser).keywordQueryStats(ctx, c.q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st.StopWords != c.stops {
 			t.Errorf("%q: %d stop words, want %d", c.q, st.StopWords, c.stops)
 		}
-		if got := f.mayBeWeak(c.q); got != c.maybe || (f.Weak(st) && !got) {
-			t.Errorf("%q: mayBeWeak %v (want %v), Weak %v", c.q, got, c.maybe, f.Weak(st))
+		if got := f.mayBeWeak(c.q); got != c.maybe || (f.weak(st) && !got) {
+			t.Errorf("%q: mayBeWeak %v (want %v), Weak %v", c.q, got, c.maybe, f.weak(st))
 		}
 	}
 }

@@ -7,15 +7,16 @@ import (
 	"github.com/firebase/genkit/go/ai"
 )
 
-// FusionOptions are the settings of FuseRanked, weighted reciprocal rank
-// fusion: a chunk scores Σ weight / (RRFK + rank + 1) over the lists
+// FusionOptions are the settings of Search's fusion (SearchOptions.Fusion),
+// weighted reciprocal rank fusion: a chunk scores Σ weight / (RRFK + rank + 1) over the lists
 // holding it (rank 0-based). Zero fields take the values of
 // FusionDefaults("") (the textbook fusion); an index records the settings
 // its embedder implies (IndexInfo.Fusion).
 //
-// WeakVectorWeight > 0 makes the fusion adaptive (ForQuery): for a
-// question whose keyword query is weak, at least WeakStopWords stop words
-// and keywords whose Specificity is below WeakSpecificity, the vector
+// WeakVectorWeight > 0 makes the fusion adaptive: for a question whose
+// keyword query is weak (SearchReport.KeywordWeak), no quoted phrase, at
+// least WeakStopWords stop words and keywords whose Specificity is below
+// WeakSpecificity (SearchReport.Keywords), the vector
 // (and HyDE) lists are weighted by WeakVectorWeight instead; 0 keeps the
 // weights for every question. docs/retrieval.md has the grid.
 type FusionOptions struct {
@@ -93,20 +94,20 @@ func (f FusionOptions) withDefaults() FusionOptions {
 	return f
 }
 
-// FusedHit is one result of FuseRanked: the chunk, its text, its fused
+// fusedHit is one result of fuseRanked: the chunk, its text, its fused
 // score and its 1-based ranks in the input lists (0: not in that list).
-type FusedHit struct {
+type fusedHit struct {
 	Doc                            *ai.Document
 	Text                           string
 	Score                          float64
 	VectorRank, TextRank, HyDERank int
 }
 
-// FuseRanked fuses a vector list, a keyword list and a HyDE list (each
+// fuseRanked fuses a vector list, a keyword list and a HyDE list (each
 // best first; any may be empty) with f's weighted reciprocal rank fusion
 // (ReciprocalRankFusion, in that list order for ties) and returns every
 // distinct chunk text once, best first, with its rank in each list.
-func FuseRanked(vector, text, hyde []*ai.Document, f FusionOptions) []FusedHit {
+func fuseRanked(vector, text, hyde []*ai.Document, f FusionOptions) []fusedHit {
 	f = f.withDefaults()
 	var lists []RankedList
 	if len(vector) > 0 {
@@ -120,9 +121,9 @@ func FuseRanked(vector, text, hyde []*ai.Document, f FusionOptions) []FusedHit {
 	}
 	fused := ReciprocalRankFusion(lists, f.RRFK, 0)
 	vr, tr, hr := rankByText(vector), rankByText(text), rankByText(hyde)
-	out := make([]FusedHit, len(fused))
+	out := make([]fusedHit, len(fused))
 	for i, d := range fused {
-		out[i] = FusedHit{Doc: d.Doc, Text: d.Text, Score: d.Score, VectorRank: vr[d.Text], TextRank: tr[d.Text], HyDERank: hr[d.Text]}
+		out[i] = fusedHit{Doc: d.Doc, Text: d.Text, Score: d.Score, VectorRank: vr[d.Text], TextRank: tr[d.Text], HyDERank: hr[d.Text]}
 	}
 	return out
 }
@@ -142,14 +143,14 @@ func rankByText(docs []*ai.Document) map[string]int {
 	return m
 }
 
-// ForQuery returns the settings FuseRanked uses for one question whose
+// forQuery returns the settings fuseRanked uses for one question whose
 // keyword query has the statistics st: f with zero fields filled, and
-// for a weak keyword query (Weak) of an adaptive f the vector weight
+// for a weak keyword query (weak) of an adaptive f the vector weight
 // WeakVectorWeight and the HyDE weight scaled alike. The result is not
 // adaptive (WeakVectorWeight 0), so applying it again changes nothing.
-func (f FusionOptions) ForQuery(st KeywordQueryStats) FusionOptions {
+func (f FusionOptions) forQuery(st KeywordQueryStats) FusionOptions {
 	f = f.withDefaults()
-	weak := f.Weak(st)
+	weak := f.weak(st)
 	if f.WeakVectorWeight > 0 && weak {
 		f.HyDEWeight *= f.WeakVectorWeight / f.VectorWeight
 		f.VectorWeight = f.WeakVectorWeight
@@ -163,13 +164,13 @@ func nonAdaptive(f FusionOptions) FusionOptions {
 	return f
 }
 
-// Weak reports whether f counts a keyword query with statistics st as
+// weak reports whether f counts a keyword query with statistics st as
 // weak: no quoted phrase, at least WeakStopWords stop words left out and
 // a Specificity below WeakSpecificity. A question that is mostly
 // phrasing around a few common words ("What is a class?") is searched by
 // those words alone, which rank many chunks alike; the vector list sees
 // the whole question. Identifiers and rare terms are specific.
-func (f FusionOptions) Weak(st KeywordQueryStats) bool {
+func (f FusionOptions) weak(st KeywordQueryStats) bool {
 	f = f.withDefaults()
 	if f.WeakVectorWeight <= 0 {
 		return false

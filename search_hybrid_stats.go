@@ -11,7 +11,7 @@ import (
 // one index: the index's chunk count and, for each keyword term SearchText
 // would search (after the question stop words and the stop rule of
 // docs/retrieval.md), the number of chunks holding it. Search weights its
-// fusion by them (FusionOptions.ForQuery).
+// fusion by them (FusionOptions) and reports them (SearchReport.Keywords).
 type KeywordQueryStats struct {
 	// Chunks is the number of chunks in the index.
 	Chunks int
@@ -32,21 +32,21 @@ type KeywordTermStat struct {
 	DocFreq int
 }
 
-// KeywordStatser is a Searcher that reports the KeywordQueryStats of a
+// keywordStatser is a Searcher that reports the KeywordQueryStats of a
 // query in its index. SQLiteStore, LocalvecStore and PgvecStore implement
 // it with the statistics their keyword ranking uses, so every store gives
 // the same stats for the same chunks.
-type KeywordStatser interface {
-	// KeywordQueryStats analyses query as SearchText does and returns
+type keywordStatser interface {
+	// keywordQueryStats analyses query as SearchText does and returns
 	// its statistics. Safe for concurrent use.
-	KeywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error)
+	keywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error)
 }
 
 // The ready-made stores report keyword statistics.
 var (
-	_ KeywordStatser = (*SQLiteStore)(nil)
-	_ KeywordStatser = (*LocalvecStore)(nil)
-	_ KeywordStatser = (*PgvecStore)(nil)
+	_ keywordStatser = (*SQLiteStore)(nil)
+	_ keywordStatser = (*LocalvecStore)(nil)
+	_ keywordStatser = (*PgvecStore)(nil)
 )
 
 // queryStopWords returns the number of distinct words of query outside
@@ -64,7 +64,7 @@ func queryStopWords(an *TextAnalyzer, query string, stopWords map[string]bool) i
 }
 
 // mayBeWeak reports whether f can count question's keyword query as weak
-// whatever the index holds (FusionOptions.Weak needs no quoted phrase and
+// whatever the index holds (FusionOptions.weak needs no quoted phrase and
 // enough stop words), so Search asks the store for statistics only then.
 func (f FusionOptions) mayBeWeak(question string) bool {
 	f = f.withDefaults()
@@ -90,8 +90,8 @@ func bm25PlanStats(p bm25Plan, stops, n int, df func(term string) int) KeywordQu
 	return st
 }
 
-// KeywordQueryStats implements KeywordStatser from the in-memory index.
-func (s *LocalvecStore) KeywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
+// keywordQueryStats implements keywordStatser from the in-memory index.
+func (s *LocalvecStore) keywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
 	if err := s.refreshForRead(); err != nil {
 		return KeywordQueryStats{}, fmt.Errorf("localvec keyword stats: %w", err)
 	}
@@ -110,9 +110,9 @@ func (s *LocalvecStore) KeywordQueryStats(ctx context.Context, query string) (Ke
 	return bm25PlanStats(p, stops, x.live(), x.docFreq), nil
 }
 
-// KeywordQueryStats implements KeywordStatser from the FTS5 index, in one
+// keywordQueryStats implements keywordStatser from the FTS5 index, in one
 // read snapshot.
-func (s *SQLiteStore) KeywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
+func (s *SQLiteStore) keywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
 	if err := s.checkOpen("keyword stats"); err != nil {
 		return KeywordQueryStats{}, err
 	}
@@ -147,11 +147,11 @@ func (s *SQLiteStore) KeywordQueryStats(ctx context.Context, query string) (Keyw
 	return st, nil
 }
 
-// KeywordQueryStats implements KeywordStatser from the posting table's
+// keywordQueryStats implements keywordStatser from the posting table's
 // statistics (one query for the stop rule, one for the keywords). A store
 // on a custom text search configuration (no TextAnalyzer) ranks by
 // tsvector and has no term statistics: it returns zero stats.
-func (s *PgvecStore) KeywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
+func (s *PgvecStore) keywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
 	if err := s.checkOpen("keyword stats"); err != nil {
 		return KeywordQueryStats{}, err
 	}

@@ -154,7 +154,7 @@ func TestLocalvecKeywordIndexConcurrentCatchUp(t *testing.T) {
 					errs <- "a ranking no state of the writer gives:\n" + b.String()
 					return
 				}
-				if _, err := s.KeywordQueryStats(ctx, q); err != nil {
+				if _, err := s.keywordQueryStats(ctx, q); err != nil {
 					errs <- err.Error()
 					return
 				}

@@ -74,6 +74,9 @@ type evalModeResult struct {
 	Mode    string                       `json:"mode"`
 	Metrics askyourdocs.RetrievalMetrics `json:"metrics"`
 	Misses  []string                     `json:"misses,omitempty"`
+	// fusion is the fusion setting Search reported (the index's unless a
+	// flag set it).
+	fusion askyourdocs.FusionOptions
 }
 
 // evaluate runs every case of ds through the retriever o and computes the
@@ -81,6 +84,7 @@ type evalModeResult struct {
 func (b *backend) evaluate(ctx context.Context, ds *evalDataset, o retrieveOptions) (evalModeResult, error) {
 	cases := make([]askyourdocs.RetrievalCase, len(ds.Cases))
 	var misses []string
+	var fusion askyourdocs.FusionOptions
 	for i, c := range ds.Cases {
 		start := time.Now()
 		res, err := b.retrieve(ctx, c.Question, o)
@@ -88,6 +92,7 @@ func (b *backend) evaluate(ctx context.Context, ds *evalDataset, o retrieveOptio
 			return evalModeResult{}, fmt.Errorf("case %d (%q): %w", i+1, c.Question, err)
 		}
 		lat := time.Since(start)
+		fusion = res.fusion
 		ranked := make([]string, len(res.hits))
 		for j, h := range res.hits {
 			ranked[j] = relevantKey(h.meta(askyourdocs.MetaURL), c.Relevant)
@@ -97,7 +102,7 @@ func (b *backend) evaluate(ctx context.Context, ds *evalDataset, o retrieveOptio
 			misses = append(misses, c.Question)
 		}
 	}
-	return evalModeResult{Mode: o.mode, Metrics: askyourdocs.EvaluateRetrieval(cases), Misses: misses}, nil
+	return evalModeResult{Mode: o.mode, Metrics: askyourdocs.EvaluateRetrieval(cases), Misses: misses, fusion: fusion}, nil
 }
 
 func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
@@ -152,15 +157,6 @@ func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
 	defer b.Close()
 	// Rank enough chunks to fill 10 distinct documents in most cases.
 	o.top = max(o.depth, 10)
-	// The fusion Search applies (the index's unless a flag set it), as
-	// reported below.
-	fusion, err := askyourdocs.IndexFusion(ctx, b.store)
-	if err != nil {
-		return err
-	}
-	if f := o.fusion(); f != nil {
-		fusion = *f
-	}
 	var results []evalModeResult
 	for _, m := range modes {
 		o.mode = m
@@ -170,6 +166,8 @@ func (a *cliApp) cmdEval(ctx context.Context, args []string) error {
 		}
 		results = append(results, r)
 	}
+	// Every mode reports the same setting: the index's, or the flags'.
+	fusion := results[0].fusion
 	if cf.json {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")

@@ -1,9 +1,12 @@
 // Command grid runs the fusion settings grid of docs/retrieval.md over the
 // dev sets: for each question of each set it takes the vector and keyword
-// lists (40 each) and the keyword statistics from the set's SQLite index
-// built by scripts/dev-eval/run, fuses them with every setting of the grid
-// through the engine's own FuseRanked and FusionOptions.ForQuery, scores
-// the first 40 fused chunks as `askyourdocs eval` does, and prints per set
+// lists (40 each) and the keyword statistics (SearchReport.Keywords) from
+// the set's SQLite index built by scripts/dev-eval/run, fuses them with
+// every setting of the grid as Search does (ReciprocalRankFusion with the
+// setting's weights, the vector weight raised for a weak keyword query as
+// FusionOptions says; checked against Search itself on every question
+// when the lists are built), scores the first 40 fused chunks as
+// `askyourdocs eval` does, and prints per set
 // the vector and keyword lists alone and every setting, then the settings
 // that keep fusion >= max(vector, keyword) on hit@1, hit@5 and MRR@10 on
 // every set, best mean MRR@10 first.
@@ -168,13 +171,39 @@ func build(ctx context.Context, db, dsPath string, dim int) ([]line, error) {
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.ID, err)
 		}
-		st, err := s.KeywordQueryStats(ctx, c.Question)
+		// Search looks at the keyword statistics of every question the
+		// probe setting could count as weak, which every setting of the
+		// grid needs (at least one stop word, no quoted phrase), and its
+		// ranking must be the grid's fusion of the same lists.
+		var rep askyourdocs.SearchReport
+		hits, err := askyourdocs.Search(ctx, s, c.Question, &askyourdocs.SearchOptions{K: depth, Depth: depth, Fusion: &probe, Report: &rep})
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.ID, err)
 		}
-		out = append(out, line{ID: c.ID, Question: c.Question, Relevant: c.Relevant, Vector: conv(vec), Keyword: conv(kw), Stats: st})
+		l := line{ID: c.ID, Question: c.Question, Relevant: c.Relevant, Vector: conv(vec), Keyword: conv(kw), Stats: rep.Keywords}
+		if got, want := searchURLs(hits), fuse(l, probe); !slices.Equal(got, want) {
+			return nil, fmt.Errorf("case %s: the grid's fusion differs from Search's:\n%q\n%q", c.ID, want, got)
+		}
+		out = append(out, l)
 	}
 	return out, nil
+}
+
+// probe is the setting build searches with: the chosen one, counting a
+// question with a single stop word as weak when its keywords are common.
+var probe = func() askyourdocs.FusionOptions {
+	f := chosen
+	f.WeakStopWords = 1
+	return f
+}()
+
+// searchURLs returns the URLs of Search's hits.
+func searchURLs(hits []askyourdocs.SearchHit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.URL
+	}
+	return out
 }
 
 // docs turns entries back into documents whose text is the key.
@@ -218,15 +247,37 @@ func urls(es []entry) []string {
 	return out
 }
 
-// fuse ranks a line with setting f as Search does.
+// fuse ranks a line with setting f as Search does: weighted reciprocal
+// rank fusion of the vector and the keyword list (in that order for
+// ties), the vector list weighted by WeakVectorWeight for a weak keyword
+// query.
 func fuse(l line, f askyourdocs.FusionOptions) []string {
-	hits := askyourdocs.FuseRanked(docs(l.Vector), docs(l.Keyword), nil, f.ForQuery(l.Stats))
+	wv := f.VectorWeight
+	if isWeak(f, l.Stats) {
+		wv = f.WeakVectorWeight
+	}
+	var lists []askyourdocs.RankedList
+	if len(l.Vector) > 0 {
+		lists = append(lists, askyourdocs.RankedList{Docs: docs(l.Vector), Weight: wv})
+	}
+	if len(l.Keyword) > 0 {
+		lists = append(lists, askyourdocs.RankedList{Docs: docs(l.Keyword), Weight: f.TextWeight})
+	}
+	hits := askyourdocs.ReciprocalRankFusion(lists, f.RRFK, depth)
 	out := make([]string, 0, depth)
-	for _, h := range hits[:min(depth, len(hits))] {
+	for _, h := range hits {
 		u, _ := h.Doc.Metadata[askyourdocs.MetaURL].(string)
 		out = append(out, u)
 	}
 	return out
+}
+
+// isWeak is FusionOptions' weak keyword query: an adaptive setting, no
+// quoted phrase, at least WeakStopWords stop words and a Specificity
+// below WeakSpecificity. The grid's settings set every field, so no
+// defaults apply.
+func isWeak(f askyourdocs.FusionOptions, st askyourdocs.KeywordQueryStats) bool {
+	return f.WeakVectorWeight > 0 && st.Chunks > 0 && st.Phrases == 0 && st.StopWords >= f.WeakStopWords && st.Specificity() < f.WeakSpecificity
 }
 
 func triple(m askyourdocs.RetrievalMetrics) [3]float64 {
@@ -331,7 +382,7 @@ func weakReport(names []string, data map[string][]line) {
 	for _, s := range names {
 		var weak []line
 		for _, l := range data[s] {
-			if chosen.Weak(l.Stats) {
+			if isWeak(chosen, l.Stats) {
 				weak = append(weak, l)
 			}
 		}
