@@ -75,9 +75,9 @@ type GenerateEvalSetResult struct {
 const (
 	defaultEvalSampleRate = 10
 	defaultEvalMaxPerDoc  = 5
-	// DefaultGeneratedEvalSetPath is where GenerateEvalSet writes when
+	// defaultGeneratedEvalSetPath is where GenerateEvalSet writes when
 	// GenerateEvalSetInput.OutPath is empty.
-	DefaultGeneratedEvalSetPath = "testdata/eval_dataset_generated.json"
+	defaultGeneratedEvalSetPath = "testdata/eval_dataset_generated.json"
 	// evalMinChunkRunes: shorter chunks (a lone heading, a page number)
 	// make poor questions and are not sampled.
 	evalMinChunkRunes = 40
@@ -124,7 +124,7 @@ Reply with JSON only, in this form:
 func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts []ai.GenerateOption, chunkSize, chunkOverlap int, cfg GenerateEvalSetInput, buildInput func(question string) In) (GenerateEvalSetResult, error) {
 	res := GenerateEvalSetResult{OutPath: cfg.OutPath}
 	if res.OutPath == "" {
-		res.OutPath = filepath.FromSlash(DefaultGeneratedEvalSetPath)
+		res.OutPath = filepath.FromSlash(defaultGeneratedEvalSetPath)
 	}
 	fail := func(err error) (GenerateEvalSetResult, error) {
 		return res, fmt.Errorf("generate eval set from %s: %w", cfg.Dir, err)

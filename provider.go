@@ -36,18 +36,12 @@ const (
 	ProviderGoogleAI = "googleai"
 )
 
-// Defaults used when the corresponding ProviderConfig field is empty.
+// Defaults used when the corresponding ProviderConfig field is empty (or,
+// for the timeout, LLM_TIMEOUT is unset); the fields document them.
 const (
-	// DefaultOllamaHost is the Ollama address used when
-	// ProviderConfig.OllamaHost is empty.
-	DefaultOllamaHost = "http://localhost:11434"
-	// DefaultGPUStackAPIPath is the path of GPUStack's OpenAI-compatible
-	// API used when ProviderConfig.GPUStackAPIPath is empty. Older GPUStack
-	// releases serve it under "/v1-openai".
-	DefaultGPUStackAPIPath = "/v1"
-	// DefaultLLMTimeout is the request timeout ProviderConfigFromEnv uses
-	// when LLM_TIMEOUT is unset.
-	DefaultLLMTimeout = 5 * time.Minute
+	defaultOllamaHost      = "http://localhost:11434"
+	defaultGPUStackAPIPath = "/v1"
+	defaultLLMTimeout      = 5 * time.Minute
 )
 
 // Errors returned by NewProviders, Model and Embedder; test with errors.Is.
@@ -103,7 +97,7 @@ func (e *ProviderError) Unwrap() error { return e.Err }
 // ProviderConfig holds the connection settings of every provider. Only the
 // settings of providers that a spec names are checked.
 type ProviderConfig struct {
-	// OllamaHost is the Ollama base URL; "" means DefaultOllamaHost. As
+	// OllamaHost is the Ollama base URL; "" means http://localhost:11434. As
 	// with Ollama's own client, a value without scheme gets "http://" and,
 	// without port, ":11434" ("ollama" means http://ollama:11434).
 	OllamaHost string
@@ -113,7 +107,8 @@ type ProviderConfig struct {
 	// GPUStackAPIKey is sent as a bearer token to GPUStack.
 	GPUStackAPIKey string
 	// GPUStackAPIPath is the path of the OpenAI-compatible API below
-	// GPUStackURL; "" means DefaultGPUStackAPIPath.
+	// GPUStackURL; "" means "/v1" (older GPUStack releases serve it under
+	// "/v1-openai").
 	GPUStackAPIPath string
 	// GeminiAPIKey is the Gemini API key, required for a googleai/ spec.
 	// NewProviders does not read the environment for it: fill it with
@@ -154,7 +149,7 @@ func (c ProviderConfig) LogValue() slog.Value {
 // environment: OLLAMA_HOST, GPUSTACK_URL, GPUSTACK_API_KEY,
 // GPUSTACK_API_PATH, GEMINI_API_KEY (GOOGLE_API_KEY as a fallback, as the
 // Gemini SDK does) and LLM_TIMEOUT (a Go duration such as "90s", or whole
-// seconds; unset means DefaultLLMTimeout, "0" means no timeout). It fails
+// seconds; unset means 5 minutes, "0" means no timeout). It fails
 // only on an unparsable LLM_TIMEOUT.
 func ProviderConfigFromEnv() (ProviderConfig, error) {
 	cfg := ProviderConfig{
@@ -163,7 +158,7 @@ func ProviderConfigFromEnv() (ProviderConfig, error) {
 		GPUStackAPIKey:  os.Getenv("GPUSTACK_API_KEY"),
 		GPUStackAPIPath: os.Getenv("GPUSTACK_API_PATH"),
 		GeminiAPIKey:    os.Getenv("GEMINI_API_KEY"),
-		Timeout:         DefaultLLMTimeout,
+		Timeout:         defaultLLMTimeout,
 	}
 	if cfg.GeminiAPIKey == "" {
 		cfg.GeminiAPIKey = os.Getenv("GOOGLE_API_KEY")
@@ -276,7 +271,7 @@ func newProviderPlugin(cfg ProviderConfig, prov string) (api.Plugin, error) {
 	case ProviderOllama:
 		host := strings.TrimSpace(cfg.OllamaHost)
 		if host == "" {
-			host = DefaultOllamaHost
+			host = defaultOllamaHost
 		}
 		bare := !strings.Contains(host, "://")
 		if bare {
@@ -298,7 +293,7 @@ func newProviderPlugin(cfg ProviderConfig, prov string) (api.Plugin, error) {
 		}
 		path := strings.TrimSpace(cfg.GPUStackAPIPath)
 		if path == "" {
-			path = DefaultGPUStackAPIPath
+			path = defaultGPUStackAPIPath
 		}
 		base := strings.TrimRight(strings.TrimSpace(cfg.GPUStackURL), "/") + "/" + strings.Trim(path, "/")
 		if u, err := url.Parse(base); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {

@@ -564,7 +564,7 @@ func TestProviderConfigFromEnv(t *testing.T) {
 	if cfg != want {
 		t.Errorf("cfg = %+v\nwant %+v", cfg, want)
 	}
-	for in, want := range map[string]time.Duration{"2m": 2 * time.Minute, "0": 0, "": DefaultLLMTimeout} {
+	for in, want := range map[string]time.Duration{"2m": 2 * time.Minute, "0": 0, "": 5 * time.Minute} {
 		t.Setenv("LLM_TIMEOUT", in)
 		cfg, err := ProviderConfigFromEnv()
 		if err != nil || cfg.Timeout != want {

@@ -195,7 +195,7 @@ func (a *cliApp) doctorModels(ctx context.Context, rep *doctorReport) bool {
 func ollamaBase(host string) string {
 	host = strings.TrimSpace(host)
 	if host == "" {
-		return askyourdocs.DefaultOllamaHost
+		return "http://localhost:11434" // ProviderConfig.OllamaHost's default
 	}
 	if !strings.Contains(host, "://") {
 		host = "http://" + host
