@@ -236,7 +236,7 @@ func EvalDatasetHandler(dir string) http.HandlerFunc {
 			return
 		}
 		name := evalDatasetFileName(r.PathValue("name"))
-		if !ValidEvalDatasetName(name) {
+		if !validEvalDatasetName(name) {
 			evalHTTPError(w, http.StatusNotFound, fmt.Sprintf("dataset %q not found: names are eval_dataset_<name>.json", name))
 			return
 		}
@@ -293,11 +293,11 @@ func evalOpenDataset(dir, name string) (*os.File, fs.FileInfo, error) {
 	return f, info, nil
 }
 
-// ValidEvalDatasetName reports whether name is a dataset name
+// validEvalDatasetName reports whether name is a dataset name
 // EvalDatasetHandler serves: "eval_dataset_" followed by at least one
 // ASCII letter, digit, '.', '_' or '-', then ".json", without "..", at
 // most 255 bytes. Such a name is a plain file name on every platform.
-func ValidEvalDatasetName(name string) bool {
+func validEvalDatasetName(name string) bool {
 	const prefix, suffix = "eval_dataset_", ".json"
 	if len(name) > 255 || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) ||
 		len(name) <= len(prefix)+len(suffix) || strings.Contains(name, "..") {

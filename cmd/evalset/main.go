@@ -384,7 +384,8 @@ func datasetName(result json.RawMessage, kind string) string {
 	return "eval_dataset_" + kind + ".json"
 }
 
-// validDatasetName mirrors the engine's ValidEvalDatasetName, so a
+// validDatasetName mirrors the name rule of the engine's EvalDatasetHandler
+// (both are tested on testdata/eval/dataset-names.json), so a
 // misbehaving server cannot make evalset write outside testdata/.
 func validDatasetName(name string) bool {
 	const prefix, suffix = "eval_dataset_", ".json"
