@@ -49,7 +49,7 @@
 //   - store_sqlite*.go: [SQLiteStore]
 //   - pgstore*.go: [PgvecStore]
 //   - search*.go, text_analyze*.go: [Search], the hybrid pipeline; keyword search (BM25 index, SQL search,
-//     the stemming [TextAnalyzer])
+//     the stemming text analyzer)
 //   - retrieve.go: HyDE, fusion, rerank
 //   - conversation*.go: multi-turn helpers
 //   - safety*.go, injection.go: prompt-injection hardening, answer sanitising

@@ -52,7 +52,7 @@ type PgvecStore struct {
 	names     pgvecNames
 	dim       int
 	language  string
-	an        *TextAnalyzer // of language; nil for a custom configuration
+	an        *textAnalyzer // of language; nil for a custom configuration
 	vec       pgvecVectorSQL
 	embName   string
 	migration PgvecMigration
@@ -76,9 +76,9 @@ type PgvecStore struct {
 type PgvecOptions struct {
 	// TextSearchConfig is the Postgres text search configuration of the
 	// full-text column ("simple", "english", "german", ...); default
-	// "simple". For a configuration TextSearchLanguages names, keyword
-	// search ranks with that language's TextAnalyzer from the posting
-	// table (the BM25F of the other stores); for a custom one, from the
+	// "simple". For a language the other stores know (see
+	// ErrUnknownLanguage), keyword search ranks with that language's
+	// stemmer from the posting table (the BM25F of the other stores); for a custom one, from the
 	// tsvector column. Pass the same name to KeywordSearchSQL. Changing it
 	// reopening a store with another name keeps the stored configuration
 	// (logged, and reported by Migration) unless RebuildTextSearch is set.

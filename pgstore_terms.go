@@ -18,7 +18,7 @@ import (
 // to the chunk table:
 //
 //   - <table>_kw (term, cid, tf, len, w): one row per distinct analyzer
-//     term of a chunk (TextAnalyzer of the store's text search
+//     term of a chunk (textAnalyzer of the store's text search
 //     configuration, breadcrumb terms counted bm25HeadingWeight times), cid
 //     being the chunk's ID as a uuid (the 32 hex digits of every ID the
 //     store writes), tf the term's frequency, len the chunk's length in
@@ -35,7 +35,7 @@ import (
 // chunk. Triggers keep the rest in step whichever statement changes the
 // tables: deleting chunks deletes their postings, inserting or deleting
 // postings appends the frequency deltas, truncating the chunk table
-// empties both. A store whose configuration has no TextAnalyzer (a custom
+// empties both. A store whose configuration has no textAnalyzer (a custom
 // configuration) writes no postings and ranks with the tsvector column.
 
 // pgvecImpactLen is the reference chunk length (in terms) of the stored
@@ -80,10 +80,10 @@ func pgvecCIDSQL(id string) string {
 	return `(CASE WHEN ` + id + ` ~ '^[0-9a-fA-F]{32}$' THEN ` + id + `::uuid END)`
 }
 
-// pgvecAnalyzer returns the TextAnalyzer of a text search configuration,
+// pgvecAnalyzer returns the textAnalyzer of a text search configuration,
 // nil when there is none (a custom configuration).
-func pgvecAnalyzer(config string) *TextAnalyzer {
-	an, err := NewTextAnalyzer(config)
+func pgvecAnalyzer(config string) *textAnalyzer {
+	an, err := newTextAnalyzer(config)
 	if err != nil {
 		return nil
 	}
@@ -104,7 +104,7 @@ func (s *PgvecStore) analyzeTerms(rows []*pgvecRow) {
 }
 
 // pgvecAnalyze returns the analysed form of a chunk's content and metadata.
-func pgvecAnalyze(an *TextAnalyzer, content string, meta map[string]any) *pgvecTerms {
+func pgvecAnalyze(an *textAnalyzer, content string, meta map[string]any) *pgvecTerms {
 	tf, n := bm25DocTerms(an, content, meta)
 	t := &pgvecTerms{terms: slices.Sorted(maps.Keys(tf)), len: n}
 	t.tf = make([]int32, len(t.terms))
@@ -285,7 +285,7 @@ const pgvecRebuildBatch = 2000
 
 // pgvecRebuildTerms empties the posting table and fills it again from every
 // stored chunk, analysed in language (left empty when language has no
-// TextAnalyzer), inside tx; the triggers record the frequencies, merged at
+// textAnalyzer), inside tx; the triggers record the frequencies, merged at
 // the end.
 func pgvecRebuildTerms(ctx context.Context, tx pgx.Tx, n pgvecNames, language string) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM `+pgvecIdent(n.kw)); err != nil {

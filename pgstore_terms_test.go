@@ -163,7 +163,7 @@ func TestPgvecKeywordPostingsFollowWrites(t *testing.T) {
 }
 
 // TestPgvecKeywordCustomConfig checks a store whose text search
-// configuration has no TextAnalyzer (a copy of "english" under another
+// configuration has no textAnalyzer (a copy of "english" under another
 // name): it writes no postings and ranks from the tsvector column.
 func TestPgvecKeywordCustomConfig(t *testing.T) {
 	ctx := context.Background()

@@ -229,7 +229,7 @@ func keywordNormalize(text string) string {
 // Genkit's localvec plugin) for query, ranked in three stages: documents
 // containing more of the query's quoted phrases first, then documents
 // containing every other keyword, then documents containing any; within a
-// stage by BM25F score over TextAnalyzer terms of DefaultTextSearchLanguage
+// stage by BM25F score over English-stemmed terms
 // (docs/retrieval.md, docs/api-reference.md). Words in stopWords are left
 // out of the query unless the corpus makes them content. Results are
 // deduplicated by text and capped at maxResults (no cap when <= 0).

@@ -44,7 +44,7 @@ const (
 // as the index counts it: every analyzer term with weight
 // bm25HeadingWeight, then every heading pair with weight bm25PairWeight.
 // Both stores index a chunk's heading field through it.
-func bm25HeadingTerms(an *TextAnalyzer, heading string, fn func(term string, weight int)) {
+func bm25HeadingTerms(an *textAnalyzer, heading string, fn func(term string, weight int)) {
 	if heading == "" {
 		return
 	}
@@ -112,7 +112,7 @@ type bm25Posting struct {
 // for concurrent use: LocalvecStore guards it with its mutex (queries
 // shared, writes exclusive).
 type bm25Index struct {
-	an       *TextAnalyzer
+	an       *textAnalyzer
 	terms    map[string]int32
 	postings [][]bm25Posting
 	slotLen  []int32 // length in terms of each slot's document
@@ -123,7 +123,7 @@ type bm25Index struct {
 }
 
 // newBM25Index returns an empty index analysing text with an.
-func newBM25Index(an *TextAnalyzer) *bm25Index {
+func newBM25Index(an *textAnalyzer) *bm25Index {
 	return &bm25Index{an: an, terms: make(map[string]int32)}
 }
 
@@ -132,7 +132,7 @@ func newBM25Index(an *TextAnalyzer) *bm25Index {
 // terms and pairs of its heading field (bm25HeadingTerms of the breadcrumb
 // and merged headings in meta). The map's keys may share memory with a
 // lower-cased copy of the text: clone them to keep them.
-func bm25DocTerms(an *TextAnalyzer, text string, meta map[string]any) (map[string]int32, int32) {
+func bm25DocTerms(an *textAnalyzer, text string, meta map[string]any) (map[string]int32, int32) {
 	tf := make(map[string]int32)
 	n := int32(0)
 	an.tokens(text, func(_, term string) {
@@ -153,7 +153,7 @@ func (x *bm25Index) add(doc *ai.Document) {
 
 // bm25Terms is bm25DocTerms of doc's text and metadata; a nil doc has no
 // terms.
-func bm25Terms(an *TextAnalyzer, doc *ai.Document) (map[string]int32, int32) {
+func bm25Terms(an *textAnalyzer, doc *ai.Document) (map[string]int32, int32) {
 	if doc == nil {
 		return nil, 0
 	}
@@ -334,7 +334,7 @@ type bm25Plan struct {
 // before stemming), and the pairs of those words that follow each other
 // once the stop words are left out; the stop words' terms are kept aside
 // for keepStopWords, which every store calls with its statistics.
-func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25Plan {
+func newBM25Plan(an *textAnalyzer, query string, stopWords map[string]bool) bm25Plan {
 	phrases, rest := splitQuoted(query)
 	var p bm25Plan
 	for _, ph := range phrases {
@@ -343,7 +343,7 @@ func newBM25Plan(an *TextAnalyzer, query string, stopWords map[string]bool) bm25
 			continue
 		}
 		p.phrases = append(p.phrases, lp)
-		p.phraseTerms = append(p.phraseTerms, an.Terms(lp))
+		p.phraseTerms = append(p.phraseTerms, an.terms(lp))
 	}
 	prev := ""
 	var seq []string   // the terms of every word as written, stop words included

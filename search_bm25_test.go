@@ -24,7 +24,7 @@ import (
 // first; d2 (K = 1.5): 0.470004 * 3 * 2.2/4.5 = 0.689339; d0 (K = 1.2):
 // 0.470004 * 2.2/2.2 = 0.470004.
 func TestBM25HandComputed(t *testing.T) {
-	an, err := NewTextAnalyzer("simple")
+	an, err := newTextAnalyzer("simple")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestBM25HandComputed(t *testing.T) {
 // TestBM25IndexUpdates checks that removing rows changes the statistics
 // (N, document frequencies, average length) exactly as rebuilding would.
 func TestBM25IndexUpdates(t *testing.T) {
-	an, _ := NewTextAnalyzer("simple")
+	an, _ := newTextAnalyzer("simple")
 	docs := []*ai.Document{
 		ai.DocumentFromText("apple pie", nil),
 		ai.DocumentFromText("apple apple apple tart with a long tail of words", nil),
@@ -90,7 +90,7 @@ func TestBM25IndexUpdates(t *testing.T) {
 // bm25HeadingWeight times: a chunk whose breadcrumb says "apple" scores
 // exactly like one whose text says it that many times.
 func TestBM25BreadcrumbBoost(t *testing.T) {
-	an, _ := NewTextAnalyzer("simple")
+	an, _ := newTextAnalyzer("simple")
 	docs := []*ai.Document{
 		ai.DocumentFromText("x", map[string]any{MetaBreadcrumb: "apple"}),
 		ai.DocumentFromText("x"+strings.Repeat(" apple", bm25HeadingWeight), nil),
@@ -111,7 +111,7 @@ func TestBM25BreadcrumbBoost(t *testing.T) {
 // (the separator is no term), and ranks above a chunk of the same length
 // that says "apple" once in its text.
 func TestBM25MergedHeadings(t *testing.T) {
-	an, _ := NewTextAnalyzer("simple")
+	an, _ := newTextAnalyzer("simple")
 	docs := []*ai.Document{
 		ai.DocumentFromText("x y", map[string]any{MetaBreadcrumb: "fruit", MetaHeadings: "apple"}),
 		ai.DocumentFromText("x y", map[string]any{MetaBreadcrumb: "fruit > apple"}),
@@ -141,7 +141,7 @@ func TestBM25MergedHeadings(t *testing.T) {
 // terms of text, 3 heading terms counted 3 times and 3 pairs once (15),
 // as has the third, so the length factor is 1.
 func TestBM25HeadingPairs(t *testing.T) {
-	an, _ := NewTextAnalyzer("simple")
+	an, _ := newTextAnalyzer("simple")
 	docs := []*ai.Document{
 		ai.DocumentFromText("a b c", map[string]any{MetaBreadcrumb: "Targets on Properties"}),
 		ai.DocumentFromText("a b c", map[string]any{MetaBreadcrumb: "Properties on Targets"}),

@@ -52,7 +52,7 @@ var (
 // queryStopWords returns the number of distinct words of query outside
 // its quoted phrases that stopWords holds (word splitting does not depend
 // on the analyzer's language).
-func queryStopWords(an *TextAnalyzer, query string, stopWords map[string]bool) int {
+func queryStopWords(an *textAnalyzer, query string, stopWords map[string]bool) int {
 	_, rest := splitQuoted(query)
 	seen := make(map[string]bool)
 	an.tokenize(rest, func(word, _ string, _ bool) {
@@ -149,7 +149,7 @@ func (s *SQLiteStore) keywordQueryStats(ctx context.Context, query string) (Keyw
 
 // keywordQueryStats implements keywordStatser from the posting table's
 // statistics (one query for the stop rule, one for the keywords). A store
-// on a custom text search configuration (no TextAnalyzer) ranks by
+// on a custom text search configuration (not one of the stemmed languages) ranks by
 // tsvector and has no term statistics: it returns zero stats.
 func (s *PgvecStore) keywordQueryStats(ctx context.Context, query string) (KeywordQueryStats, error) {
 	if err := s.checkOpen("keyword stats"); err != nil {

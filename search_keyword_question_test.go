@@ -80,7 +80,7 @@ func TestKeywordQuestionStopPairsNoWeight(t *testing.T) {
 // never of two stop words unless the stop words are the query's only
 // words, never of the whole-identifier terms.
 func TestBM25QuestionPairs(t *testing.T) {
-	an, _ := NewTextAnalyzer("simple")
+	an, _ := newTextAnalyzer("simple")
 	stop := map[string]bool{"what": true, "is": true, "a": true, "on": true, "how": true, "can": true, "i": true, "it": true}
 	for _, c := range []struct {
 		query string

@@ -20,7 +20,7 @@ import (
 // compute BM25 from scratch over the documents given, rank stably by
 // (stage, score), deduplicate by text. The index must return exactly what
 // it returns.
-func keywordRefSearch(an *TextAnalyzer, query string, stop map[string]bool, docs []*ai.Document, maxResults int, filter func(map[string]any) bool) []*ai.Document {
+func keywordRefSearch(an *textAnalyzer, query string, stop map[string]bool, docs []*ai.Document, maxResults int, filter func(map[string]any) bool) []*ai.Document {
 	p := newBM25Plan(an, query, stop)
 	if p.blank() || len(docs) == 0 {
 		return nil
@@ -30,7 +30,7 @@ func keywordRefSearch(an *TextAnalyzer, query string, stop map[string]bool, docs
 	total := 0
 	for i, d := range docs {
 		tfs[i] = map[string]int{}
-		for _, t := range an.Terms(DocText(d)) {
+		for _, t := range an.terms(DocText(d)) {
 			tfs[i][t]++
 			total++
 		}
@@ -247,7 +247,7 @@ func BenchmarkLocalvecKeywordSearch(b *testing.B) {
 			b.ReportMetric((pdfCPUSeconds()-cpu0)*1e3/float64(i), "cpu-ms/query")
 		})
 		b.Run(fmt.Sprintf("%dk/build", n/1000), func(b *testing.B) {
-			an, _ := NewTextAnalyzer("english")
+			an, _ := newTextAnalyzer("english")
 			var x *bm25Index
 			var before, after runtime.MemStats
 			i := 0

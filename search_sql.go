@@ -68,7 +68,7 @@ func (s *PgvecStore) KeywordSearch(ctx context.Context, query string, maxResults
 }
 
 // keywordSearch runs KeywordSearchSQL on the store's table: ranked from the
-// posting table when language is the store's and has a TextAnalyzer, else
+// posting table when language is the store's and has a textAnalyzer, else
 // from the tsvector column (keywordSearchTSV).
 func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	if _, err := pgvecRegconfig(language); err != nil {

@@ -13,7 +13,7 @@ import (
 // keywordSearchTerms is KeywordSearchSQL ranked from the store's posting
 // table (schema version 4, see pgstore_terms.go). The query is analysed
 // twice: plan (ExtractKeywords) gives the ILIKE patterns of the phrase,
-// prefix and substring stages, and the store's TextAnalyzer gives the
+// prefix and substring stages, and the store's textAnalyzer gives the
 // terms (keywords, then phrase words) that every stage scores with BM25F
 // as LocalvecStore does: the IDF of a term from its number of postings,
 // the average length from the statistics row. The all-words and any-word

@@ -10,7 +10,7 @@ import (
 
 // keywordSearchTSV is KeywordSearchSQL ranked from the tsvector column: for
 // a language other than the store's, or a store whose configuration has no
-// TextAnalyzer (a custom configuration), which therefore has no postings.
+// textAnalyzer (a custom configuration), which therefore has no postings.
 // The stages are those of KeywordSearchSQL; their score is, for each
 // distinct lexeme of the keywords, its BM25 inverse document frequency
 // times ts_rank_cd of the chunk for that lexeme (normalisation 1, divided

@@ -123,7 +123,7 @@ func TestKeywordPlanSearchRanksStages(t *testing.T) {
 		ai.DocumentFromText("max mustermann hat rechnungen.", map[string]any{"n": 6, "hidden": true}), // filtered
 	}
 	search := func(q string, stop map[string]bool, maxN int, filter func(map[string]any) bool) ([]*ai.Document, error) {
-		an, _ := NewTextAnalyzer("german")
+		an, _ := newTextAnalyzer("german")
 		return newLocalvecBM25(an, docs).search(t.Context(), newBM25Plan(an, q, stop), docs, nil, maxN, filter)
 	}
 	const q = `„Max Mustermann“ Rechnungen Protokoll von`

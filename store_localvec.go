@@ -77,7 +77,7 @@ type LocalvecStore struct {
 	rows   localvecRows
 	// kwAn is the keyword analyzer SetKeywordLanguage chose (nil: the
 	// default); it outlives reloads of the file. Under mu.
-	kwAn *TextAnalyzer
+	kwAn *textAnalyzer
 	// kwMu serialises bringing rows.kw up to date, which a keyword query
 	// does holding mu shared (see keywordIndex).
 	kwMu sync.Mutex

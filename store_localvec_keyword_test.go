@@ -28,7 +28,7 @@ func localvecKeywordResults(t *testing.T, s *LocalvecStore, q string) string {
 
 // localvecFreshResults is localvecKeywordResults from an index built from
 // scratch over docs with an, the ranking the store's lazy index must give.
-func localvecFreshResults(t *testing.T, an *TextAnalyzer, docs []*ai.Document, q string) string {
+func localvecFreshResults(t *testing.T, an *textAnalyzer, docs []*ai.Document, q string) string {
 	t.Helper()
 	return localvecIndexResults(t, newLocalvecBM25(an, docs), docs, localvecTestKeys(docs), q)
 }
@@ -207,7 +207,7 @@ func TestLocalvecKeywordLanguageSurvivesReload(t *testing.T) {
 	if lang := a.KeywordLanguage(); lang != "german" {
 		t.Errorf("KeywordLanguage after a reload = %q, want german", lang)
 	}
-	de, err := NewTextAnalyzer("german")
+	de, err := newTextAnalyzer("german")
 	if err != nil {
 		t.Fatal(err)
 	}

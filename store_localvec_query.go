@@ -223,14 +223,14 @@ func (r *localvecRows) topK(q []float32, k int) []localvecHit {
 
 // localvecDefaultAnalyzer analyses the keyword index of a LocalvecStore
 // until SetKeywordLanguage changes it.
-var localvecDefaultAnalyzer = &TextAnalyzer{lang: DefaultTextSearchLanguage, stem: textStemmers[DefaultTextSearchLanguage]}
+var localvecDefaultAnalyzer = &textAnalyzer{lang: defaultTextSearchLanguage, stem: textStemmers[defaultTextSearchLanguage]}
 
 // keywords returns the BM25 index of every row analysed with an: rows.kw,
 // first made new if it is missing or analyses with another analyzer, then
 // given the rows added since it was last brought up to date (in order, so
 // it is the index add would have built one row at a time). Called with the
 // store's mu held exclusively, or shared and the store's kwMu held.
-func (r *localvecRows) keywords(an *TextAnalyzer) *bm25Index {
+func (r *localvecRows) keywords(an *textAnalyzer) *bm25Index {
 	if r.kw == nil || r.kw.an != an {
 		r.kw = newBM25Index(an)
 	}
@@ -241,7 +241,7 @@ func (r *localvecRows) keywords(an *TextAnalyzer) *bm25Index {
 }
 
 // keywordAnalyzer returns the store's keyword analyzer. Called with mu held.
-func (s *LocalvecStore) keywordAnalyzer() *TextAnalyzer {
+func (s *LocalvecStore) keywordAnalyzer() *textAnalyzer {
 	if s.kwAn == nil {
 		return localvecDefaultAnalyzer
 	}
@@ -260,13 +260,13 @@ func (s *LocalvecStore) keywordIndex() *bm25Index {
 }
 
 // SetKeywordLanguage sets the language of the store's keyword ranking
-// ("english" by default, "german", "simple" for no stemming, or another of
-// TextSearchLanguages) and rebuilds its inverted index in memory; the file
+// ("english" by default, "german", "simple" for no stemming, or another
+// language ErrUnknownLanguage lists) and rebuilds its inverted index in memory; the file
 // is not touched. An unknown language is an error wrapping
 // ErrUnknownLanguage and changes nothing. It blocks queries and writes
 // while it rebuilds.
 func (s *LocalvecStore) SetKeywordLanguage(language string) error {
-	an, err := NewTextAnalyzer(language)
+	an, err := newTextAnalyzer(language)
 	if err != nil {
 		return fmt.Errorf("localvec keyword language: %w", err)
 	}
@@ -284,11 +284,11 @@ func (s *LocalvecStore) SetKeywordLanguage(language string) error {
 func (s *LocalvecStore) KeywordLanguage() string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.keywordAnalyzer().Language()
+	return s.keywordAnalyzer().language()
 }
 
 // newLocalvecBM25 returns the BM25 index of docs, row i being docs[i].
-func newLocalvecBM25(an *TextAnalyzer, docs []*ai.Document) *bm25Index {
+func newLocalvecBM25(an *textAnalyzer, docs []*ai.Document) *bm25Index {
 	x := newBM25Index(an)
 	x.addDocs(docs)
 	return x

@@ -47,7 +47,7 @@ const sqliteSchemaVersion = 7
 // readers notice changes with one cheap query.
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 7), ('language', '` + DefaultTextSearchLanguage + `');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 7), ('language', '` + defaultTextSearchLanguage + `');
 CREATE TABLE IF NOT EXISTS chunks (
 	rid INTEGER PRIMARY KEY AUTOINCREMENT,
 	id TEXT NOT NULL UNIQUE,
@@ -78,10 +78,10 @@ type SQLiteOptions struct {
 	// keeps for exact float32 re-scoring; default 8 (at least 64 in total).
 	Rescore int
 	// KeywordLanguage is the language of keyword ranking's analyzer
-	// ("simple", "english", "german", ...: see TextSearchLanguages). It is
+	// ("simple", "english", "german", ...: see ErrUnknownLanguage). It is
 	// recorded in the database; a different one rebuilds the keyword
 	// index (once, when the store opens). Empty keeps the recorded one,
-	// DefaultTextSearchLanguage for a new database.
+	// "english" for a new database.
 	KeywordLanguage string
 }
 
@@ -108,7 +108,7 @@ type SQLiteStore struct {
 	db      *sql.DB
 	rescore int
 	// an analyses keyword queries in the database's keyword language.
-	an     *TextAnalyzer
+	an     *textAnalyzer
 	closed atomic.Bool
 	// wrote records that this store committed a change, so Close brings
 	// the vector cache file up to date.
@@ -168,7 +168,7 @@ func NewSQLiteStore(ctx context.Context, g *genkit.Genkit, emb ai.Embedder, path
 		return nil, fmt.Errorf("new sqlite store: directory of %s: %w", path, errors.Join(err, errNotDir(fi)))
 	}
 	if o.KeywordLanguage != "" {
-		if _, err := NewTextAnalyzer(o.KeywordLanguage); err != nil {
+		if _, err := newTextAnalyzer(o.KeywordLanguage); err != nil {
 			return nil, fmt.Errorf("new sqlite store: %w", err)
 		}
 	}
@@ -268,7 +268,7 @@ func (s *SQLiteStore) initSchema(ctx context.Context, language string) error {
 // size"): the language is the one SQLiteOptions.KeywordLanguage sets, and
 // the database records it in its meta table (key 'language', read through
 // DB()).
-func (s *SQLiteStore) KeywordLanguage() string { return s.an.Language() }
+func (s *SQLiteStore) KeywordLanguage() string { return s.an.language() }
 
 // Path returns the path of the store's database file.
 func (s *SQLiteStore) Path() string { return s.path }

@@ -318,7 +318,7 @@ func TestSQLiteSchema4ReindexesIdentifiers(t *testing.T) {
 	}
 	// A version 4 index: the same chunks, their terms without the
 	// identifier terms.
-	an, err := NewTextAnalyzer("english")
+	an, err := newTextAnalyzer("english")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 // sqliteTermsFunc is the SQL function the chunk_terms triggers call:
 // askyourdocs_terms(text, language, breadcrumb[, headings]) returns the
-// TextAnalyzer terms of text, in order, then the terms and heading pairs
+// textAnalyzer terms of text, in order, then the terms and heading pairs
 // of the heading field (breadcrumb and headings, each a string, else
 // ignored: bm25JoinHeading) as many times as bm25HeadingTerms weighs
 // them, every term encoded by sqliteEncodeTerm and separated by spaces: the document FTS5 indexes for keyword ranking,
@@ -48,7 +48,7 @@ END;
 var (
 	sqliteRegisterOnce sync.Once
 	sqliteRegisterErr  error
-	// sqliteAnalyzers caches one TextAnalyzer per language name (with its
+	// sqliteAnalyzers caches one textAnalyzer per language name (with its
 	// stem cache) for the terms function.
 	sqliteAnalyzers sync.Map
 )
@@ -98,26 +98,26 @@ func sqliteTermsSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Valu
 }
 
 // sqliteAnalyzer returns the shared analyzer of language ("" means
-// DefaultTextSearchLanguage).
-func sqliteAnalyzer(language string) (*TextAnalyzer, error) {
+// defaultTextSearchLanguage).
+func sqliteAnalyzer(language string) (*textAnalyzer, error) {
 	if a, ok := sqliteAnalyzers.Load(language); ok {
-		return a.(*TextAnalyzer), nil
+		return a.(*textAnalyzer), nil
 	}
-	an, err := NewTextAnalyzer(language)
+	an, err := newTextAnalyzer(language)
 	if err != nil {
 		return nil, err
 	}
-	if an.Language() == localvecDefaultAnalyzer.Language() {
+	if an.language() == localvecDefaultAnalyzer.language() {
 		an = localvecDefaultAnalyzer // share its stem cache
 	}
 	a, _ := sqliteAnalyzers.LoadOrStore(language, an)
-	return a.(*TextAnalyzer), nil
+	return a.(*textAnalyzer), nil
 }
 
 // sqliteEncodeTerms returns the encoded terms of text, then those of
 // heading (the heading field) as bm25HeadingTerms counts them, each as
 // many times as its weight, separated by spaces.
-func sqliteEncodeTerms(an *TextAnalyzer, text, heading string) string {
+func sqliteEncodeTerms(an *textAnalyzer, text, heading string) string {
 	var b strings.Builder
 	b.Grow(len(text) + (bm25HeadingWeight+2)*len(heading))
 	write := func(term string) {
@@ -237,16 +237,16 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 		}
 	}
 	if language != "" {
-		an, err := NewTextAnalyzer(language)
+		an, err := newTextAnalyzer(language)
 		if err != nil {
 			return "", err
 		}
-		if an.Language() != recorded {
-			slog.Info("sqlite store: rebuilding keyword index for a new language", "path", path, "from", recorded, "to", an.Language())
-			if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'language'`, an.Language()); err != nil {
+		if an.language() != recorded {
+			slog.Info("sqlite store: rebuilding keyword index for a new language", "path", path, "from", recorded, "to", an.language())
+			if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'language'`, an.language()); err != nil {
 				return "", fmt.Errorf("record keyword language: %w", err)
 			}
-			recorded, rebuild = an.Language(), true
+			recorded, rebuild = an.language(), true
 		}
 	}
 	if !rebuild {

@@ -31,15 +31,19 @@ import (
 	"github.com/blevesearch/snowballstem/turkish"
 )
 
-// ErrUnknownLanguage is returned (wrapped) by NewTextAnalyzer for a
-// language it has no stemmer for.
+// ErrUnknownLanguage is wrapped by the error of a store asked for a keyword
+// language it has no stemmer for (SQLiteOptions.KeywordLanguage,
+// LocalvecStore.SetKeywordLanguage). The languages are "simple" (no
+// stemming) and arabic, danish, dutch, english, finnish, french, german,
+// hungarian, irish, italian, norwegian, portuguese, romanian, russian,
+// spanish, swedish, tamil and turkish; the message lists them too.
 var ErrUnknownLanguage = errors.New("unknown text search language")
 
-// DefaultTextSearchLanguage is the language LocalvecStore's keyword ranking
+// defaultTextSearchLanguage is the language LocalvecStore's keyword ranking
 // uses until SetKeywordLanguage changes it.
-const DefaultTextSearchLanguage = "english"
+const defaultTextSearchLanguage = "english"
 
-// textStemmers maps the language names NewTextAnalyzer accepts (Postgres'
+// textStemmers maps the language names newTextAnalyzer accepts (Postgres'
 // text search configuration names) to their Snowball stemmers.
 var textStemmers = map[string]func(*snowball.Env) bool{
 	"arabic": arabic.Stem, "danish": danish.Stem, "dutch": dutch.Stem, "english": english.Stem,
@@ -49,9 +53,9 @@ var textStemmers = map[string]func(*snowball.Env) bool{
 	"tamil": tamil.Stem, "turkish": turkish.Stem,
 }
 
-// TextSearchLanguages returns the language names NewTextAnalyzer accepts,
+// textSearchLanguages returns the language names newTextAnalyzer accepts,
 // sorted: "simple" (no stemming) and every language with a Snowball stemmer.
-func TextSearchLanguages() []string {
+func textSearchLanguages() []string {
 	out := []string{"simple"}
 	for l := range textStemmers {
 		out = append(out, l)
@@ -60,10 +64,10 @@ func TextSearchLanguages() []string {
 	return out
 }
 
-// textStemCacheMax bounds the number of stems a TextAnalyzer remembers.
+// textStemCacheMax bounds the number of stems a textAnalyzer remembers.
 const textStemCacheMax = 1 << 18
 
-// TextAnalyzer turns text into the terms that keyword ranking indexes and
+// textAnalyzer turns text into the terms that keyword ranking indexes and
 // queries: lower-cased words, stemmed by the Snowball stemmer of its
 // language, and symbol tokens. It is safe for concurrent use.
 //
@@ -77,38 +81,38 @@ const textStemCacheMax = 1 << 18
 // Identifiers ("max_log_file_size", "filepath.Join", "--allow-private",
 // "HashMap") give their parts and, as one more term, the whole
 // (text_analyze_ident.go).
-type TextAnalyzer struct {
+type textAnalyzer struct {
 	lang  string
 	stem  func(*snowball.Env) bool
 	cache sync.Map // word -> stem
 	size  atomic.Int64
 }
 
-// NewTextAnalyzer returns the analyzer of language: "simple" (no
-// stemming) or one of TextSearchLanguages, case-insensitive, with or
+// newTextAnalyzer returns the analyzer of language: "simple" (no
+// stemming) or one of textSearchLanguages, case-insensitive, with or
 // without Postgres' "pg_catalog." prefix; "" means
-// DefaultTextSearchLanguage. Any other name is an error wrapping
+// defaultTextSearchLanguage. Any other name is an error wrapping
 // ErrUnknownLanguage.
-func NewTextAnalyzer(language string) (*TextAnalyzer, error) {
+func newTextAnalyzer(language string) (*textAnalyzer, error) {
 	l := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(language)), "pg_catalog.")
 	if l == "" {
-		l = DefaultTextSearchLanguage
+		l = defaultTextSearchLanguage
 	}
 	if l == "simple" {
-		return &TextAnalyzer{lang: l}, nil
+		return &textAnalyzer{lang: l}, nil
 	}
 	stem, ok := textStemmers[l]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q (want one of %s)", ErrUnknownLanguage, language, strings.Join(TextSearchLanguages(), ", "))
+		return nil, fmt.Errorf("%w: %q (want one of %s)", ErrUnknownLanguage, language, strings.Join(textSearchLanguages(), ", "))
 	}
-	return &TextAnalyzer{lang: l, stem: stem}, nil
+	return &textAnalyzer{lang: l, stem: stem}, nil
 }
 
-// Language returns the analyzer's language name ("simple", "english", ...).
-func (a *TextAnalyzer) Language() string { return a.lang }
+// language returns the analyzer's language name ("simple", "english", ...).
+func (a *textAnalyzer) language() string { return a.lang }
 
-// Terms returns the terms of text in order, repeats included.
-func (a *TextAnalyzer) Terms(text string) []string {
+// terms returns the terms of text in order, repeats included.
+func (a *textAnalyzer) terms(text string) []string {
 	var out []string
 	a.tokens(text, func(_, term string) { out = append(out, term) })
 	return out
@@ -128,7 +132,7 @@ func isTextWordRune(r rune) bool {
 // tokens calls fn for every token of text with the lower-cased surface
 // word and its term (the stem, for a stemmed word; else the word), the
 // extra terms of identifiers included (tokenize).
-func (a *TextAnalyzer) tokens(text string, fn func(word, term string)) {
+func (a *textAnalyzer) tokens(text string, fn func(word, term string)) {
 	a.tokenize(text, func(word, term string, _ bool) { fn(word, term) })
 }
 
@@ -137,7 +141,7 @@ func (a *TextAnalyzer) tokens(text string, fn func(word, term string)) {
 // whether it is an extra term of an identifier (a whole identifier after
 // its parts, or a CamelCase word's parts after the word; see
 // text_analyze_ident.go). Term pairs are formed from the other tokens.
-func (a *TextAnalyzer) tokenize(text string, fn func(word, term string, extra bool)) {
+func (a *textAnalyzer) tokenize(text string, fn func(word, term string, extra bool)) {
 	var env *snowball.Env
 	lower := strings.ToLower(text)
 	camel := len(lower) == len(text) // byte offsets agree: the case of text is at hand
@@ -236,7 +240,7 @@ func firstRune(s string) rune {
 
 // stemWord returns the stem of word, from the cache or computed with env
 // (created when nil and returned for reuse).
-func (a *TextAnalyzer) stemWord(word string, env *snowball.Env) (string, *snowball.Env) {
+func (a *textAnalyzer) stemWord(word string, env *snowball.Env) (string, *snowball.Env) {
 	if s, ok := a.cache.Load(word); ok {
 		return s.(string), env
 	}

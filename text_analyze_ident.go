@@ -23,7 +23,7 @@ import (
 // option glued to a name ("-DCMAKE_BUILD_TYPE", "-Wno-unused"), the name
 // and its first word ("cmake_build_type", "cmake"), which a query names
 // without the option letter.
-func (a *TextAnalyzer) identTerms(whole string, env *snowball.Env, fn func(word, term string, extra bool)) *snowball.Env {
+func (a *textAnalyzer) identTerms(whole string, env *snowball.Env, fn func(word, term string, extra bool)) *snowball.Env {
 	fn(whole, whole, true)
 	if len(whole) < 4 || whole[0] != '-' || whole[1] == '-' || !isTextWordRune(rune(whole[1])) {
 		return env

@@ -248,10 +248,11 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 				return nil, err
 			}
 		}
-		// The language of the embedded stores' keyword ranking, so that a
-		// search ranks alike whichever store holds the chunks.
+		// The language of the embedded stores' keyword ranking (English by
+		// default), so that a search ranks alike whichever store holds the
+		// chunks.
 		ps, err := askyourdocs.NewPgvecStoreWithOptions(ctx, b.g, cf.name, b.emb, dsn, dim,
-			&askyourdocs.PgvecOptions{TextSearchConfig: askyourdocs.DefaultTextSearchLanguage})
+			&askyourdocs.PgvecOptions{TextSearchConfig: "english"})
 		if err != nil {
 			return nil, err
 		}
