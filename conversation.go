@@ -113,16 +113,8 @@ func conversationLabels(opts []LabelOption) ConversationLabels {
 	return l
 }
 
-// Defaults of the multi-turn helpers.
-const (
-	// MaxHistoryTurns is the number of most recent turns TrimHistory keeps.
-	MaxHistoryTurns = 6
-
-	// DefaultTopicMinTerms is the number of content words a follow-up needs
-	// to count as a question of its own in TopicStandaloneQuestion: with fewer
-	// it is read as continuing the conversation's topic.
-	DefaultTopicMinTerms = 4
-)
+// MaxHistoryTurns is the number of most recent turns TrimHistory keeps.
+const MaxHistoryTurns = 6
 
 // TrimHistory returns the last MaxHistoryTurns turns of history, in the
 // original order, as a new slice; history is not modified. Use

@@ -9,6 +9,11 @@ import (
 // conversation does not drown the follow-up in old words.
 const topicMaxTerms = 8
 
+// defaultTopicMinTerms is the number of content words a follow-up needs to
+// count as a question of its own in TopicStandaloneQuestion: with fewer it
+// is read as continuing the conversation's topic.
+const defaultTopicMinTerms = 4
+
 // TopicStandaloneQuestion is a retrieval query for a follow-up without a
 // language model that keeps the conversation's topic over several turns,
 // unlike FallbackStandaloneQuestion, which only prepends the previous
@@ -21,11 +26,10 @@ const topicMaxTerms = 8
 // continues the current topic, adding its own words to it (at most the
 // 8 most recent words are kept). The result is question preceded by the
 // topic words it does not contain itself, or question unchanged when it
-// starts a topic or history has none. minTerms <= 0 means
-// DefaultTopicMinTerms.
+// starts a topic or history has none. minTerms <= 0 means 4.
 func TopicStandaloneQuestion(question string, history []QATurn, minTerms int) string {
 	if minTerms <= 0 {
-		minTerms = DefaultTopicMinTerms
+		minTerms = defaultTopicMinTerms
 	}
 	stop := QuestionStopWords()
 	var topic []string
