@@ -431,6 +431,10 @@ type ExcerptOptions struct {
 	Query string
 	// MaxChars is the most characters of the quote; <= 0 means 300.
 	MaxChars int
+	// Heading quotes from the text below the section headings (short
+	// lines without closing punctuation) and puts the heading of the
+	// quote's section on a line of its own above it, as SearchHit.Excerpt.
+	Heading bool
 }
 
 // Excerpt returns a short verbatim quote from text for a citation: the
@@ -442,6 +446,9 @@ type ExcerptOptions struct {
 // word matches, the excerpt starts at the beginning of text. Whitespace
 // runs are collapsed; otherwise the quote is verbatim.
 func Excerpt(text string, o ExcerptOptions) string {
+	if o.Heading {
+		return excerptWithHeading(text, o.Query, o.MaxChars)
+	}
 	question, maxChars := o.Query, o.MaxChars
 	if maxChars <= 0 {
 		maxChars = bestExcerptMaxChars

@@ -16,20 +16,16 @@ func ExampleTopicStandaloneQuestion() {
 	// Output: create virtual environment activate and on Windows? what about deleting it?
 }
 
-// The calibrated level of a hit from its evidence: score, ranks in the
-// vector and keyword lists, the question's keywords and how many of them
-// its heading names.
-func ExampleCalibratedConfidence() {
-	e := askyourdocs.ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 2}
-	fmt.Println(askyourdocs.CalibratedConfidence(e))
-	e.HeadingKeywords = 1
-	fmt.Println(askyourdocs.CalibratedConfidence(e).String())
-	e.TextRank = 4
-	fmt.Println(askyourdocs.CalibratedConfidence(e).Label())
+// A hit's confidence level (SearchHit.Level, calibrated from its
+// Evidence) in English and in German.
+func ExampleConfidenceLevel() {
+	for _, l := range []askyourdocs.ConfidenceLevel{askyourdocs.ConfidenceHigh, askyourdocs.ConfidenceMedium, askyourdocs.ConfidenceLow} {
+		fmt.Println(l, l.Label())
+	}
 	// Output:
-	// high
-	// medium
-	// niedrig
+	// high hoch
+	// medium mittel
+	// low niedrig
 }
 
 // Sentences end after ".", "!" or "?" and a space, not after a single

@@ -109,13 +109,13 @@ type FusedDoc struct {
 
 // Defaults of ReciprocalRankFusion and RerankScores.
 const (
-	// DefaultRRFK is the standard Reciprocal Rank Fusion constant, used by
+	// defaultRRFK is the standard Reciprocal Rank Fusion constant, used by
 	// ReciprocalRankFusion for k <= 0.
-	DefaultRRFK = 60
+	defaultRRFK = 60
 
-	// DefaultRerankBatchSize is the batch size RerankScores uses for
+	// defaultRerankBatchSize is the batch size RerankScores uses for
 	// RerankOptions.BatchSize <= 0.
-	DefaultRerankBatchSize = 10
+	defaultRerankBatchSize = 10
 )
 
 // ReciprocalRankFusion merges ranked lists into one, best first, scoring
@@ -128,10 +128,11 @@ const (
 // are deduplicated by DocText; the one kept is the one at the best rank
 // (earliest list on equal rank). Nil documents are skipped. Equal scores
 // are ordered by best rank, then list order, so the result is
-// deterministic. k <= 0 means DefaultRRFK; maxResults <= 0 means no cap.
+// deterministic. k <= 0 means 60, the standard constant; maxResults <= 0
+// means no cap.
 func ReciprocalRankFusion(lists []RankedList, k, maxResults int) []FusedDoc {
 	if k <= 0 {
-		k = DefaultRRFK
+		k = defaultRRFK
 	}
 	longest := 0
 	total := 0
@@ -183,7 +184,7 @@ func ReciprocalRankFusion(lists []RankedList, k, maxResults int) []FusedDoc {
 // RerankOptions controls RerankScores.
 type RerankOptions struct {
 	// BatchSize is the number of passages scored per model call; <= 0
-	// means DefaultRerankBatchSize.
+	// means 10.
 	BatchSize int
 	// Parallel is the most model calls in flight at once; <= 0 means 1.
 	Parallel int
@@ -252,7 +253,7 @@ func RerankScores(ctx context.Context, rerankPrompt ai.Prompt, model ai.Model, c
 func rerankBatches(ctx context.Context, rerankPrompt ai.Prompt, model ai.Model, config any, question string, uniq []string, out []int, opts RerankOptions) {
 	size := opts.BatchSize
 	if size <= 0 {
-		size = DefaultRerankBatchSize
+		size = defaultRerankBatchSize
 	}
 	par := max(opts.Parallel, 1)
 	log := logger.FromContext(ctx)

@@ -74,12 +74,12 @@ func BenchmarkSearch(b *testing.B) {
 					q := questions[i%len(questions)]
 					i++
 					start := time.Now()
-					if _, err := s.SearchVector(ctx, q, DefaultSearchDepth, nil); err != nil {
+					if _, err := s.SearchVector(ctx, q, defaultSearchDepth, nil); err != nil {
 						b.Fatal(err)
 					}
 					vec = append(vec, time.Since(start))
 					start = time.Now()
-					if _, err := s.SearchText(ctx, q, DefaultSearchDepth, nil); err != nil {
+					if _, err := s.SearchText(ctx, q, defaultSearchDepth, nil); err != nil {
 						b.Fatal(err)
 					}
 					txt = append(txt, time.Since(start))

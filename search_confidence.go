@@ -210,11 +210,11 @@ func isHeadingLine(l string) bool {
 	return !strings.ContainsRune(".!:;,)\"'…", last)
 }
 
-// ExcerptWithHeading returns the best sentences of passage for question
+// excerptWithHeading returns the best sentences of passage for question
 // (Excerpt, at most maxChars characters) with the heading of their
 // section on a line of its own above them, instead of running into the
-// text. It is the Excerpt of a SearchHit.
-func ExcerptWithHeading(passage, question string, maxChars int) string {
+// text: Excerpt with ExcerptOptions.Heading.
+func excerptWithHeading(passage, question string, maxChars int) string {
 	lines := strings.Split(passage, "\n")
 	type bodyLine struct {
 		start   int // offset in body

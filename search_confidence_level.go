@@ -31,7 +31,7 @@ func (l ConfidenceLevel) labelIn(c ConversationLabels) string {
 	return c.Low
 }
 
-// ConfidenceEvidence is what CalibratedConfidence decides from: one hit's
+// ConfidenceEvidence is what a SearchHit's Level is decided from: one hit's
 // evidence score and ranks, the next hit's evidence score and how much of
 // the question the hit's section heading names.
 type ConfidenceEvidence struct {
@@ -47,7 +47,7 @@ type ConfidenceEvidence struct {
 	Keywords, HeadingKeywords int
 }
 
-// Thresholds of CalibratedConfidence, chosen on one half of the dev sets'
+// Thresholds of calibratedConfidence, chosen on one half of the dev sets'
 // questions and reported on the other (docs/serve.md has the table and
 // the command that reproduces it).
 const (
@@ -70,7 +70,7 @@ const (
 	calibratedHighLongQuestion = 3
 )
 
-// CalibratedConfidence returns the level of a hit from e. It needs the
+// calibratedConfidence returns the level of a hit from e (SearchHit.Level). It needs the
 // keyword list to rank the hit first for medium or high. High: evidence
 // at least 9, and either both lists rank it first and its heading names
 // half of the question's keywords or more, or the vector list ranks it
@@ -81,7 +81,7 @@ const (
 // at least 90% of the time, and 90% or more of the questions from
 // another manual are low (docs/serve.md). The spec's ConfidenceLabel
 // keeps its fixed 8/5 thresholds; use it for a reranker's score.
-func CalibratedConfidence(e ConfidenceEvidence) ConfidenceLevel {
+func calibratedConfidence(e ConfidenceEvidence) ConfidenceLevel {
 	if e.TextRank != 1 || e.VectorRank <= 0 || e.VectorRank > calibratedHighVectorRank || e.Keywords == 0 {
 		return ConfidenceLow
 	}

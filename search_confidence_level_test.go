@@ -31,8 +31,8 @@ func TestCalibratedConfidence(t *testing.T) {
 		{ConfidenceEvidence{Evidence: 2, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow}, // a keyword occurs nowhere
 		{ConfidenceEvidence{}, ConfidenceLow},
 	} {
-		if got := CalibratedConfidence(c.e); got != c.want {
-			t.Errorf("CalibratedConfidence(%+v) = %v, want %v", c.e, got, c.want)
+		if got := calibratedConfidence(c.e); got != c.want {
+			t.Errorf("calibratedConfidence(%+v) = %v, want %v", c.e, got, c.want)
 		}
 	}
 	if ConfidenceHigh.String() != "high" || ConfidenceHigh.Label() != "hoch" || ConfidenceLow.String() != "low" {

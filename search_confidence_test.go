@@ -20,14 +20,21 @@ func TestLooksLikeContents(t *testing.T) {
 	}
 }
 
-// TestExcerptWithHeading checks that the heading goes on a line of its own.
+// TestExcerptWithHeading checks ExcerptOptions.Heading: the heading goes
+// on a line of its own above the quote, and without it the heading runs
+// into the text.
 func TestExcerptWithHeading(t *testing.T) {
 	passage := "6.6.2 Manual input\nIf we enter the values by hand, the form checks them at once.\nOther text follows here."
-	got := ExcerptWithHeading(passage, "manual input values by hand", 300)
+	o := ExcerptOptions{Query: "manual input values by hand", MaxChars: 300, Heading: true}
+	got := Excerpt(passage, o)
 	if !strings.HasPrefix(got, "6.6.2 Manual input\nIf we enter") {
 		t.Errorf("heading not on a line of its own: %q", got)
 	}
-	if got := ExcerptWithHeading("Plain sentence one. Plain sentence two.", "two", 300); strings.Contains(got, "\n") {
+	o.Heading = false
+	if got := Excerpt(passage, o); strings.Contains(got, "\n") {
+		t.Errorf("without Heading, a line break: %q", got)
+	}
+	if got := Excerpt("Plain sentence one. Plain sentence two.", ExcerptOptions{Query: "two", MaxChars: 300, Heading: true}); strings.Contains(got, "\n") {
 		t.Errorf("no heading, yet a line break: %q", got)
 	}
 }

@@ -31,10 +31,10 @@ const (
 
 // Defaults of SearchOptions.
 const (
-	// DefaultSearchK is the number of hits Search returns.
-	DefaultSearchK = 10
-	// DefaultSearchDepth is the number of candidates taken from each list.
-	DefaultSearchDepth = 40
+	// defaultSearchK is the number of hits Search returns.
+	defaultSearchK = 10
+	// defaultSearchDepth is the number of candidates taken from each list.
+	defaultSearchDepth = 40
 	// defaultExcerptChars is the length of a hit's Excerpt.
 	defaultExcerptChars = 300
 )
@@ -52,10 +52,10 @@ type SearchModel struct {
 // SearchOptions configure Search. A nil *SearchOptions, and zero fields,
 // mean the defaults.
 type SearchOptions struct {
-	// K is the number of hits returned; <= 0 means DefaultSearchK.
+	// K is the number of hits returned; <= 0 means 10.
 	K int
 	// Depth is the number of candidates taken from each list; <= 0 means
-	// DefaultSearchDepth (at least K).
+	// 40 (at least K).
 	Depth int
 	// Mode selects the lists; "" means SearchModeFusion.
 	Mode SearchMode
@@ -118,7 +118,8 @@ type SearchHit struct {
 	// Rerank is the reranker's 0-10 score, -1 when not reranked.
 	Rerank int
 	// Excerpt is the best sentences of the chunk for the question, with
-	// their section heading on a line above (ExcerptWithHeading).
+	// their section heading on a line above (Excerpt with
+	// ExcerptOptions.Heading).
 	Excerpt string
 	// URL, Source, Pages and Section are the chunk's MetaURL, MetaSource,
 	// MetaPages and MetaBreadcrumb metadata ("" when absent).
@@ -135,8 +136,9 @@ type SearchHit struct {
 	// why in one line.
 	Confidence      int
 	ConfidenceBasis string
-	// Level is the hit's confidence level: CalibratedConfidence of its
-	// evidence (score, ranks, heading, the next hit's score), or for a
+	// Level is the hit's confidence level, calibrated on the dev sets
+	// (docs/serve.md) from its Evidence (score, ranks, heading, the next
+	// hit's score), or for a
 	// reranked hit the spec's thresholds on the rerank score
 	// (ConfidenceLabel's).
 	Level ConfidenceLevel
@@ -189,11 +191,11 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		o = *opts
 	}
 	if o.K <= 0 {
-		o.K = DefaultSearchK
+		o.K = defaultSearchK
 	}
 	o.Depth = max(o.Depth, o.K)
 	if opts == nil || opts.Depth <= 0 {
-		o.Depth = max(DefaultSearchDepth, o.K)
+		o.Depth = max(defaultSearchDepth, o.K)
 	}
 	if o.Mode == "" {
 		o.Mode = SearchModeFusion
@@ -278,7 +280,7 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		}
 	}
 	// The hit after the last kept one is the last hit's runner-up in
-	// CalibratedConfidence.
+	// calibratedConfidence.
 	var next *SearchHit
 	if len(hits) > o.K {
 		next = &hits[o.K]
@@ -294,7 +296,7 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	}
 	for i := range hits {
 		h := &hits[i]
-		h.Excerpt = ExcerptWithHeading(h.Text, question, chars)
+		h.Excerpt = Excerpt(h.Text, ExcerptOptions{Query: question, MaxChars: chars, Heading: true})
 		h.Contents = looksLikeContents(h.Text)
 		if h.Rerank >= 0 {
 			h.Confidence, h.ConfidenceBasis = h.Rerank, "rerank"
@@ -316,7 +318,7 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		case next != nil:
 			e.RunnerUp, _ = cc.evidenceConfidence(ctx, next.Passage, looksLikeContents(next.Passage), next.VectorRank, next.TextRank)
 		}
-		h.Evidence, h.Level = e, CalibratedConfidence(e)
+		h.Evidence, h.Level = e, calibratedConfidence(e)
 	}
 	return hits, nil
 }

@@ -89,11 +89,11 @@ func TestFusionWeakKeywordQuery(t *testing.T) {
 				if defaults.weak(st) != c.weak {
 					t.Fatalf("%q: weak %v (stats %+v, specificity %.3f), want %v", c.q, !c.weak, st, st.Specificity(), c.weak)
 				}
-				vec, err := s.SearchVector(ctx, c.q, DefaultSearchDepth, nil)
+				vec, err := s.SearchVector(ctx, c.q, defaultSearchDepth, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				txt, err := s.SearchText(ctx, c.q, DefaultSearchDepth, nil)
+				txt, err := s.SearchText(ctx, c.q, defaultSearchDepth, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -210,7 +210,7 @@ func TestFusionStrongEmbedderVectorWins(t *testing.T) {
 	if err := IndexInBatches(t.Context(), probe, corpus, nil); err != nil {
 		t.Fatal(err)
 	}
-	kw, err := probe.SearchText(t.Context(), q, DefaultSearchDepth, nil)
+	kw, err := probe.SearchText(t.Context(), q, defaultSearchDepth, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,11 +228,11 @@ func TestFusionStrongEmbedderVectorWins(t *testing.T) {
 			if err := IndexInBatches(ctx, s, corpus, nil); err != nil {
 				t.Fatal(err)
 			}
-			vl, err := s.SearchVector(ctx, q, DefaultSearchDepth, nil)
+			vl, err := s.SearchVector(ctx, q, defaultSearchDepth, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tl, err := s.SearchText(ctx, q, DefaultSearchDepth, nil)
+			tl, err := s.SearchText(ctx, q, defaultSearchDepth, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

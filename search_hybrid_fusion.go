@@ -46,7 +46,7 @@ type FusionOptions struct {
 var (
 	localHashFusion = FusionOptions{RRFK: 5, VectorWeight: 0.1, TextWeight: 1, HyDEWeight: 0.08,
 		WeakVectorWeight: 3, WeakSpecificity: defaultWeakSpecificity, WeakStopWords: defaultWeakStopWords}
-	textbookFusion = FusionOptions{RRFK: DefaultRRFK, VectorWeight: 1, TextWeight: 1, HyDEWeight: 1,
+	textbookFusion = FusionOptions{RRFK: defaultRRFK, VectorWeight: 1, TextWeight: 1, HyDEWeight: 1,
 		WeakVectorWeight: 6, WeakSpecificity: defaultWeakSpecificity, WeakStopWords: defaultWeakStopWords}
 )
 

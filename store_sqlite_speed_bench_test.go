@@ -233,7 +233,7 @@ func sqliteSpeedFTS5Query(ctx context.Context, db *sql.DB, question string, k in
 // SQLiteStore with the CLI's embedder and chunking, and the same chunk
 // texts into a plain FTS5 table; it then times, per question (the pages'
 // headings, -sqlite-speed-questions of them), the store's keyword list
-// (SearchText, DefaultSearchDepth results), the FTS5 anchor (an OR of the
+// (SearchText, defaultSearchDepth results), the FTS5 anchor (an OR of the
 // question's words ranked by bm25(), as many rows with their texts) and
 // the store's fusion (Search with nil options), all warm (after one round
 // over every question); one iteration asks every question once. It
@@ -261,7 +261,7 @@ func BenchmarkSQLiteKeywordVsFTS5(b *testing.B) {
 		if _, err := Search(ctx, store, q, nil); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := sqliteSpeedFTS5Query(ctx, fts, q, DefaultSearchDepth); err != nil {
+		if _, err := sqliteSpeedFTS5Query(ctx, fts, q, defaultSearchDepth); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -286,12 +286,12 @@ func BenchmarkSQLiteKeywordVsFTS5(b *testing.B) {
 // BenchmarkSQLiteKeywordVsFTS5), appending each latency.
 func sqliteSpeedAsk(b *testing.B, ctx context.Context, store *SQLiteStore, fts *sql.DB, q string, ours, anchor, fusion *[]time.Duration) {
 	start := time.Now()
-	if _, err := store.SearchText(ctx, q, DefaultSearchDepth, nil); err != nil {
+	if _, err := store.SearchText(ctx, q, defaultSearchDepth, nil); err != nil {
 		b.Fatal(err)
 	}
 	*ours = append(*ours, time.Since(start))
 	start = time.Now()
-	if _, err := sqliteSpeedFTS5Query(ctx, fts, q, DefaultSearchDepth); err != nil {
+	if _, err := sqliteSpeedFTS5Query(ctx, fts, q, defaultSearchDepth); err != nil {
 		b.Fatal(err)
 	}
 	*anchor = append(*anchor, time.Since(start))

@@ -16,8 +16,8 @@ func keywordPrefix(k string) string {
 
 // isHeadingLine guesses whether a line of a passage is a heading: short,
 // without sentence punctuation at its end (a question, as in an FAQ, is
-// a heading), followed by more text. (The engine's ExcerptWithHeading
-// uses the same rule.)
+// a heading), followed by more text. (The engine's Excerpt with
+// ExcerptOptions.Heading uses the same rule.)
 func isHeadingLine(l string) bool {
 	l = strings.TrimSpace(l)
 	if l == "" || utf8.RuneCountInString(l) > 80 || strings.HasPrefix(l, "- ") || strings.Contains(l, "|") {

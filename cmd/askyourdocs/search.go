@@ -46,6 +46,14 @@ func (o retrieveOptions) fusion() *askyourdocs.FusionOptions {
 	return &askyourdocs.FusionOptions{RRFK: o.rrfK, VectorWeight: o.vectorWeight, TextWeight: o.keywordWeight, HyDEWeight: o.hydeWeight}
 }
 
+// The CLI's search depth and result count: Search's defaults
+// (SearchOptions.Depth and K; TestCLIAndSDKRankAlike compares the CLI
+// with Search with nil options).
+const (
+	cliSearchDepth = 40
+	cliSearchK     = 10
+)
+
 // defaultRetrieveOptions are the CLI's retrieval defaults: fusion mode,
 // 40 candidates per list, 10 results, HyDE and rerank when models are
 // configured, and the fusion settings the index records for its embedder
@@ -54,7 +62,7 @@ func (o retrieveOptions) fusion() *askyourdocs.FusionOptions {
 func defaultRetrieveOptions() retrieveOptions {
 	d := askyourdocs.FusionDefaults(askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim).Name())
 	return retrieveOptions{
-		mode: modeFusion, depth: askyourdocs.DefaultSearchDepth, top: askyourdocs.DefaultSearchK, rrfK: d.RRFK,
+		mode: modeFusion, depth: cliSearchDepth, top: cliSearchK, rrfK: d.RRFK,
 		vectorWeight: d.VectorWeight, keywordWeight: d.TextWeight, hydeWeight: d.HyDEWeight,
 		hyde: true, rerank: true, embedderFusion: true,
 	}

@@ -7,14 +7,14 @@
 // Each question falls in the calibration or the held-out half by the
 // CRC-32 of its id (odd: held out).
 //
-// On the calibration half it searches a small grid of thresholds of
-// CalibratedConfidence's rule for the setting with the most right "high"
-// answers (then right "medium" ones) whose "high" is right at least
+// On the calibration half it searches a small grid of thresholds of the
+// calibrated level's rule (SearchHit.Level) for the setting with the most
+// right "high" answers (then right "medium" ones) whose "high" is right at least
 // -high of the time on every set and which labels at least -off of every
 // set's off-corpus questions low, and prints it beside the
 // library's constants. It then prints, per set, the precision (top hit
 // relevant) of high, medium and low and the off-corpus low share on the
-// held-out half for the library's CalibratedConfidence and for the spec's
+// held-out half for the library's SearchHit.Level and for the spec's
 // thresholds (ConfidenceLabel), the table of docs/serve.md.
 //
 //	scripts/dev-eval/run   # builds WORK/SET/index and WORK/SET/dataset.json
@@ -138,7 +138,8 @@ func collect(work string, sets []string, dim int) ([]outcome, error) {
 	return all, nil
 }
 
-// rule is CalibratedConfidence's rule with its thresholds as parameters.
+// rule is the rule of SearchHit.Level (search_confidence_level.go) with
+// its thresholds as parameters.
 type rule struct {
 	highEvidence, highKeywords, longQuestion int
 	headingShare                             float64 // of the keywords in the heading
@@ -293,7 +294,7 @@ func run(work string, sets []string, dim int, high, offLow float64) error {
 	// The rule here must be the library's: every hit's level agrees.
 	for _, o := range all {
 		if !o.none && library.level(o.ev) != o.level {
-			return fmt.Errorf("the rule of this command differs from CalibratedConfidence on %+v: %v vs %v", o.ev, library.level(o.ev), o.level)
+			return fmt.Errorf("the rule of this command differs from SearchHit.Level on %+v: %v vs %v", o.ev, library.level(o.ev), o.level)
 		}
 	}
 	chosen, ok := choose(all, sets, high, offLow)
@@ -305,8 +306,8 @@ func run(work string, sets []string, dim int, high, offLow float64) error {
 			table("The grid's choice, held-out half:", all, sets, true, chosen.label)
 		}
 	}
-	table("CalibratedConfidence, held-out half:", all, sets, true, library.label)
-	table("CalibratedConfidence, calibration half:", all, sets, false, library.label)
+	table("SearchHit.Level (calibrated), held-out half:", all, sets, true, library.label)
+	table("SearchHit.Level (calibrated), calibration half:", all, sets, false, library.label)
 	table("The spec's thresholds (ConfidenceLabel: evidence >= 8 high, >= 5 medium), held-out half:", all, sets, true, spec)
 	return nil
 }
