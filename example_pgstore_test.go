@@ -38,13 +38,13 @@ func ExampleNewPgvecStore() {
 		log.Fatal(err)
 	}
 
-	// Vector search, keyword search (in the store's text search
+	// Vector search, keyword search (language "": the store's text search
 	// configuration) and the "what is indexed" listing.
 	docs, err := store.Retrieve(ctx, ai.DocumentFromText("when are invoices due?", nil), 5)
 	if err != nil {
 		log.Fatal(err)
 	}
-	hits, err := askyourdocs.KeywordSearchSQL(ctx, store.Pool, `"30 days" invoice`, 5, store.TextSearchConfig(), nil, "", nil)
+	hits, err := askyourdocs.KeywordSearchSQL(ctx, store.Pool, `"30 days" invoice`, 5, "", nil, "", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -263,7 +263,7 @@ func (s *PgvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requir
 		return IndexInfo{}, false, fmt.Errorf("pgvector record index info: %w", err)
 	}
 	current, existed := info, false
-	err = s.WithSchemaLock(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	err = s.withSchemaLock(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		got, found, err := pgvecReadIndexInfo(ctx, tx, s.name)
 		if err != nil || found {
 			current, existed = got, found

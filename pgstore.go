@@ -78,10 +78,11 @@ type PgvecOptions struct {
 	// full-text column ("simple", "english", "german", ...); default
 	// "simple". For a language the other stores know (see
 	// ErrUnknownLanguage), keyword search ranks with that language's
-	// stemmer from the posting table (the BM25F of the other stores); for a custom one, from the
-	// tsvector column. Pass the same name to KeywordSearchSQL. Changing it
-	// reopening a store with another name keeps the stored configuration
-	// (logged, and reported by Migration) unless RebuildTextSearch is set.
+	// stemmer from the posting table (the BM25F of the other stores); for a
+	// custom one, from the tsvector column. KeywordSearchSQL with language
+	// "" and SearchKeywords use the store's. Reopening a store with another
+	// name keeps the stored configuration (logged, and reported by
+	// Migration's TextSearchKept) unless RebuildTextSearch is set.
 	TextSearchConfig string
 	// RebuildTextSearch lets a reopened store whose recorded configuration
 	// differs from TextSearchConfig rebuild its full-text column, index and
@@ -108,9 +109,10 @@ type PgvecOptions struct {
 	// it to k (at most 1000).
 	EfSearch int
 	// IterativeScan is hnsw.iterative_scan for filtered similarity searches
-	// (RetrieveWhere, Retriever requests with a filter): "relaxed_order"
-	// (default), "strict_order" or "off". With "off" a filter that rejects
-	// most candidates can leave fewer than k results although k match.
+	// (SearchVector with a Filter, Retriever requests with a filter):
+	// "relaxed_order" (default), "strict_order" or "off". With "off" a filter
+	// that rejects most candidates can leave fewer than k results although k
+	// match.
 	IterativeScan string
 	// Tracer, when not nil, receives the pool's trace calls (pgx.QueryTracer
 	// and whichever of pgx's and pgxpool's other tracer interfaces it
@@ -302,10 +304,6 @@ func (s *PgvecStore) Table() string { return s.names.table }
 // Migration reports what NewPgvecStore found and changed in the schema,
 // including whether a dimension change removed the old chunks.
 func (s *PgvecStore) Migration() PgvecMigration { return s.migration }
-
-// TextSearchConfig returns the text search configuration of the store's
-// full-text index, the language to pass to KeywordSearchSQL.
-func (s *PgvecStore) TextSearchConfig() string { return s.language }
 
 func (s *PgvecStore) checkOpen(op string) error {
 	if s == nil || s.closed.Load() {

@@ -260,11 +260,11 @@ func TestPgvecBulkParity(t *testing.T) {
 			t.Errorf("keyword search %q: live path %d results, bulk path %d, or in another order", q, len(a), len(b))
 		}
 		qv := ai.DocumentFromText(DocText(d), nil)
-		va, err := live.RetrieveWhere(ctx, qv, 10, "", nil)
+		va, err := live.retrieveWhere(ctx, qv, 10, 0, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vb, err := bulk.RetrieveWhere(ctx, qv, 10, "", nil)
+		vb, err := bulk.retrieveWhere(ctx, qv, 10, 0, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func TestPgvecBulkKilled(t *testing.T) {
 			}
 			for i := range 5 {
 				q := stored[(i*397)%len(stored)]
-				got, err := other.RetrieveWhere(ctx, ai.DocumentFromText(DocText(q), nil), 10, "", nil)
+				got, err := other.retrieveWhere(ctx, ai.DocumentFromText(DocText(q), nil), 10, 0, "", nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -536,13 +536,10 @@ func pgvecLockKey(name string) int64 {
 	return int64(binary.BigEndian.Uint64(sum[:8]))
 }
 
-// WithSchemaLock runs fn in a transaction holding the advisory lock under
+// withSchemaLock runs fn in a transaction holding the advisory lock under
 // which every PgvecStore creates and migrates its schema, and commits when
-// fn returns nil. An app creates its own tables next to the store's here:
-// CREATE TABLE IF NOT EXISTS alone is not safe when processes start at the
-// same time (two of them can both try to create the table's type and one
-// fails). fn must not keep tx.
-func (s *PgvecStore) WithSchemaLock(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
+// fn returns nil. fn must not keep tx.
+func (s *PgvecStore) withSchemaLock(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	if err := s.checkOpen("schema lock"); err != nil {
 		return err
 	}

@@ -214,8 +214,8 @@ func TestPgvecStoreTextSearchKept(t *testing.T) {
 	s.Close()
 	logs := pgTestLogs(func() { s = open(&PgvecOptions{TextSearchConfig: "simple"}) })
 	m := s.Migration()
-	if s.TextSearchConfig() != "english" || m.TextSearchChanged || m.TextSearchKept != "english" || m.TextSearchRequested != "simple" {
-		t.Errorf("reopen asking for simple: TextSearchConfig() = %q, Migration() = %+v", s.TextSearchConfig(), m)
+	if s.language != "english" || m.TextSearchChanged || m.TextSearchKept != "english" || m.TextSearchRequested != "simple" {
+		t.Errorf("reopen asking for simple: language = %q, Migration() = %+v", s.language, m)
 	}
 	if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "keeping the recorded text search configuration") {
 		t.Errorf("no warning about the kept configuration; logs:\n%s", logs)
@@ -226,13 +226,13 @@ func TestPgvecStoreTextSearchKept(t *testing.T) {
 	s.Close()
 	// Without a configuration named the recorded one is kept too.
 	s = open(nil)
-	if s.TextSearchConfig() != "english" {
-		t.Errorf("reopen without options: %q", s.TextSearchConfig())
+	if s.language != "english" {
+		t.Errorf("reopen without options: %q", s.language)
 	}
 	s.Close()
 	s = open(&PgvecOptions{TextSearchConfig: "simple", RebuildTextSearch: true})
-	if s.TextSearchConfig() != "simple" || !s.Migration().TextSearchChanged {
-		t.Errorf("with RebuildTextSearch: %q, %+v", s.TextSearchConfig(), s.Migration())
+	if s.language != "simple" || !s.Migration().TextSearchChanged {
+		t.Errorf("with RebuildTextSearch: %q, %+v", s.language, s.Migration())
 	}
 	if got, err := s.KeywordSearch(ctx, "chunks", 0, nil, "", nil); err != nil || len(got) != 0 {
 		t.Errorf("simple after the rebuild: %d results, %v; want none", len(got), err)

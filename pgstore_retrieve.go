@@ -38,21 +38,17 @@ func (s *PgvecStore) Retrieve(ctx context.Context, query *ai.Document, k int) ([
 	return s.retrieveWhere(ctx, query, k, 0, "", nil)
 }
 
-// RetrieveWhere is Retrieve restricted to chunks matching extraWhere, a SQL
+// retrieveWhere is Retrieve restricted to chunks matching extraWhere, a SQL
 // condition on the chunk table's columns (id, content, metadata, url,
 // source, created_at) with placeholders from $3 bound to extraArgs ($1 is
-// the query vector, $2 the limit), as KeywordSearchSQL's. It must be the
-// app's own fixed SQL, never user input. "" means no filter.
+// the query vector, $2 the limit), as KeywordSearchSQL's; "" means no
+// filter. ef, when not 0, overrides the store's EfSearch.
 //
 // The search is one round trip that sets hnsw.ef_search and
 // hnsw.iterative_scan (PgvecOptions) for this query only (SET LOCAL in the
 // query's implicit transaction, pipelined with it): with an iterative scan
 // the HNSW index keeps searching until k rows pass the filter, so a filter
 // that rejects most chunks still gives k results whenever k match.
-func (s *PgvecStore) RetrieveWhere(ctx context.Context, query *ai.Document, k int, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
-	return s.retrieveWhere(ctx, query, k, 0, extraWhere, extraArgs)
-}
-
 func (s *PgvecStore) retrieveWhere(ctx context.Context, query *ai.Document, k, ef int, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	if err := s.checkOpen("retrieve"); err != nil {
 		return nil, err

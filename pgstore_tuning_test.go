@@ -74,9 +74,9 @@ func TestPgvecStoreFilteredRetrieveReturnsK(t *testing.T) {
 	if err != nil || len(resp.Documents) != k {
 		t.Errorf("filtered retrieve with map options: %d documents, %v", len(resp.Documents), err)
 	}
-	docsWhere, err := s.RetrieveWhere(ctx, q, k, `starts_with(url, $3)`, []any{"rare/"})
+	docsWhere, err := s.retrieveWhere(ctx, q, k, 0, `starts_with(url, $3)`, []any{"rare/"})
 	if err != nil || len(docsWhere) != k {
-		t.Errorf("RetrieveWhere: %d documents, %v", len(docsWhere), err)
+		t.Errorf("retrieveWhere: %d documents, %v", len(docsWhere), err)
 	}
 
 	off, err := NewPgvecStoreWithOptions(ctx, nil, name, emb, dsn, 32, &PgvecOptions{EfSearch: 40, IterativeScan: "off"})
@@ -84,7 +84,7 @@ func TestPgvecStoreFilteredRetrieveReturnsK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer off.Close()
-	got, err := off.RetrieveWhere(ctx, q, k, `starts_with(url, $3)`, []any{"rare/"})
+	got, err := off.retrieveWhere(ctx, q, k, 0, `starts_with(url, $3)`, []any{"rare/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestPgvecStoreFilteredRetrieveReturnsK(t *testing.T) {
 	if err != nil || len(all) != 300 {
 		t.Errorf("Retrieve(300) with EfSearch 40: %d documents, %v", len(all), err)
 	}
-	if _, err := s.RetrieveWhere(ctx, q, k, "", []any{1}); err == nil {
+	if _, err := s.retrieveWhere(ctx, q, k, 0, "", []any{1}); err == nil {
 		t.Error("extraArgs without extraWhere: no error")
 	}
 	for _, o := range []PgvecOptions{{EfSearch: 1001}, {IterativeScan: "sometimes"}, {WriteMethod: 7}} {

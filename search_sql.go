@@ -28,8 +28,8 @@ var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 // ErrStoreClosed. A query of punctuation only returns nil, nil without
 // touching the pool.
 //
-// language is a text search configuration name ("" means the store's, see
-// PgvecStore.TextSearchConfig); it must be a plain identifier, as it is
+// language is a text search configuration name ("" means the store's,
+// PgvecOptions.TextSearchConfig); it must be a plain identifier, as it is
 // interpolated. Every query binds the search term as $1 and the row limit
 // as $2; extraWhere, when not "", is the app's own fixed SQL condition ANDed
 // to every stage, with placeholders from $3 bound to extraArgs (never user

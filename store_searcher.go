@@ -212,7 +212,7 @@ func (s *LocalvecStore) SearchText(ctx context.Context, query string, k int, f *
 	return s.KeywordSearch(ctx, query, k, searchStopWords, f.predicate())
 }
 
-// SearchVector implements Searcher: RetrieveWhere with f translated to
+// SearchVector implements Searcher: Retrieve restricted to f, translated to
 // SQL with bound parameters.
 func (s *PgvecStore) SearchVector(ctx context.Context, query string, k int, f *Filter) ([]*ai.Document, error) {
 	return s.searchVectorDoc(ctx, QueryDocument(query), k, f)

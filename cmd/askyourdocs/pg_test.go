@@ -185,8 +185,8 @@ func TestPgvecStoreEndToEnd(t *testing.T) {
 
 // TestPgvecConcurrentIndexFreshDB starts two `askyourdocs index --pg` at once
 // on a fresh database (no vector extension, no tables): both succeed, as the
-// store's schema and the CLI's own manifest table are created under the
-// schema advisory lock, and the store holds each chunk once.
+// store's schema is created and its embedder recorded under the schema
+// advisory lock, and the store holds each chunk once.
 func TestPgvecConcurrentIndexFreshDB(t *testing.T) {
 	dsn := cliTestFreshDB(t, cliTestDSN(t))
 	bin := buildCLI(t)

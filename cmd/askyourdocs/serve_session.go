@@ -94,9 +94,12 @@ func fileSessionSecret(path string) ([]byte, error) {
 func pgSessionSecret(ctx context.Context, s *pgStore) ([]byte, error) {
 	secret := make([]byte, 32)
 	rand.Read(secret)
-	// Under the stores' schema lock: two processes creating the table at
-	// once would otherwise race on CREATE TABLE IF NOT EXISTS.
-	err := s.WithSchemaLock(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	// Under an advisory lock of its own: two processes creating the table
+	// at once would otherwise race on CREATE TABLE IF NOT EXISTS.
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('"+pgSessionKeyTable+"'))"); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+pgSessionKeyTable+" (name text PRIMARY KEY, secret bytea NOT NULL)")
 		return err
 	})
