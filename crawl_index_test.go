@@ -40,7 +40,7 @@ func (s crawlPageSource) DeleteStale(ctx context.Context, store VectorStore) (in
 // crawlStoreChunks reads every chunk of a LocalvecStore's file: URL -> texts.
 func crawlStoreChunks(t *testing.T, store *LocalvecStore) map[string][]string {
 	t.Helper()
-	data, err := os.ReadFile(store.Path())
+	data, err := os.ReadFile(store.path)
 	if err != nil {
 		t.Fatal(err)
 	}

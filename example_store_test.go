@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
@@ -150,7 +151,7 @@ func ExampleLocalvecStore_KeywordSearch() {
 	// A metadata filter, and the same search on the file (as an app with
 	// its own localvec wrapper would run it).
 	only2023 := func(meta map[string]any) bool { return meta["year"] == float64(2023) || meta["year"] == 2023 }
-	docs, err = engine.LocalvecKeywordSearch(store.Path(), "Rechnungen", 5, stop, only2023)
+	docs, err = engine.LocalvecKeywordSearch(filepath.Join(dir, "__db_minutes.json"), "Rechnungen", 5, stop, only2023)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -238,7 +238,7 @@ func TestIndexSourceLocalvecFailureKeepsOldVersion(t *testing.T) {
 	if _, _, err := IndexSource(ctx, s, src, 500, 50, nil); err != nil {
 		t.Fatal(err)
 	}
-	before := localvecTestFile(t, s.Path())
+	before := localvecTestFile(t, s.path)
 
 	// The embedder fails in the middle of the second batch's run.
 	src.texts = ingestTestTexts("new", 300)
@@ -254,7 +254,7 @@ func TestIndexSourceLocalvecFailureKeepsOldVersion(t *testing.T) {
 		t.Fatalf("err = %v, want the embedder's", err)
 	}
 	emb.fail = nil
-	if got := localvecTestFile(t, s.Path()); got != before {
+	if got := localvecTestFile(t, s.path); got != before {
 		t.Error("failed run changed the file")
 	}
 	if s.Len() != 120 {
@@ -280,7 +280,7 @@ func TestIndexSourceLocalvecFailureKeepsOldVersion(t *testing.T) {
 	if n := emb.calls.Load() - calls; n > 2 {
 		t.Errorf("%d embed calls after cancellation at call 2", n)
 	}
-	if got := localvecTestFile(t, s.Path()); got != before || s.Len() != 120 {
+	if got := localvecTestFile(t, s.path); got != before || s.Len() != 120 {
 		t.Error("cancelled run changed the store")
 	}
 }

@@ -204,7 +204,7 @@ func TestLocalvecKeywordSearchFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for name, search := range map[string]func() ([]*ai.Document, error){
-			"file":  func() ([]*ai.Document, error) { return LocalvecKeywordSearch(s.Path(), tt.query, 10, stop, nil) },
+			"file":  func() ([]*ai.Document, error) { return LocalvecKeywordSearch(s.path, tt.query, 10, stop, nil) },
 			"store": func() ([]*ai.Document, error) { return s.KeywordSearch(ctx, tt.query, 10, stop, nil) },
 		} {
 			got, err := search()
@@ -223,7 +223,7 @@ func TestLocalvecKeywordSearchFile(t *testing.T) {
 		}
 	}
 	// Filter on metadata read from the file (numbers are float64 there).
-	got, err := LocalvecKeywordSearch(s.Path(), "bericht", 10, nil, func(m map[string]any) bool { return m["i"] == float64(4) })
+	got, err := LocalvecKeywordSearch(s.path, "bericht", 10, nil, func(m map[string]any) bool { return m["i"] == float64(4) })
 	if err != nil || len(got) != 1 || DocText(got[0]) != texts[4] {
 		t.Errorf("filtered: %q, %v", localvecTexts(got), err)
 	}

@@ -155,9 +155,6 @@ func (s *LocalvecStore) retrieveFresh(ctx context.Context, req *ai.RetrieverRequ
 	return s.retrieve(ctx, req)
 }
 
-// Path returns the path of the store's database file.
-func (s *LocalvecStore) Path() string { return s.path }
-
 // Len returns the number of documents in the store (0 after Close).
 func (s *LocalvecStore) Len() int {
 	s.refreshForRead() // on error, the data as last read
@@ -355,9 +352,9 @@ func (s *LocalvecStore) unlockSession() {
 //
 // The file is written when fn returns an error, too: what fn completed is
 // kept (IndexSource has already rolled back a source that failed). A process
-// that dies inside Bulk leaves the file as it was before Bulk, or as of the
-// last Flush. Bulk calls may nest; the outermost one writes. The error
-// joins fn's error and the write's.
+// that dies inside Bulk leaves the file as it was before Bulk (several Bulk
+// calls bound what a crash loses). Bulk calls may nest; the outermost one
+// writes. The error joins fn's error and the write's.
 func (s *LocalvecStore) Bulk(fn func() error) error {
 	if err := s.beginDeferredPersist(); err != nil {
 		return err
@@ -367,18 +364,6 @@ func (s *LocalvecStore) Bulk(fn func() error) error {
 		return errors.Join(ferr, fmt.Errorf("localvec %s: write after bulk: %w", s.path, perr))
 	}
 	return ferr
-}
-
-// Flush writes changes held in memory by an open Bulk to the file now, so a
-// long bulk run can bound what a crash would lose. Outside Bulk there is
-// nothing to write and Flush returns nil.
-func (s *LocalvecStore) Flush() error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	return s.flushLocked()
 }
 
 // flushLocked writes the in-memory data to the file if it is dirty. Called

@@ -43,7 +43,7 @@ func TestLocalvecFileMatchesGenkitBytes(t *testing.T) {
 	}
 	same := func(what string, s *LocalvecStore, want string) {
 		t.Helper()
-		if got := localvecTestFile(t, s.Path()); got != want {
+		if got := localvecTestFile(t, s.path); got != want {
 			t.Fatalf("%s: our file (%d bytes) differs from genkit's (%d bytes)", what, len(got), len(want))
 		}
 	}

@@ -204,8 +204,8 @@ func TestLocalvecKeywordLanguageSurvivesReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := localvecKeywordResults(t, a, "Häuser") // reloads b's file
-	if lang := a.KeywordLanguage(); lang != "german" {
-		t.Errorf("KeywordLanguage after a reload = %q, want german", lang)
+	if lang := a.keywordAnalyzer().language(); lang != "german" {
+		t.Errorf("keyword language after a reload = %q, want german", lang)
 	}
 	de, err := newTextAnalyzer("german")
 	if err != nil {

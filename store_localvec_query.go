@@ -280,13 +280,6 @@ func (s *LocalvecStore) SetKeywordLanguage(language string) error {
 	return nil
 }
 
-// KeywordLanguage returns the language of the store's keyword ranking.
-func (s *LocalvecStore) KeywordLanguage() string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.keywordAnalyzer().language()
-}
-
 // newLocalvecBM25 returns the BM25 index of docs, row i being docs[i].
 func newLocalvecBM25(an *textAnalyzer, docs []*ai.Document) *bm25Index {
 	x := newBM25Index(an)

@@ -55,8 +55,8 @@ func TestLocalvecStoreIndexRetrieveDelete(t *testing.T) {
 	dir := t.TempDir()
 	emb := newTestEmbedder(64)
 	s := ingestTestLocalvec(t, dir, emb)
-	if s.Path() != filepath.Join(dir, "__db_docs.json") {
-		t.Errorf("path %s", s.Path())
+	if s.path != filepath.Join(dir, "__db_docs.json") {
+		t.Errorf("path %s", s.path)
 	}
 	docs := append(localvecTestDocs(20, "u1"), localvecTestDocs(5, "u2")...)
 	if err := s.Index(ctx, docs); err != nil {
@@ -184,7 +184,7 @@ func TestLocalvecStoreBadInput(t *testing.T) {
 	if err := s.Index(ctx, localvecTestDocs(3, "u")); err != nil {
 		t.Fatal(err)
 	}
-	before := localvecTestFile(t, s.Path())
+	before := localvecTestFile(t, s.path)
 
 	// Another embedder dimension: clear error, nothing written.
 	s.emb = newTestEmbedder(16)
@@ -197,7 +197,7 @@ func TestLocalvecStoreBadInput(t *testing.T) {
 	if _, _, err := s.replaceSource(ctx, replaceScope{urls: []string{"u"}}, localvecTestDocs(5, "u")[3:], nil); !errors.Is(err, ErrDimensionMismatch) {
 		t.Errorf("replace dim mismatch: %v", err)
 	}
-	if localvecTestFile(t, s.Path()) != before || s.Len() != 3 {
+	if localvecTestFile(t, s.path) != before || s.Len() != 3 {
 		t.Error("dimension mismatch changed the store")
 	}
 	// Embedder errors leave it unchanged too.
@@ -229,7 +229,7 @@ func TestLocalvecStoreBadInput(t *testing.T) {
 			t.Errorf("%s after Close: %v, want ErrStoreClosed", name, err)
 		}
 	}
-	if localvecTestFile(t, s.Path()) != before {
+	if localvecTestFile(t, s.path) != before {
 		t.Error("closed store changed the file")
 	}
 }
@@ -256,7 +256,7 @@ func TestLocalvecDeferredPersist(t *testing.T) {
 	if n := s.fileWrites.Load(); n != 1 {
 		t.Errorf("Index inside a session wrote the file (%d writes)", n)
 	}
-	path := s.Path()
+	path := s.path
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestLocalvecCompatGenkitFileOpensInStore(t *testing.T) {
 	if err := s.Index(ctx, docs); err != nil || s.Len() != 30 || emb.calls.Load() != calls {
 		t.Errorf("re-index of genkit's documents: %v, Len %d, %d embed calls", err, s.Len(), emb.calls.Load()-calls)
 	}
-	res, err := LocalvecKeywordSearch(s.Path(), `"document 12 talks"`, 3, nil, nil)
+	res, err := LocalvecKeywordSearch(s.path, `"document 12 talks"`, 3, nil, nil)
 	if err != nil || len(res) != 1 || DocText(res[0]) != DocText(docs[12]) {
 		t.Errorf("LocalvecKeywordSearch on genkit's file: %v, %v", localvecTexts(res), err)
 	}
@@ -358,7 +358,7 @@ func TestLocalvecCompatStoreFileOpensInGenkit(t *testing.T) {
 
 	// The byte format of numbers matches encoding/json's.
 	var raw map[string]json.RawMessage
-	b := localvecTestFile(t, s.Path())
+	b := localvecTestFile(t, s.path)
 	if err := json.Unmarshal([]byte(b), &raw); err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +566,7 @@ func TestLocalvecCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	old := localvecTestFile(t, s.Path())
+	old := localvecTestFile(t, s.path)
 
 	for round := range 2 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestLocalvecCrashChild$", "-test.count=1")
@@ -603,7 +603,7 @@ func TestLocalvecCrash(t *testing.T) {
 		if n != 500 && (n-500)%20000 != 0 {
 			t.Errorf("round %d: %d documents after kill: neither the old nor a new version", round, n)
 		}
-		if round == 0 && localvecTestFile(t, r.Path()) != old {
+		if round == 0 && localvecTestFile(t, r.path) != old {
 			t.Log("round 0: the child completed a write before the kill")
 		}
 		if m, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(m) != 0 {
@@ -677,42 +677,33 @@ func TestLocalvecBulk(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = s2.Close()
-	reread, err := LocalvecKeywordSearch(s.Path(), "gamma", 10, nil, nil)
+	reread, err := LocalvecKeywordSearch(s.path, "gamma", 10, nil, nil)
 	if err != nil || len(reread) != 3 {
 		t.Errorf("after Bulk the file has %d gamma chunks (%v), want 3", len(reread), err)
 	}
 
-	// Flush inside Bulk writes at once; nested Bulk writes only at the end
-	// of the outermost.
+	// A nested Bulk writes nothing: the outermost writes once at its end.
 	writes := s.fileWrites.Load()
 	err = s.Bulk(func() error {
 		if err := s.Index(ctx, localvecTestDocs(3, "e.pdf")); err != nil {
 			return err
 		}
-		if err := s.Flush(); err != nil {
-			return err
+		err := s.Bulk(func() error { _, err := s.DeleteByURL(ctx, "b.pdf"); return err })
+		if got := s.fileWrites.Load() - writes; got != 0 {
+			t.Errorf("nested Bulk wrote %d times, want 0", got)
 		}
-		if got := s.fileWrites.Load() - writes; got != 1 {
-			t.Errorf("Flush wrote %d times, want 1", got)
-		}
-		return s.Bulk(func() error { _, err := s.DeleteByURL(ctx, "b.pdf"); return err })
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.fileWrites.Load() - writes; got != 2 {
-		t.Errorf("Flush + nested Bulk wrote %d times, want 2", got)
-	}
-	if err := s.Flush(); err != nil {
-		t.Errorf("Flush outside Bulk: %v", err)
+	if got := s.fileWrites.Load() - writes; got != 1 {
+		t.Errorf("Bulk with a nested Bulk wrote %d times, want 1", got)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Bulk(func() error { return nil }); !errors.Is(err, ErrStoreClosed) {
 		t.Errorf("Bulk after Close: %v", err)
-	}
-	if err := s.Flush(); !errors.Is(err, ErrStoreClosed) {
-		t.Errorf("Flush after Close: %v", err)
 	}
 }

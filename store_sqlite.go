@@ -270,9 +270,6 @@ func (s *SQLiteStore) initSchema(ctx context.Context, language string) error {
 // DB()).
 func (s *SQLiteStore) KeywordLanguage() string { return s.an.language() }
 
-// Path returns the path of the store's database file.
-func (s *SQLiteStore) Path() string { return s.path }
-
 // DB returns the store's database handle, for an app's own read queries
 // (the tables are described in the package source, sqliteSchema). Writes
 // through it bypass the generation counter the vector cache relies on.

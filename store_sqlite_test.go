@@ -233,11 +233,11 @@ func TestSQLiteImportExportLocalvec(t *testing.T) {
 	lv.Close()
 	s := sqliteTestStore(t, filepath.Join(dir, "d.db"), emb)
 	calls := emb.calls.Load()
-	n, err := s.ImportLocalvec(ctx, lv.Path())
+	n, err := s.ImportLocalvec(ctx, lv.path)
 	if err != nil || n != 40 || emb.calls.Load() != calls {
 		t.Fatalf("import: %d, %v, %d embed calls", n, err, emb.calls.Load()-calls)
 	}
-	if n, err := s.ImportLocalvec(ctx, lv.Path()); err != nil || n != 0 {
+	if n, err := s.ImportLocalvec(ctx, lv.path); err != nil || n != 0 {
 		t.Errorf("second import: %d, %v", n, err)
 	}
 	// The imported chunks have IndexSource's IDs: re-indexing embeds nothing.

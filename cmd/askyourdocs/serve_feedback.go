@@ -65,7 +65,7 @@ func openServeFeedback(ctx context.Context, b *backend, dataDir string, logOut i
 	switch st := b.store.(type) {
 	case *sqliteStore:
 		fb, err = askyourdocs.NewSQLiteFeedbackStore(ctx, st.DB(), feedbackTable(""), feedbackID, setFeedbackRating)
-		where = st.Path()
+		where = st.path()
 	case *pgStore:
 		fb, err = askyourdocs.NewPgFeedbackStore(ctx, st.Pool, feedbackTable(st.name), feedbackID, setFeedbackRating)
 		where = "PostgreSQL table " + feedbackTable(st.name)

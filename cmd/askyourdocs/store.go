@@ -46,7 +46,10 @@ type sqliteStore struct {
 }
 
 func (s *sqliteStore) chunkCount(ctx context.Context) (int, error) { return s.Len(ctx) }
-func (s *sqliteStore) describe() string                            { return s.Path() }
+func (s *sqliteStore) describe() string                            { return s.path() }
+
+// path is the database file, <data>/<name>.db.
+func (s *sqliteStore) path() string { return sqlitePath(s.manifests.dir, s.manifests.name) }
 
 // bulk: SQLite commits every source in a transaction of its own, so a
 // source the store refuses (a full disk) is reported as that file's
