@@ -371,5 +371,20 @@ func TestFusionMayBeWeak(t *testing.T) {
 		if got := f.mayBeWeak(c.q); got != c.maybe || (f.weak(st) && !got) {
 			t.Errorf("%q: mayBeWeak %v (want %v), Weak %v", c.q, got, c.maybe, f.weak(st))
 		}
+		// The report holds the statistics exactly when Search looked at
+		// them: fusion mode and a question that may be weak.
+		for _, mode := range []SearchMode{SearchModeFusion, SearchModeKeyword} {
+			var rep SearchReport
+			if _, err := Search(ctx, s, c.q, &SearchOptions{Mode: mode, Fusion: &f, Report: &rep}); err != nil {
+				t.Fatal(err)
+			}
+			want := KeywordQueryStats{}
+			if mode == SearchModeFusion && c.maybe {
+				want = st
+			}
+			if fmt.Sprint(rep.Keywords) != fmt.Sprint(want) {
+				t.Errorf("%q, %s: report's statistics %+v, want %+v", c.q, mode, rep.Keywords, want)
+			}
+		}
 	}
 }
