@@ -25,7 +25,7 @@ func isQueryDocument(d *ai.Document) bool {
 	return q
 }
 
-// EmbeddingPrefixes returns the instruction prefixes an asymmetric
+// embeddingPrefixes returns the instruction prefixes an asymmetric
 // embedding model expects in front of a search query and of a passage, and
 // ok = false for a model it does not know. model may be a spec
 // ("ollama/mxbai-embed-large"), a tagged name ("nomic-embed-text:v1.5") or
@@ -43,7 +43,7 @@ func isQueryDocument(d *ai.Document) bool {
 //   - e5 instruct models (huggingface.co/intfloat/multilingual-e5-large-
 //     instruct, e5-mistral-7b-instruct): queries get "Instruct: <task>\n
 //     Query: " with the card's web-search task, documents nothing.
-func EmbeddingPrefixes(model string) (query, passage string, ok bool) {
+func embeddingPrefixes(model string) (query, passage string, ok bool) {
 	name := strings.ToLower(strings.TrimSpace(model))
 	if _, m := SplitModelSpec(name); m != "" {
 		name = m
@@ -80,14 +80,15 @@ func isE5Name(name string) bool {
 }
 
 // NewPrefixEmbedder returns emb wrapped so that every document it embeds
-// gets the instruction prefix model expects (see EmbeddingPrefixes): the
+// gets the instruction prefix model expects (docs/providers.md lists them:
+// mxbai-embed-large, nomic-embed-text, e5 and e5 instruct models): the
 // query prefix for documents built with QueryDocument, the passage prefix
 // for all others. For a model without known prefixes it returns emb itself,
 // unwrapped. A text that already starts with its prefix is not prefixed
 // twice. The wrapper keeps emb's Name, does not modify the request's
 // documents, and is safe for concurrent use if emb is.
 func NewPrefixEmbedder(emb ai.Embedder, model string) ai.Embedder {
-	q, p, ok := EmbeddingPrefixes(model)
+	q, p, ok := embeddingPrefixes(model)
 	if !ok || emb == nil {
 		return emb
 	}

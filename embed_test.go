@@ -29,9 +29,9 @@ func TestEmbeddingPrefixes(t *testing.T) {
 		{"embed-e55", "", "", false},
 		{"", "", "", false},
 	} {
-		q, p, ok := EmbeddingPrefixes(tc.model)
+		q, p, ok := embeddingPrefixes(tc.model)
 		if q != tc.query || p != tc.passage || ok != tc.ok {
-			t.Errorf("EmbeddingPrefixes(%q) = %q, %q, %v; want %q, %q, %v", tc.model, q, p, ok, tc.query, tc.passage, tc.ok)
+			t.Errorf("embeddingPrefixes(%q) = %q, %q, %v; want %q, %q, %v", tc.model, q, p, ok, tc.query, tc.passage, tc.ok)
 		}
 	}
 }

@@ -89,24 +89,31 @@ func ExampleRerankScores() {
 }
 
 func ExampleNewPrefixEmbedder() {
-	q, p, ok := askyourdocs.EmbeddingPrefixes("ollama/nomic-embed-text")
-	fmt.Printf("%q %q %v\n", q, p, ok)
-
-	local := askyourdocs.NewLocalEmbedder(256)
-	// The local embedder is not a known asymmetric model: left unwrapped.
-	fmt.Println(askyourdocs.NewPrefixEmbedder(local, local.Name()) == local)
-
-	resp, err := local.Embed(context.Background(), &ai.EmbedRequest{Input: []*ai.Document{
+	// A stand-in for the model: it prints the texts that reach it.
+	model := ai.NewEmbedder("ollama/nomic-embed-text", nil, func(_ context.Context, req *ai.EmbedRequest) (*ai.EmbedResponse, error) {
+		resp := &ai.EmbedResponse{}
+		for _, d := range req.Input {
+			fmt.Printf("%q\n", askyourdocs.DocText(d))
+			resp.Embeddings = append(resp.Embeddings, &ai.Embedding{Embedding: []float32{1, 0}})
+		}
+		return resp, nil
+	})
+	emb := askyourdocs.NewPrefixEmbedder(model, "ollama/nomic-embed-text")
+	_, err := emb.Embed(context.Background(), &ai.EmbedRequest{Input: []*ai.Document{
 		askyourdocs.QueryDocument("Kündigungsfrist"),
+		ai.DocumentFromText("Die Kündigungsfrist beträgt drei Monate.", nil),
 	}})
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(local.Name(), len(resp.Embeddings[0].Embedding))
+
+	local := askyourdocs.NewLocalEmbedder(256)
+	// The local embedder is not a known asymmetric model: left unwrapped.
+	fmt.Println(askyourdocs.NewPrefixEmbedder(local, local.Name()) == local)
 	// Output:
-	// "search_query: " "search_document: " true
+	// "search_query: Kündigungsfrist"
+	// "search_document: Die Kündigungsfrist beträgt drei Monate."
 	// true
-	// askyourdocs/local-hash-256 256
 }
 
 func ExampleFormatHistory() {
