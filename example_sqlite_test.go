@@ -52,7 +52,7 @@ func ExampleNewSQLiteStore() {
 	}
 	fmt.Println(engine.DocText(docs[0]))
 
-	hits, err := store.KeywordSearch(ctx, "parking cars", 1, nil, nil)
+	hits, err := store.SearchText(ctx, "parking cars", 1, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func kwTestOpeners() map[string]func(t *testing.T) kwTestStore {
 				index:        func(d []*ai.Document) error { return s.Index(ctx, d) },
 				deleteSource: func(src string) error { _, err := s.DeleteBySource(ctx, src); return err },
 				search: func(q string, stop map[string]bool) ([]*ai.Document, error) {
-					return s.KeywordSearch(ctx, q, 0, stop, nil)
+					return s.keywordSearch(ctx, q, 0, stop, nil)
 				},
 			}
 		},

@@ -151,13 +151,14 @@ func (s *SQLiteStore) filterRids(ctx context.Context, conn *sql.Conn, f *Filter)
 	return out, rows.Err()
 }
 
-// SearchText implements Searcher: SearchKeywords with the question stop
-// words, restricted to f.
+// SearchText implements Searcher: the keyword ranking of LocalvecStore's
+// KeywordSearch (BM25 from the FTS5 index, in stages for quoted phrases and
+// all keywords) with the question stop words, restricted to f.
 func (s *SQLiteStore) SearchText(ctx context.Context, query string, k int, f *Filter) ([]*ai.Document, error) {
 	if err := searchK("sqlite search text", k); err != nil {
 		return nil, err
 	}
-	return s.KeywordSearch(ctx, query, k, searchStopWords, f.predicate())
+	return s.keywordSearch(ctx, query, k, searchStopWords, f.predicate())
 }
 
 // SearchVector implements Searcher: the Retriever's search restricted to f.

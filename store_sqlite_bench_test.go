@@ -271,7 +271,7 @@ func BenchmarkSQLiteScale(b *testing.B) {
 	b.Run("keyword", func(b *testing.B) {
 		i := 0
 		for b.Loop() {
-			if _, err := s.KeywordSearch(ctx, DocText(queries[i%len(queries)]), 10, nil, nil); err != nil {
+			if _, err := s.keywordSearch(ctx, DocText(queries[i%len(queries)]), 10, nil, nil); err != nil {
 				b.Fatal(err)
 			}
 			i++

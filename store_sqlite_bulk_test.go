@@ -126,11 +126,11 @@ func TestSQLiteBulkMatchesPlain(t *testing.T) {
 	// being equal, the FTS5 index decides).
 	for _, q := range keywordParityQueries(docs) {
 		for _, maxN := range []int{10, 0} {
-			wantDocs, err := plain.KeywordSearch(ctx, q, maxN, nil, nil)
+			wantDocs, err := plain.keywordSearch(ctx, q, maxN, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gotDocs, err := bulk.KeywordSearch(ctx, q, maxN, nil, nil)
+			gotDocs, err := bulk.keywordSearch(ctx, q, maxN, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

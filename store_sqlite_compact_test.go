@@ -189,7 +189,7 @@ func TestSQLiteSchema6Migrates(t *testing.T) {
 		}
 	}
 	for _, d := range probe {
-		got, err := s.KeywordSearch(ctx, DocText(d), 1, nil, nil)
+		got, err := s.keywordSearch(ctx, DocText(d), 1, nil, nil)
 		if err != nil || len(got) != 1 {
 			t.Fatalf("keyword search: %d results (%v)", len(got), err)
 		}

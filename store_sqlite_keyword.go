@@ -28,9 +28,20 @@ func sqliteMatchJoin(terms []string, op string) string {
 	return strings.Join(parts, op)
 }
 
-// KeywordSearch searches the stored chunks for query and ranks them as
+// KeywordSearch returns the chunks matching query by keywords, best first,
+// at most maxResults (no cap when maxResults <= 0), less stopWords, those
+// whose metadata filter accepts (all when nil), ranked as LocalvecStore's
+// KeywordSearch ranks.
+//
+// Deprecated: Use SearchText (the question stop words, a Filter), the read
+// every store shares.
+func (s *SQLiteStore) KeywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+	return s.keywordSearch(ctx, query, maxResults, stopWords, filter)
+}
+
+// keywordSearch searches the stored chunks for query and ranks them as
 // LocalvecStore's BM25 index does (LocalvecKeywordSearch): the query is
-// analysed in the store's keyword language (KeywordLanguage; stemmed words,
+// analysed in the store's keyword language (SQLiteOptions.KeywordLanguage; stemmed words,
 // one-letter words and symbol tokens kept) into quoted phrases (double or
 // single quotes) and keywords (the other words less stopWords, compared
 // lower-case; stop-listed words few chunks hold are scored, and a query of
@@ -51,7 +62,7 @@ func sqliteMatchJoin(terms []string, op string) string {
 // query reads only the posting lists of its terms and the texts of the
 // chunks it returns (and, for a phrase, of the chunks having all its
 // words).
-func (s *SQLiteStore) KeywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
+func (s *SQLiteStore) keywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
 	if err := s.checkOpen("keyword search"); err != nil {
 		return nil, err
 	}

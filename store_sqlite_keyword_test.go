@@ -174,7 +174,7 @@ func TestSQLiteKeywordParityWithLocalvec(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := s.KeywordSearch(ctx, q, maxN, stop, nil)
+				got, err := s.keywordSearch(ctx, q, maxN, stop, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -234,7 +234,7 @@ func TestSQLiteKeywordParityWithLocalvec(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"qqxyzzy", "zzheading"} {
-		got, err := s.KeywordSearch(ctx, q, 0, nil, nil)
+		got, err := s.keywordSearch(ctx, q, 0, nil, nil)
 		if err != nil || docMetaN(got) != "[9999]" {
 			t.Fatalf("heading-field word %q of a chunk added after the migration: %s, %v", q, docMetaN(got), err)
 		}
@@ -288,7 +288,7 @@ func BenchmarkSQLiteKeywordSearch(b *testing.B) {
 			i := 0
 			for b.Loop() { // every query once per iteration, so -benchtime 1x is enough
 				for _, q := range queries {
-					if _, err := s.KeywordSearch(ctx, q, 10, nil, nil); err != nil {
+					if _, err := s.keywordSearch(ctx, q, 10, nil, nil); err != nil {
 						b.Fatal(err)
 					}
 					i++
@@ -358,7 +358,7 @@ func TestSQLiteSchema4ReindexesIdentifiers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, nil); err != nil || len(got) != 2 || DocText(got[0]) != scattered {
+	if got, err := s.keywordSearch(ctx, "max_log_file_size", 0, nil, nil); err != nil || len(got) != 2 || DocText(got[0]) != scattered {
 		t.Fatalf("version 4 index: %q (%v), want the parts to rank %q first", kwTestTexts(got), err, scattered)
 	}
 	s.Close()
@@ -367,7 +367,7 @@ func TestSQLiteSchema4ReindexesIdentifiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, nil)
+	got, err := s.keywordSearch(ctx, "max_log_file_size", 0, nil, nil)
 	if err != nil || len(got) != 2 || DocText(got[0]) != whole {
 		t.Fatalf("after the migration: %q (%v), want %q first", kwTestTexts(got), err, whole)
 	}

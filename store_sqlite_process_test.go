@@ -250,7 +250,7 @@ func TestSQLiteReaderWhileWriterProcess(t *testing.T) {
 				t.Fatalf("query %d: source %s answered from two versions %v", queries, u, vs)
 			}
 		}
-		if _, err := r.KeywordSearch(ctx, "topic3 version", 5, nil, nil); err != nil {
+		if _, err := r.keywordSearch(ctx, "topic3 version", 5, nil, nil); err != nil {
 			t.Fatalf("keyword search: %v", err)
 		}
 	}

@@ -66,7 +66,7 @@ func TestSQLiteStoreReembed(t *testing.T) {
 	if err := s.Index(ctx, pgTestDocs("c", "gamma", 3)); err != nil {
 		t.Errorf("Index after Reembed: %v", err)
 	}
-	if hits, err := s.KeywordSearch(ctx, "alpha", 0, nil, nil); err != nil || len(hits) != 70 {
+	if hits, err := s.keywordSearch(ctx, "alpha", 0, nil, nil); err != nil || len(hits) != 70 {
 		t.Errorf("keyword search after Reembed: %d, %v", len(hits), err)
 	}
 	if _, err := s.Reembed(ctx, nil); err == nil {

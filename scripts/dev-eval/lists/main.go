@@ -22,9 +22,6 @@ import (
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
-// stopWords are the CLI's (the engine's QuestionStopWords).
-var stopWords = askyourdocs.QuestionStopWords()
-
 type dataset struct {
 	Cases []struct {
 		ID       string   `json:"id"`
@@ -78,7 +75,7 @@ func run(db, dsPath string, depth, dim int) error {
 		if err != nil {
 			return fmt.Errorf("case %s: %w", c.ID, err)
 		}
-		kw, err := s.KeywordSearch(ctx, c.Question, depth, stopWords, nil)
+		kw, err := s.SearchText(ctx, c.Question, depth, nil)
 		if err != nil {
 			return fmt.Errorf("case %s: %w", c.ID, err)
 		}
