@@ -53,8 +53,9 @@ const pgvecBulkMaxMaintenanceKB = 1 << 20 // 1 GB
 // rebuild asks for (the server caps it by its worker settings).
 const pgvecBulkMaintenanceWorkers = 4
 
-// PgvecBulkStats reports what a PgvecStore.Bulk run did.
-type PgvecBulkStats struct {
+// pgvecBulkStats reports what a PgvecStore.Bulk run did (for the tests and
+// benchmarks; the run logs its rebuild).
+type pgvecBulkStats struct {
 	// Rows is the number of chunk rows the run wrote.
 	Rows int
 	// Sources is the number of source replacements the run committed.
@@ -100,7 +101,7 @@ type pgvecBulkRun struct {
 	rows    int       // rows in pending
 	terms   map[string]bool
 	err     error // the first failed commit
-	stats   PgvecBulkStats
+	stats   pgvecBulkStats
 }
 
 // pgvecBulkState is the PgvecStore's field for Bulk runs.
@@ -130,18 +131,25 @@ func (s *PgvecStore) bulkLockKey() int64 { return pgvecLockKey(s.names.table + p
 // document frequencies are merged once at the end; once the rows added
 // reach max(1000, rows present / 2), the run drops the HNSW index and the
 // other search-only indexes, loads without them and rebuilds them when fn
-// returns (with a larger maintenance_work_mem and parallel workers). Blocks until then; concurrent Bulk calls share one run, which
-// ends with the last. A source replacement's error is returned by that
+// returns (with a larger maintenance_work_mem and parallel workers, logged
+// with the rows and the build time). Blocks until then; concurrent Bulk
+// calls share one run, which ends with the last. A source replacement's error is returned by that
 // call; a failed batch commit by the replacement that made it and by Bulk.
 // Sources not yet committed when the process dies are lost (they keep
 // their previous version); the next open rebuilds missing indexes.
-func (s *PgvecStore) Bulk(ctx context.Context, fn func() error) (PgvecBulkStats, error) {
+func (s *PgvecStore) Bulk(ctx context.Context, fn func() error) error {
+	_, err := s.bulkWithStats(ctx, fn)
+	return err
+}
+
+// bulkWithStats is Bulk, also returning what the run did.
+func (s *PgvecStore) bulkWithStats(ctx context.Context, fn func() error) (pgvecBulkStats, error) {
 	if err := s.checkOpen("bulk"); err != nil {
-		return PgvecBulkStats{}, err
+		return pgvecBulkStats{}, err
 	}
 	run, err := s.joinBulk(ctx)
 	if err != nil {
-		return PgvecBulkStats{}, fmt.Errorf("pgvector bulk: %w", err)
+		return pgvecBulkStats{}, fmt.Errorf("pgvector bulk: %w", err)
 	}
 	fnErr := fn()
 	stats, endErr := s.leaveBulk(context.WithoutCancel(ctx), run)
@@ -212,7 +220,7 @@ func (s *PgvecStore) releaseBulkConn(r *pgvecBulkRun) {
 
 // leaveBulk ends the caller's share of run; the last one commits what is
 // buffered, merges the frequency deltas and rebuilds the dropped indexes.
-func (s *PgvecStore) leaveBulk(ctx context.Context, run *pgvecBulkRun) (PgvecBulkStats, error) {
+func (s *PgvecStore) leaveBulk(ctx context.Context, run *pgvecBulkRun) (pgvecBulkStats, error) {
 	s.bulk.mu.Lock()
 	run.refs--
 	last := run.refs == 0

@@ -29,7 +29,7 @@ func pgBulkEvents(s *PgvecStore) *[]string {
 
 // pgBulkIndexSources runs IndexSource for each source, inside a Bulk run
 // when bulk.
-func pgBulkIndexSources(t *testing.T, s *PgvecStore, sources [][]*ai.Document, bulk bool) PgvecBulkStats {
+func pgBulkIndexSources(t *testing.T, s *PgvecStore, sources [][]*ai.Document, bulk bool) pgvecBulkStats {
 	t.Helper()
 	ctx := context.Background()
 	load := func() error {
@@ -44,9 +44,9 @@ func pgBulkIndexSources(t *testing.T, s *PgvecStore, sources [][]*ai.Document, b
 		if err := load(); err != nil {
 			t.Fatal(err)
 		}
-		return PgvecBulkStats{}
+		return pgvecBulkStats{}
 	}
-	stats, err := s.Bulk(ctx, load)
+	stats, err := s.bulkWithStats(ctx, load)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func pgBulkChildMain(say func(string, ...any), in *bufio.Reader) error {
 			}
 		}
 	}
-	_, err = s.Bulk(ctx, func() error {
+	err = s.Bulk(ctx, func() error {
 		for i, docs := range sources {
 			if _, _, err := IndexSource(ctx, s, &pgBulkBenchSource{docs: docs}, 1200, 0, nil); err != nil {
 				return err

@@ -271,7 +271,7 @@ func (s *PgvecStore) writeAdding(ctx context.Context, rows []*pgvecRow, write fu
 	if !pgvecBulkDue(len(rows), present) {
 		return false, write()
 	}
-	_, err = s.Bulk(ctx, func() error {
+	err = s.Bulk(ctx, func() error {
 		_, err := s.writeAdding(ctx, rows, write)
 		return err
 	})

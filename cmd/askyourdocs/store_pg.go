@@ -22,8 +22,7 @@ type pgStore struct {
 // re-index of a large share, the search indexes are built once at the
 // end. flush: the batches commit themselves.
 func (s *pgStore) bulk(fn func() error) error {
-	_, err := s.Bulk(context.Background(), fn)
-	return err
+	return s.Bulk(context.Background(), fn)
 }
 
 func (s *pgStore) flush() error { return nil }
