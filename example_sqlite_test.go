@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 
 	engine "github.com/dbis-ilm/askyourdocs"
@@ -46,7 +45,7 @@ func ExampleNewSQLiteStore() {
 	}
 	fmt.Println("embedded on re-index:", embedded-before)
 
-	docs, err := store.Retrieve(ctx, ai.DocumentFromText("When does the library open?", nil), 1)
+	docs, err := store.SearchVector(ctx, "When does the library open?", 1, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -57,14 +57,16 @@ func searchK(op string, k int) error {
 	return nil
 }
 
-// SearchVector implements Searcher: Retrieve restricted to f.
+// SearchVector implements Searcher: the k chunks most similar to query
+// (cosine similarity, from the int8 matrix rescored exactly, in one read
+// snapshot) among those f accepts, most similar first.
 func (s *SQLiteStore) SearchVector(ctx context.Context, query string, k int, f *Filter) ([]*ai.Document, error) {
 	return s.searchVectorDoc(ctx, QueryDocument(query), k, f)
 }
 
 func (s *SQLiteStore) searchVectorDoc(ctx context.Context, doc *ai.Document, k int, f *Filter) ([]*ai.Document, error) {
 	if f.empty() {
-		return s.Retrieve(ctx, doc, k)
+		return s.retrieveDoc(ctx, doc, k)
 	}
 	if err := s.checkOpen("search vector"); err != nil {
 		return nil, err

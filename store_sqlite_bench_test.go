@@ -192,7 +192,7 @@ func BenchmarkSQLiteScale(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := s.Retrieve(ctx, queries[i%len(queries)], 10); err != nil {
+			if _, err := s.retrieveDoc(ctx, queries[i%len(queries)], 10); err != nil {
 				b.Fatal(err)
 			}
 			s.Close()
@@ -209,7 +209,7 @@ func BenchmarkSQLiteScale(b *testing.B) {
 	b.Run("query-warm", func(b *testing.B) {
 		i := 0
 		for b.Loop() {
-			if _, err := s.Retrieve(ctx, queries[i%len(queries)], 10); err != nil {
+			if _, err := s.retrieveDoc(ctx, queries[i%len(queries)], 10); err != nil {
 				b.Fatal(err)
 			}
 			i++

@@ -196,7 +196,7 @@ func TestSQLiteSchema6Migrates(t *testing.T) {
 		if !reflect.DeepEqual(sqliteJSONRoundTrip(t, got[0]), sqliteJSONRoundTrip(t, d)) {
 			t.Errorf("keyword search returns\n%#v\nwant\n%#v", got[0], d)
 		}
-		vec, err := s.Retrieve(ctx, d, 1)
+		vec, err := s.retrieveDoc(ctx, d, 1)
 		if err != nil || len(vec) != 1 || DocText(vec[0]) != DocText(d) {
 			t.Fatalf("vector search: %v (%v)", vec, err)
 		}

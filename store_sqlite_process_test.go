@@ -230,7 +230,7 @@ func TestSQLiteReaderWhileWriterProcess(t *testing.T) {
 				t.Fatalf("query %d saw a partial source: %v", queries, s)
 			}
 		}
-		got, err := r.Retrieve(ctx, ai.DocumentFromText("w source 2 chunk 3 about topic3", nil), sqliteChildChunks)
+		got, err := r.retrieveDoc(ctx, ai.DocumentFromText("w source 2 chunk 3 about topic3", nil), sqliteChildChunks)
 		if err != nil {
 			t.Fatalf("retrieve: %v", err)
 		}

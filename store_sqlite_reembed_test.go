@@ -29,7 +29,7 @@ func TestSQLiteStoreReembed(t *testing.T) {
 	if _, _, err := s16.RecordIndexInfo(ctx, IndexInfo{Embedder: "test/bow-embedder", Dim: 16, Created: time.Now()}, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s16.Retrieve(ctx, ai.DocumentFromText("alpha", nil), 1); err != nil {
+	if _, err := s16.retrieveDoc(ctx, ai.DocumentFromText("alpha", nil), 1); err != nil {
 		t.Fatal(err)
 	}
 	s16.Close()
@@ -55,7 +55,7 @@ func TestSQLiteStoreReembed(t *testing.T) {
 		t.Errorf("Len after Reembed = %d, %v", got, err)
 	}
 	const q = "beta chunk 12 about topic5 and subject1"
-	got, err := s.Retrieve(ctx, ai.DocumentFromText(q, nil), 1)
+	got, err := s.retrieveDoc(ctx, ai.DocumentFromText(q, nil), 1)
 	if err != nil || len(got) != 1 || !slices.Equal(testVector(DocText(got[0]), 32), testVector(q, 32)) || got[0].Metadata[MetaSource] != "b" {
 		t.Errorf("retrieve after Reembed: %v, %v", pgTestTexts(got), err)
 	}
@@ -78,7 +78,7 @@ func TestSQLiteStoreReembed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if got, err := other.Retrieve(ctx, ai.DocumentFromText(q, nil), 1); err != nil || len(got) != 1 || !slices.Equal(testVector(DocText(got[0]), 32), testVector(q, 32)) {
+	if got, err := other.retrieveDoc(ctx, ai.DocumentFromText(q, nil), 1); err != nil || len(got) != 1 || !slices.Equal(testVector(DocText(got[0]), 32), testVector(q, 32)) {
 		t.Errorf("second store after Reembed: %v, %v", pgTestTexts(got), err)
 	}
 }

@@ -31,7 +31,7 @@ func TestSQLiteNonUTF8Names(t *testing.T) {
 	if err != nil || len(srcs) != 1 || srcs[0].URL != url || srcs[0].Chunks != 5 {
 		t.Fatalf("sources %+q, %v", fmt.Sprint(srcs), err)
 	}
-	got, err := s.Retrieve(ctx, ai.DocumentFromText("latin chunk 2", nil), 1)
+	got, err := s.retrieveDoc(ctx, ai.DocumentFromText("latin chunk 2", nil), 1)
 	if err != nil || len(got) != 1 || got[0].Metadata[MetaURL] != url {
 		t.Fatalf("retrieve: %v, %v", got, err)
 	}
@@ -90,7 +90,7 @@ func TestSQLiteQuantizedRankingMatchesExact(t *testing.T) {
 			}
 			return 0
 		})
-		got, err := s.Retrieve(ctx, ai.DocumentFromText(q, nil), 10)
+		got, err := s.retrieveDoc(ctx, ai.DocumentFromText(q, nil), 10)
 		if err != nil || len(got) != 10 {
 			t.Fatalf("retrieve: %d, %v", len(got), err)
 		}
@@ -115,20 +115,20 @@ func TestSQLiteReaderSeesOtherWriters(t *testing.T) {
 	if err := writer.Index(ctx, pgTestDocs("a", "apple", 5)); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := reader.Retrieve(ctx, ai.DocumentFromText("apple chunk 1 about topic1 and subject1", nil), 1); err != nil || len(got) != 1 {
+	if got, err := reader.retrieveDoc(ctx, ai.DocumentFromText("apple chunk 1 about topic1 and subject1", nil), 1); err != nil || len(got) != 1 {
 		t.Fatalf("first query: %v, %v", got, err)
 	}
 	if err := writer.Index(ctx, pgTestDocs("b", "banana", 5)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := reader.Retrieve(ctx, ai.DocumentFromText("banana chunk 3 about topic3 and subject3", nil), 1)
+	got, err := reader.retrieveDoc(ctx, ai.DocumentFromText("banana chunk 3 about topic3 and subject3", nil), 1)
 	if err != nil || len(got) != 1 || got[0].Metadata[MetaSource] != "b" {
 		t.Fatalf("after another writer indexed: %v, %v", got, err)
 	}
 	if _, err := writer.DeleteBySource(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	got, err = reader.Retrieve(ctx, ai.DocumentFromText("banana chunk 3 about topic3 and subject3", nil), 10)
+	got, err = reader.retrieveDoc(ctx, ai.DocumentFromText("banana chunk 3 about topic3 and subject3", nil), 10)
 	if err != nil || len(got) != 5 {
 		t.Fatalf("after another writer deleted: %d docs, %v", len(got), err)
 	}
@@ -163,7 +163,7 @@ func TestSQLiteVectorCacheFile(t *testing.T) {
 	c.release()
 	q := ai.DocumentFromText("apple chunk 7 about topic0 and subject7", nil)
 	r := sqliteTestStore(t, path, emb)
-	got, err := r.Retrieve(ctx, q, 1)
+	got, err := r.retrieveDoc(ctx, q, 1)
 	if err != nil || len(got) != 1 || DocText(got[0]) != DocText(q) {
 		t.Fatalf("retrieve from cache: %v, %v", got, err)
 	}
@@ -181,7 +181,7 @@ func TestSQLiteVectorCacheFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		r2 := sqliteTestStore(t, path, emb)
-		got, err := r2.Retrieve(ctx, q, 1)
+		got, err := r2.retrieveDoc(ctx, q, 1)
 		if err != nil || len(got) != 1 || DocText(got[0]) != DocText(q) {
 			t.Errorf("retrieve with a damaged cache: %v, %v", got, err)
 		}
@@ -304,7 +304,7 @@ func TestSQLiteStaleVectorCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := sqliteTestStore(t, path, emb)
-	got, err := r.Retrieve(ctx, ai.DocumentFromText("banana chunk 1 about topic1 and subject1", nil), 60)
+	got, err := r.retrieveDoc(ctx, ai.DocumentFromText("banana chunk 1 about topic1 and subject1", nil), 60)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -257,12 +257,21 @@ func (s *SQLiteStore) readTx(ctx context.Context, fn func(conn *sql.Conn) error)
 // database into its matrix for it to try to save the vector cache file.
 const sqliteCacheMinRows = 4096
 
-// Retrieve returns the k chunks most similar to query by cosine similarity,
-// most similar first. It embeds the query, brings the matrix up to date
-// with the database, scans the int8 matrix for the best k x Rescore
+// Retrieve returns the k chunks most similar to query by cosine
+// similarity, most similar first; k must be positive.
+//
+// Deprecated: Use SearchVector with a nil Filter (the read every store
+// shares), or the Retriever field for a query document of your own.
+func (s *SQLiteStore) Retrieve(ctx context.Context, query *ai.Document, k int) ([]*ai.Document, error) {
+	return s.retrieveDoc(ctx, query, k)
+}
+
+// retrieveDoc returns the k chunks most similar to query by cosine
+// similarity, most similar first. It embeds the query, brings the matrix up
+// to date with the database, scans the int8 matrix for the best k x Rescore
 // candidates and ranks those by their exact float32 cosine similarity, all
 // within one read snapshot of the database. k must be positive.
-func (s *SQLiteStore) Retrieve(ctx context.Context, query *ai.Document, k int) ([]*ai.Document, error) {
+func (s *SQLiteStore) retrieveDoc(ctx context.Context, query *ai.Document, k int) ([]*ai.Document, error) {
 	if err := s.checkOpen("retrieve"); err != nil {
 		return nil, err
 	}
@@ -434,7 +443,7 @@ func (s *SQLiteStore) retrieve(ctx context.Context, req *ai.RetrieverRequest) (*
 	if err != nil {
 		return nil, fmt.Errorf("sqlite retriever: %w", err)
 	}
-	docs, err := s.Retrieve(ctx, req.Query, k)
+	docs, err := s.retrieveDoc(ctx, req.Query, k)
 	if err != nil {
 		return nil, err
 	}

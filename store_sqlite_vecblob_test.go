@@ -106,7 +106,7 @@ func TestSQLiteOpensDenseVectors(t *testing.T) {
 		t.Fatalf("schema %d (%v), want %d", version, err, sqliteSchemaVersion)
 	}
 	for _, d := range docs {
-		got, err := s.Retrieve(ctx, d, 1)
+		got, err := s.retrieveDoc(ctx, d, 1)
 		if err != nil || len(got) != 1 || DocText(got[0]) != DocText(d) {
 			t.Fatalf("retrieve %q: %v, %v", DocText(d), got, err)
 		}

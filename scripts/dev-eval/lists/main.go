@@ -71,7 +71,7 @@ func run(db, dsPath string, depth, dim int) error {
 		return es
 	}
 	for _, c := range ds.Cases {
-		vec, err := s.Retrieve(ctx, askyourdocs.QueryDocument(c.Question), depth)
+		vec, err := s.SearchVector(ctx, c.Question, depth, nil)
 		if err != nil {
 			return fmt.Errorf("case %s: %w", c.ID, err)
 		}
