@@ -125,8 +125,12 @@ const (
 //
 // over the lists i that contain d, rank_i being its 0-based position (a
 // text repeated within one list counts at its best rank only). Documents
-// are deduplicated by DocText; the one kept is the one at the best rank
-// (earliest list on equal rank). Nil documents are skipped. Equal scores
+// are deduplicated by DocText; the one kept is the one of the list adding
+// most to d's score, weight_i / (k + rank_i(d) + 1) (on equal shares the
+// best rank, then the earliest list; with equal weights, the best rank).
+// One text can sit on several pages, and each list may return another of
+// them (docs/retrieval.md, "One text on several pages"). Nil documents
+// are skipped. Equal scores
 // are ordered by best rank, then list order, so the result is
 // deterministic. k <= 0 means 60, the standard constant; maxResults <= 0
 // means no cap.
@@ -142,6 +146,7 @@ func ReciprocalRankFusion(lists []RankedList, k, maxResults int) []FusedDoc {
 	}
 	index := make(map[string]int, total)
 	out := make([]FusedDoc, 0, total)
+	share := make([]float64, 0, total) // the largest list share of out[i]'s score
 	// counted holds one bit per (document, list): set once the list has
 	// contributed to the document, so repeats within a list count once.
 	words := (len(lists) + 63) / 64
@@ -158,6 +163,7 @@ func ReciprocalRankFusion(lists []RankedList, k, maxResults int) []FusedDoc {
 				pos = len(out)
 				index[text] = pos
 				out = append(out, FusedDoc{Doc: l.Docs[rank], Text: text})
+				share = append(share, 0)
 				for range words {
 					counted = append(counted, 0)
 				}
@@ -171,7 +177,11 @@ func ReciprocalRankFusion(lists []RankedList, k, maxResults int) []FusedDoc {
 			if w == 0 {
 				w = 1
 			}
-			out[pos].Score += w / float64(k+rank+1)
+			c := w / float64(k+rank+1)
+			out[pos].Score += c
+			if c > share[pos] {
+				out[pos].Doc, share[pos] = l.Docs[rank], c
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })

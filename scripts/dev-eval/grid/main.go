@@ -343,7 +343,13 @@ func report(names []string, data map[string][]line, verbose bool) {
 	for _, s := range names {
 		fmt.Printf("  %-10s vector %.3f %.3f %.3f  keyword %.3f %.3f %.3f\n", s, base[s].vec[0], base[s].vec[1], base[s].vec[2], base[s].kw[0], base[s].kw[1], base[s].kw[2])
 	}
-	fmt.Println("settings with fusion >= max(vector, keyword) on hit@1, hit@5 and MRR@10 on every set, best mean MRR@10 first (fusion MRR@10 per set):")
+	passing := 0
+	for _, sc := range out {
+		if sc.fail == "" {
+			passing++
+		}
+	}
+	fmt.Printf("%d of %d settings with fusion >= max(vector, keyword) on hit@1, hit@5 and MRR@10 on every set, best mean MRR@10 first (fusion MRR@10 per set):\n", passing, len(grid))
 	shown := 0
 	for _, sc := range out {
 		if sc.fail != "" || shown == 15 {
