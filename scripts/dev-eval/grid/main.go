@@ -14,7 +14,8 @@
 //	go run ./scripts/dev-eval/grid -work WORK -sets octave,cmake,gnucash,mkdocs,zsh,apache,git
 //
 // The lists are cached in WORK/<set>/grid.jsonl (rebuilt when the index is
-// newer); -dump writes nothing else but those lines.
+// newer); -dump writes nothing else but those lines; -extra adds the rules
+// tried beside the grid (extra.go).
 package main
 
 import (
@@ -66,6 +67,7 @@ func main() {
 	dim := flag.Int("dim", 1024, "dimension of the built-in embedder (the CLI's default)")
 	dump := flag.Bool("dump", false, "only build the cached lists")
 	verbose := flag.Bool("v", false, "print every setting's metrics per set")
+	extra := flag.Bool("extra", false, "also the rules tried beside the grid (page agreement, long questions; extra.go)")
 	flag.Parse()
 	ctx := context.Background()
 	data := map[string][]line{}
@@ -82,6 +84,9 @@ func main() {
 		return
 	}
 	report(names, data, *verbose)
+	if *extra {
+		extraReport(names, data)
+	}
 }
 
 // load returns the lines of a set from the cache, building it when the
