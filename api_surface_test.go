@@ -43,7 +43,7 @@ func TestAPISurfaceSize(t *testing.T) {
 	}
 	for name, want := range map[string]bool{
 		"func BestExcerptFor": true, "var ErrPDFMalformed": true, "method PgvecStore.KeywordSearch": true,
-		"func BestExcerpt": false, "func KeywordSearchSQL": false, "method PgvecStore.SearchKeywords": false,
+		"func BestExcerpt": false, "func KeywordSearchSQL": false, "method PgvecStore.SearchKeywords": true, "method PgvecStore.SearchText": false,
 	} {
 		if got, ok := state[name]; !ok || got != want {
 			t.Errorf("%s: deprecated = %v (found %v), want %v", name, got, ok, want)

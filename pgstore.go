@@ -79,8 +79,8 @@ type PgvecOptions struct {
 	// "simple". For a language the other stores know (see
 	// ErrUnknownLanguage), keyword search ranks with that language's
 	// stemmer from the posting table (the BM25F of the other stores); for a
-	// custom one, from the tsvector column. KeywordSearchSQL with language
-	// "" and SearchKeywords use the store's. Reopening a store with another
+	// custom one, from the tsvector column. SearchText and KeywordSearchSQL
+	// with language "" use the store's. Reopening a store with another
 	// name keeps the stored configuration (logged, and reported by
 	// Migration's TextSearchKept) unless RebuildTextSearch is set.
 	TextSearchConfig string

@@ -59,7 +59,8 @@ func KeywordSearchSQL(ctx context.Context, pool *pgxpool.Pool, query string, max
 // KeywordSearch is KeywordSearchSQL on this store, with the store's text
 // search configuration.
 //
-// Deprecated: use (*PgvecStore).SearchKeywords.
+// Deprecated: Use SearchText, or KeywordSearchSQL for an SQL condition of
+// your own.
 func (s *PgvecStore) KeywordSearch(ctx context.Context, query string, maxResults int, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	if err := s.checkOpen("keyword search"); err != nil {
 		return nil, err

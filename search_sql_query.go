@@ -12,6 +12,10 @@ import (
 // parameters of KeywordSearchSQL after the pool, for calls that would
 // otherwise pass eight positional arguments. The zero value of every field
 // but Query means what KeywordSearchSQL does with it.
+//
+// Deprecated: KeywordQuery only serves the deprecated SearchKeywords. Use
+// (*PgvecStore).SearchText with a Filter, or KeywordSearchSQL for an SQL
+// condition of your own.
 type KeywordQuery struct {
 	// Query is the user's search text: quoted phrases and keywords.
 	Query string
@@ -32,14 +36,17 @@ type KeywordQuery struct {
 // SearchKeywords runs q against the table of the PgvecStore whose Pool is
 // pool: KeywordSearchSQL with its parameters taken from q.
 //
-// Deprecated: use (*PgvecStore).SearchKeywords, or KeywordSearchSQL.
+// Deprecated: Use KeywordSearchSQL.
 func SearchKeywords(ctx context.Context, pool *pgxpool.Pool, q KeywordQuery) ([]*ai.Document, error) {
 	return KeywordSearchSQL(ctx, pool, q.Query, q.MaxResults, q.Language, q.StopWords, q.Where, q.Args)
 }
 
 // SearchKeywords runs q against this store's table: KeywordSearchSQL with
-// its parameters taken from q ("" Language: the store's). It is the one
-// keyword search of a PgvecStore beside the spec's KeywordSearchSQL.
+// its parameters taken from q ("" Language: the store's).
+//
+// Deprecated: Use SearchText, whose Filter the store translates to SQL with
+// bound parameters, or KeywordSearchSQL(ctx, s.Pool, …) for an SQL
+// condition of your own.
 func (s *PgvecStore) SearchKeywords(ctx context.Context, q KeywordQuery) ([]*ai.Document, error) {
 	if s == nil {
 		return nil, errors.New("keyword search: nil store")

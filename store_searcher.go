@@ -206,7 +206,7 @@ func (s *LocalvecStore) searchVectorDoc(ctx context.Context, doc *ai.Document, k
 	return docs, nil
 }
 
-// SearchText implements Searcher: SearchKeywords with the question stop
+// SearchText implements Searcher: KeywordSearch with the question stop
 // words, restricted to f.
 func (s *LocalvecStore) SearchText(ctx context.Context, query string, k int, f *Filter) ([]*ai.Document, error) {
 	if err := searchK("localvec search text", k); err != nil {
@@ -226,14 +226,18 @@ func (s *PgvecStore) searchVectorDoc(ctx context.Context, doc *ai.Document, k in
 	return s.retrieveWhere(ctx, doc, k, 0, where, args)
 }
 
-// SearchText implements Searcher: SearchKeywords with the question stop
-// words and f translated to SQL with bound parameters.
+// SearchText implements Searcher: the keyword stages of KeywordSearchSQL
+// on this store's table, with the question stop words, the store's text
+// search configuration and f translated to SQL with bound parameters.
 func (s *PgvecStore) SearchText(ctx context.Context, query string, k int, f *Filter) ([]*ai.Document, error) {
 	if err := searchK("pgvector search text", k); err != nil {
 		return nil, err
 	}
+	if err := s.checkOpen("pgvector search text"); err != nil {
+		return nil, err
+	}
 	where, args := f.pgWhere(3)
-	return s.SearchKeywords(ctx, KeywordQuery{Query: query, MaxResults: k, StopWords: searchStopWords, Where: where, Args: args})
+	return s.keywordSearch(ctx, query, k, s.language, searchStopWords, where, args)
 }
 
 // topKWhere is topK over the rows allow accepts (all when allow is nil).
