@@ -17,10 +17,10 @@ func ExampleTopicStandaloneQuestion() {
 }
 
 // A hit's confidence level (SearchHit.Level, calibrated from its
-// Evidence) in English and in German.
+// Evidence) in English (String) and in German.
 func ExampleConfidenceLevel() {
 	for _, l := range []askyourdocs.ConfidenceLevel{askyourdocs.ConfidenceHigh, askyourdocs.ConfidenceMedium, askyourdocs.ConfidenceLow} {
-		fmt.Println(l, l.Label())
+		fmt.Println(l, l.LabelIn(askyourdocs.GermanLabels))
 	}
 	// Output:
 	// high hoch

@@ -1,7 +1,7 @@
 package engine
 
 // ConfidenceLevel is a coarse confidence that a hit answers its question,
-// independent of the language it is shown in (Label).
+// independent of the language it is shown in (LabelIn).
 type ConfidenceLevel int
 
 // The confidence levels, lowest first.
@@ -14,13 +14,23 @@ const (
 // String returns "low", "medium" or "high".
 func (l ConfidenceLevel) String() string { return l.labelIn(EnglishLabels) }
 
-// Label returns the level's label: German ("hoch", "mittel", "niedrig");
-// opts (deprecated LabelOptions) may select others. String is English.
+// Label returns the level's German label ("hoch", "mittel", "niedrig");
+// opts may select others.
+//
+// Deprecated: Use LabelIn(GermanLabels), or LabelIn with the app's own
+// labels; LabelOption is the deprecated functional-option style.
 func (l ConfidenceLevel) Label(opts ...LabelOption) string {
-	return l.labelIn(conversationLabels(opts))
+	return l.LabelIn(conversationLabels(opts))
 }
 
-// labelIn returns the level's label in c.
+// LabelIn returns the level's label in c: c.High, c.Medium or c.Low, the
+// German label where that field is empty (as ConversationOptions.Labels).
+func (l ConfidenceLevel) LabelIn(c ConversationLabels) string {
+	c = (&ConversationOptions{Labels: c}).labels()
+	return l.labelIn(c)
+}
+
+// labelIn returns the level's label in c, empty fields included.
 func (l ConfidenceLevel) labelIn(c ConversationLabels) string {
 	switch l {
 	case ConfidenceHigh:

@@ -35,8 +35,14 @@ func TestCalibratedConfidence(t *testing.T) {
 			t.Errorf("calibratedConfidence(%+v) = %v, want %v", c.e, got, c.want)
 		}
 	}
-	if ConfidenceHigh.String() != "high" || ConfidenceHigh.Label() != "hoch" || ConfidenceLow.String() != "low" {
-		t.Errorf("labels: %s %s %s", ConfidenceHigh, ConfidenceHigh.Label(), ConfidenceLow)
+	if ConfidenceHigh.String() != "high" || ConfidenceHigh.LabelIn(GermanLabels) != "hoch" || ConfidenceLow.String() != "low" {
+		t.Errorf("labels: %s %s %s", ConfidenceHigh, ConfidenceHigh.LabelIn(GermanLabels), ConfidenceLow)
+	}
+	// Empty fields of an app's own labels are German; the deprecated Label
+	// is LabelIn(GermanLabels).
+	own := ConversationLabels{High: "sure"}
+	if ConfidenceHigh.LabelIn(own) != "sure" || ConfidenceMedium.LabelIn(own) != "mittel" || ConfidenceLow.Label() != "niedrig" {
+		t.Errorf("own labels: %q %q %q", ConfidenceHigh.LabelIn(own), ConfidenceMedium.LabelIn(own), ConfidenceLow.Label())
 	}
 	// The spec's function keeps its thresholds.
 	if ConfidenceLabel(5, false) != "mittel" || ConfidenceLabel(8, false) != "hoch" || ConfidenceLabel(9, true) != "niedrig" {
