@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -209,34 +207,7 @@ func TestSQLiteKillBulkWriter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
 	}
-	path := filepath.Join(t.TempDir(), "b.db")
-	r := rand.New(rand.NewPCG(9, 9))
-	const sources = 40
-	for i := range 10 {
-		cmd := startSQLiteChildMode(t, "bulk", path, "b", sources, 0)
-		time.Sleep(time.Duration(r.IntN(600)) * time.Millisecond) // a random moment, not synchronisation
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		cmd.Wait()
-		got := checkSQLiteConsistent(t, path)
-		if t.Failed() {
-			t.Fatalf("iteration %d: inconsistent after kill (%d sources)", i, len(got))
-		}
-	}
-	w := startSQLiteChildMode(t, "bulk", path, "b", sources, 1)
-	if err := w.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if got := checkSQLiteConsistent(t, path); len(got) != sources {
-		t.Errorf("after a complete run: %d sources, want %d", len(got), sources)
-	}
-	s := sqliteTestStore(t, path, newTestEmbedder(64))
-	var total, distinct int
-	s.DB().QueryRow("SELECT count(*), count(DISTINCT text) FROM chunks").Scan(&total, &distinct)
-	if total != sources*sqliteChildChunks || distinct != total {
-		t.Errorf("%d chunks (%d distinct), want %d", total, distinct, sources*sqliteChildChunks)
-	}
+	killSQLiteWriter(t, sqliteKillRun{mode: "bulk", prefix: "b", sources: 40, kills: 10, maxDelay: 600 * time.Millisecond, seed: 9})
 }
 
 // TestSQLiteBulkRefusedSourceLosesOnlyItself makes the database refuse one

@@ -263,12 +263,28 @@ func TestSQLiteKillWriter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
 	}
-	path := filepath.Join(t.TempDir(), "d.db")
-	r := rand.New(rand.NewPCG(7, 7))
-	const sources = 5
-	for i := range 20 {
-		cmd := startSQLiteChild(t, path, "k", sources, 0)
-		time.Sleep(time.Duration(r.IntN(400)) * time.Millisecond) // a random moment, not synchronisation
+	killSQLiteWriter(t, sqliteKillRun{mode: "index", prefix: "k", sources: 5, kills: 20, maxDelay: 400 * time.Millisecond, seed: 7})
+}
+
+// sqliteKillRun is one kill test: kills writers of mode (index or bulk)
+// of sources sources named prefix, each after a random delay below
+// maxDelay drawn from seed, then runs one to completion.
+type sqliteKillRun struct {
+	mode, prefix         string
+	sources, kills, seed int
+	maxDelay             time.Duration
+}
+
+// killSQLiteWriter runs k on a fresh database: after every kill the
+// database opens and is consistent (whole sources only), and the complete
+// run afterwards leaves every source exactly once.
+func killSQLiteWriter(t *testing.T, k sqliteKillRun) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), k.prefix+".db")
+	r := rand.New(rand.NewPCG(uint64(k.seed), uint64(k.seed)))
+	for i := range k.kills {
+		cmd := startSQLiteChildMode(t, k.mode, path, k.prefix, k.sources, 0)
+		time.Sleep(time.Duration(r.Int64N(int64(k.maxDelay)))) // a random moment, not synchronisation
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -279,13 +295,12 @@ func TestSQLiteKillWriter(t *testing.T) {
 		}
 	}
 	// The next complete run repairs: every source once, whole.
-	w := startSQLiteChild(t, path, "k", sources, 1)
+	w := startSQLiteChildMode(t, k.mode, path, k.prefix, k.sources, 1)
 	if err := w.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	got := checkSQLiteConsistent(t, path)
-	if len(got) != sources {
-		t.Errorf("after a complete run: %d sources, want %d", len(got), sources)
+	if got := checkSQLiteConsistent(t, path); len(got) != k.sources {
+		t.Errorf("after a complete run: %d sources, want %d", len(got), k.sources)
 	}
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
@@ -294,7 +309,7 @@ func TestSQLiteKillWriter(t *testing.T) {
 	defer db.Close()
 	var total, distinct int
 	db.QueryRow("SELECT count(*), count(DISTINCT text) FROM chunks").Scan(&total, &distinct)
-	if total != sources*sqliteChildChunks || distinct != total {
-		t.Errorf("%d chunks (%d distinct), want %d", total, distinct, sources*sqliteChildChunks)
+	if total != k.sources*sqliteChildChunks || distinct != total {
+		t.Errorf("%d chunks (%d distinct), want %d", total, distinct, k.sources*sqliteChildChunks)
 	}
 }
