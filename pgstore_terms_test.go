@@ -262,10 +262,39 @@ func TestPgvecKeywordTopKMatchesFullRanking(t *testing.T) {
 // whole identifiers, so a whole identifier ranks its chunk first.
 func TestPgvecSchema4ReindexesIdentifiers(t *testing.T) {
 	ctx := context.Background()
+	open, migrateFrom := pgTestSchemaStep(t)
+	s := open()
+	whole := "Set max_log_file_size to bound the log."
+	scattered := "The max size of a log file: the log file size, the file size max."
+	if err := s.Index(ctx, kwTestDocs("d", scattered, whole)); err != nil {
+		t.Fatal(err)
+	}
+	// Version 4 postings lacked the identifier terms: drop those terms
+	// (migrateFrom records version 4).
+	if _, err := s.Pool.Exec(ctx, `DELETE FROM `+pgvecIdent(s.names.kw)+` WHERE term LIKE '%\_%'`); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, "", nil); err != nil || len(got) == 0 || DocText(got[0]) != scattered {
+		t.Fatalf("version 4 postings: %q (%v), want the parts to rank %q first", kwTestTexts(got), err, scattered)
+	}
+	s = migrateFrom(s, 4)
+	got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, "", nil)
+	if err != nil || len(got) != 2 || DocText(got[0]) != whole {
+		t.Fatalf("after the migration: %q (%v), want %q first", kwTestTexts(got), err, whole)
+	}
+}
+
+// pgTestSchemaStep is the set-up of a schema step test: open opens a fresh
+// (dropped) English store of the test's name, and migrateFrom records s at
+// schema version from, closes and reopens it, and checks that the opening
+// migrated it from there to the current version.
+func pgTestSchemaStep(t *testing.T) (open func() *PgvecStore, migrateFrom func(s *PgvecStore, from int) *PgvecStore) {
+	t.Helper()
+	ctx := context.Background()
 	dsn := pgTestDSN(t)
 	name := pgTestStoreName(t)
 	pgTestDropStore(t, dsn, name)
-	open := func() *PgvecStore {
+	open = func() *PgvecStore {
 		s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(8), dsn, 8, &PgvecOptions{TextSearchConfig: "english"})
 		if err != nil {
 			t.Fatal(err)
@@ -273,30 +302,17 @@ func TestPgvecSchema4ReindexesIdentifiers(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	s := open()
-	whole := "Set max_log_file_size to bound the log."
-	scattered := "The max size of a log file: the log file size, the file size max."
-	if err := s.Index(ctx, kwTestDocs("d", scattered, whole)); err != nil {
-		t.Fatal(err)
+	migrateFrom = func(s *PgvecStore, from int) *PgvecStore {
+		t.Helper()
+		if _, err := s.Pool.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET schema_version = $1 WHERE store = $2`, from, name); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = open()
+		if m := s.Migration(); m.FromVersion != from || m.ToVersion != pgvecSchemaVersion() {
+			t.Fatalf("migration %+v, want from %d to %d", m, from, pgvecSchemaVersion())
+		}
+		return s
 	}
-	// Version 4 postings lacked the identifier terms: drop those terms and
-	// record version 4.
-	if _, err := s.Pool.Exec(ctx, `DELETE FROM `+pgvecIdent(s.names.kw)+` WHERE term LIKE '%\_%'`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Pool.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET schema_version = 4 WHERE store = $1`, name); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, "", nil); err != nil || len(got) == 0 || DocText(got[0]) != scattered {
-		t.Fatalf("version 4 postings: %q (%v), want the parts to rank %q first", kwTestTexts(got), err, scattered)
-	}
-	s.Close()
-	s = open()
-	if m := s.Migration(); m.FromVersion != 4 || m.ToVersion != pgvecSchemaVersion() {
-		t.Fatalf("migration %+v, want from 4 to %d", m, pgvecSchemaVersion())
-	}
-	got, err := s.KeywordSearch(ctx, "max_log_file_size", 0, nil, "", nil)
-	if err != nil || len(got) != 2 || DocText(got[0]) != whole {
-		t.Fatalf("after the migration: %q (%v), want %q first", kwTestTexts(got), err, whole)
-	}
+	return open, migrateFrom
 }

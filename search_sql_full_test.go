@@ -66,17 +66,7 @@ func TestPgvecKeywordFullScoringMatchesThreshold(t *testing.T) {
 // before.
 func TestPgvecSchema6RebuildsImpactIndex(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgTestDSN(t)
-	name := pgTestStoreName(t)
-	pgTestDropStore(t, dsn, name)
-	open := func() *PgvecStore {
-		s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(8), dsn, 8, &PgvecOptions{TextSearchConfig: "english"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open, migrateFrom := pgTestSchemaStep(t)
 	indexDef := func(s *PgvecStore) string {
 		var def string
 		if err := s.Pool.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = $1`, s.names.kw+"_rank").Scan(&def); err != nil {
@@ -100,17 +90,12 @@ func TestPgvecSchema6RebuildsImpactIndex(t *testing.T) {
 	for _, q := range []string{
 		`DROP INDEX ` + rank,
 		`CREATE INDEX ` + rank + ` ON ` + pgvecIdent(s.names.kw) + ` (term, w DESC, cid DESC)`,
-		`UPDATE ` + pgvecIdent(pgvecMetaTable) + ` SET schema_version = 6 WHERE store = '` + strings.ReplaceAll(name, "'", "''") + `'`,
 	} {
 		if _, err := s.Pool.Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.Close()
-	s = open()
-	if m := s.Migration(); m.FromVersion != 6 || m.ToVersion != pgvecSchemaVersion() {
-		t.Fatalf("migration %+v, want from 6 to %d", m, pgvecSchemaVersion())
-	}
+	s = migrateFrom(s, 6)
 	if def := indexDef(s); !strings.Contains(def, "INCLUDE (tf, len)") {
 		t.Fatalf("after the migration: %s, want INCLUDE (tf, len)", def)
 	}
