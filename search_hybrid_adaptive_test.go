@@ -86,8 +86,11 @@ func TestFusionWeakKeywordQuery(t *testing.T) {
 					t.Fatal(err)
 				}
 				got[c.q] = st
+				if st.Specificity != st.specificity() {
+					t.Errorf("%q: Specificity field %v, computed %v", c.q, st.Specificity, st.specificity())
+				}
 				if defaults.weak(st) != c.weak {
-					t.Fatalf("%q: weak %v (stats %+v, specificity %.3f), want %v", c.q, !c.weak, st, st.Specificity(), c.weak)
+					t.Fatalf("%q: weak %v (stats %+v, specificity %.3f), want %v", c.q, !c.weak, st, st.specificity(), c.weak)
 				}
 				vec, err := s.SearchVector(ctx, c.q, defaultSearchDepth, nil)
 				if err != nil {
@@ -275,10 +278,10 @@ func TestFusionForQuery(t *testing.T) {
 	quoted := common
 	quoted.Phrases = 1
 	onlyStops := KeywordQueryStats{Chunks: 1000, StopWords: 3, Terms: []KeywordTermStat{{"what", 900}, {"is", 990}, {"it", 950}}}
-	if s := rare.Specificity(); s < 0.8 || s > 1 {
+	if s := rare.specificity(); s < 0.8 || s > 1 {
 		t.Errorf("a term in 2 of 1000 chunks: specificity %.3f", s)
 	}
-	if s := (KeywordQueryStats{Chunks: 1000, Terms: []KeywordTermStat{{"x", 0}}}).Specificity(); s != 0 {
+	if s := (KeywordQueryStats{Chunks: 1000, Terms: []KeywordTermStat{{"x", 0}}}).specificity(); s != 0 {
 		t.Errorf("no term found: specificity %v", s)
 	}
 	for _, c := range []struct {
@@ -287,7 +290,7 @@ func TestFusionForQuery(t *testing.T) {
 		weak bool
 	}{{"common", common, true}, {"rare", rare, false}, {"heading", heading, false}, {"quoted", quoted, false}, {"stop words only", onlyStops, true}} {
 		if got := f.weak(c.st); got != c.weak {
-			t.Errorf("%s: weak %v, want %v (specificity %.3f)", c.name, got, c.weak, c.st.Specificity())
+			t.Errorf("%s: weak %v, want %v (specificity %.3f)", c.name, got, c.weak, c.st.specificity())
 		}
 		q := f.forQuery(c.st)
 		want := f.VectorWeight

@@ -175,15 +175,14 @@ func (f FusionOptions) weak(st KeywordQueryStats) bool {
 	if f.WeakVectorWeight <= 0 {
 		return false
 	}
-	return st.Phrases == 0 && st.StopWords >= f.WeakStopWords && st.Specificity() < f.WeakSpecificity
+	return st.Phrases == 0 && st.StopWords >= f.WeakStopWords && st.specificity() < f.WeakSpecificity
 }
 
-// Specificity returns how much the query's keywords single out chunks of
-// the index: the sum over its terms found in the index of their IDF
-// (BM25's, ln(1 + (N - df + 0.5) / (df + 0.5))) divided by the IDF of a
-// term held by one chunk. One rare term gives about 1, a term held by
-// half the chunks about 0.1, no term found 0.
-func (st KeywordQueryStats) Specificity() float64 {
+// specificity computes KeywordQueryStats.Specificity from Chunks and
+// Terms: the sum over the terms found in the index of their IDF (BM25's,
+// ln(1 + (N - df + 0.5) / (df + 0.5))) divided by the IDF of a term held
+// by one chunk.
+func (st KeywordQueryStats) specificity() float64 {
 	if st.Chunks <= 0 {
 		return 0
 	}

@@ -23,6 +23,12 @@ type KeywordQueryStats struct {
 	StopWords int
 	// Terms are the query's keyword terms in query order, each once.
 	Terms []KeywordTermStat
+	// Specificity is how much the terms single out chunks of the index:
+	// the sum of their IDF (BM25's) divided by the IDF of a term held by
+	// one chunk. One rare term gives about 1, a term held by half the
+	// chunks about 0.1, no term found 0. FusionOptions.WeakSpecificity is
+	// compared with it.
+	Specificity float64
 }
 
 // KeywordTermStat is one keyword term of a query and its document
@@ -87,6 +93,7 @@ func bm25PlanStats(p bm25Plan, stops, n int, df func(term string) int) KeywordQu
 			st.Terms = append(st.Terms, KeywordTermStat{Term: t, DocFreq: df(t)})
 		}
 	}
+	st.Specificity = st.specificity()
 	return st
 }
 

@@ -42,7 +42,7 @@ func extraSettings() []extraSetting {
 					rank: func(l line) []string {
 						f := chosen
 						st := l.Stats
-						if !isWeak(f, st) && st.Chunks > 0 && st.Phrases == 0 && st.StopWords >= s && st.Specificity() < c {
+						if !isWeak(f, st) && st.Chunks > 0 && st.Phrases == 0 && st.StopWords >= s && st.Specificity < c {
 							f.VectorWeight = w
 						}
 						return fuse(l, f)

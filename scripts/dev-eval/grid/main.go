@@ -99,7 +99,9 @@ func load(ctx context.Context, dir string, dim int) ([]line, error) {
 		return nil, err
 	}
 	if ci, err := os.Stat(cache); err == nil && ci.ModTime().After(di.ModTime()) {
-		return readCache(cache)
+		if lines, err := readCache(cache); err != nil || !staleStats(lines) {
+			return lines, err
+		}
 	}
 	lines, err := build(ctx, db, filepath.Join(dir, "dataset.json"), dim)
 	if err != nil {
@@ -122,6 +124,20 @@ func load(ctx context.Context, dir string, dim int) ([]line, error) {
 		return nil, err
 	}
 	return lines, f.Close()
+}
+
+// staleStats reports a cache written before KeywordQueryStats had its
+// Specificity field: a line with a term found in the index and no
+// specificity (a found term always gives one above 0).
+func staleStats(lines []line) bool {
+	for _, l := range lines {
+		for _, t := range l.Stats.Terms {
+			if t.DocFreq > 0 && l.Stats.Specificity == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func readCache(path string) ([]line, error) {
@@ -282,7 +298,7 @@ func fuse(l line, f askyourdocs.FusionOptions) []string {
 // below WeakSpecificity. The grid's settings set every field, so no
 // defaults apply.
 func isWeak(f askyourdocs.FusionOptions, st askyourdocs.KeywordQueryStats) bool {
-	return f.WeakVectorWeight > 0 && st.Chunks > 0 && st.Phrases == 0 && st.StopWords >= f.WeakStopWords && st.Specificity() < f.WeakSpecificity
+	return f.WeakVectorWeight > 0 && st.Chunks > 0 && st.Phrases == 0 && st.StopWords >= f.WeakStopWords && st.Specificity < f.WeakSpecificity
 }
 
 func triple(m askyourdocs.RetrievalMetrics) [3]float64 {
