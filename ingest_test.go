@@ -218,8 +218,8 @@ func TestIndexSourceLocalvecDiff(t *testing.T) {
 	if n := emb.docs.Load() - docs; n != 1 {
 		t.Errorf("changed run embedded %d documents, want 1 (the new text)", n)
 	}
-	if s.Len() != 249 {
-		t.Errorf("store has %d docs, want 249", s.Len())
+	if storedChunks(t, s) != 249 {
+		t.Errorf("store has %d docs, want 249", storedChunks(t, s))
 	}
 	// Deleting by source (the recorder records sources too).
 	src.bySource = true
@@ -257,8 +257,8 @@ func TestIndexSourceLocalvecFailureKeepsOldVersion(t *testing.T) {
 	if got := localvecTestFile(t, s.path); got != before {
 		t.Error("failed run changed the file")
 	}
-	if s.Len() != 120 {
-		t.Errorf("store has %d docs after failed run, want the old 120", s.Len())
+	if storedChunks(t, s) != 120 {
+		t.Errorf("store has %d docs after failed run, want the old 120", storedChunks(t, s))
 	}
 	res, err := s.KeywordSearch(ctx, "old chunk", 0, nil, nil)
 	if err != nil || len(res) != 120 {
@@ -280,7 +280,7 @@ func TestIndexSourceLocalvecFailureKeepsOldVersion(t *testing.T) {
 	if n := emb.calls.Load() - calls; n > 2 {
 		t.Errorf("%d embed calls after cancellation at call 2", n)
 	}
-	if got := localvecTestFile(t, s.path); got != before || s.Len() != 120 {
+	if got := localvecTestFile(t, s.path); got != before || storedChunks(t, s) != 120 {
 		t.Error("cancelled run changed the store")
 	}
 }
@@ -346,7 +346,7 @@ func TestScopeRecorder(t *testing.T) {
 	if fmt.Sprint(r.scope.urls, r.scope.sources) != "[u:a] [src:none]" {
 		t.Errorf("scope %v %v", r.scope.urls, r.scope.sources)
 	}
-	if s.Len() != 4 {
+	if storedChunks(t, s) != 4 {
 		t.Error("recorder deleted chunks")
 	}
 	if err := r.Index(ctx, nil); !errors.Is(err, errRecorderWrite) {
@@ -360,8 +360,8 @@ func TestScopeRecorder(t *testing.T) {
 	if _, _, err := IndexSource(ctx, s, src, 500, 50, nil); !errors.Is(err, errRecorderWrite) {
 		t.Errorf("writing DeleteStale: %v", err)
 	}
-	if s.Len() != 4 {
-		t.Errorf("store changed: %d docs", s.Len())
+	if storedChunks(t, s) != 4 {
+		t.Errorf("store changed: %d docs", storedChunks(t, s))
 	}
 	// Without a counting store the recorder reports 0.
 	if n, _ := (&scopeRecorder{store: &ingestMemStore{}}).DeleteByURL(ctx, "x"); n != 0 {

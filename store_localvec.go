@@ -156,6 +156,8 @@ func (s *LocalvecStore) retrieveFresh(ctx context.Context, req *ai.RetrieverRequ
 }
 
 // Len returns the number of documents in the store (0 after Close).
+//
+// Deprecated: Use Sources, as on every store, and add up its Chunks.
 func (s *LocalvecStore) Len() int {
 	s.refreshForRead() // on error, the data as last read
 	s.mu.RLock()

@@ -103,8 +103,8 @@ func TestLocalvecReaderReloads(t *testing.T) {
 	if err := w.Index(ctx, pgTestDocs("w", "white", 4)); err != nil {
 		t.Fatal(err)
 	}
-	if r.Len() != 7 || w.Len() != 7 {
-		t.Fatalf("Len %d and %d, want 7: a writer lost the other's documents", r.Len(), w.Len())
+	if storedChunks(t, r) != 7 || storedChunks(t, w) != 7 {
+		t.Fatalf("%d and %d chunks, want 7: a writer lost the other's documents", storedChunks(t, r), storedChunks(t, w))
 	}
 	resp, err := r.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: ai.DocumentFromText("white chunk 2 about topic2 and subject2", nil)})
 	if err != nil || len(resp.Documents) == 0 || resp.Documents[0].Metadata[MetaSource] != "w" {

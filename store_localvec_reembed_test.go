@@ -57,8 +57,8 @@ func TestLocalvecStoreReembed(t *testing.T) {
 		if err != nil || len(got) != 1 || !slices.Equal(testVector(DocText(got[0]), 32), testVector(q, 32)) || got[0].Metadata[MetaSource] != "b" {
 			t.Errorf("%s: retrieve after Reembed: %v, %v", who, pgTestTexts(got), err)
 		}
-		if st.Len() != len(docs) {
-			t.Errorf("%s: %d chunks, want %d", who, st.Len(), len(docs))
+		if storedChunks(t, st) != len(docs) {
+			t.Errorf("%s: %d chunks, want %d", who, storedChunks(t, st), len(docs))
 		}
 	}
 	check(s, "same store")

@@ -63,8 +63,8 @@ func TestLocalvecStoreIndexRetrieveDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 25 distinct? u2's first 5 differ from u1's by url metadata.
-	if s.Len() != 25 {
-		t.Fatalf("Len %d", s.Len())
+	if storedChunks(t, s) != 25 {
+		t.Fatalf("%d chunks", storedChunks(t, s))
 	}
 	// Indexing the same documents again embeds nothing and writes nothing.
 	calls, writes := emb.calls.Load(), s.fileWrites.Load()
@@ -129,16 +129,16 @@ func TestLocalvecStoreIndexRetrieveDelete(t *testing.T) {
 	if n, err := s.DeleteByURL(ctx, ""); err != nil || n != 0 {
 		t.Errorf("DeleteByURL(\"\"): %d, %v", n, err)
 	}
-	if s.Len() != 3 {
-		t.Errorf("Len %d after deletes, want 3", s.Len())
+	if storedChunks(t, s) != 3 {
+		t.Errorf("%d chunks after deletes, want 3", storedChunks(t, s))
 	}
 	// The file says the same after reopening.
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	r := ingestTestLocalvec(t, dir, emb)
-	if r.Len() != 3 {
-		t.Errorf("reopened Len %d", r.Len())
+	if storedChunks(t, r) != 3 {
+		t.Errorf("reopened: %d chunks", storedChunks(t, r))
 	}
 	resp, err = r.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: ai.DocumentFromText("document 2 talks about subject2", nil), Options: &localvec.RetrieverOptions{K: 1}})
 	if err != nil || len(resp.Documents) != 1 || DocText(resp.Documents[0]) != DocText(docs[22]) {
@@ -178,7 +178,7 @@ func TestLocalvecStoreBadInput(t *testing.T) {
 	if err := s.Index(ctx, []*ai.Document{nil}); !errors.Is(err, ErrEmptyDocument) {
 		t.Errorf("nil doc: %v", err)
 	}
-	if s.Len() != 0 || emb.calls.Load() != 0 {
+	if storedChunks(t, s) != 0 || emb.calls.Load() != 0 {
 		t.Error("bad documents were embedded or stored")
 	}
 	if err := s.Index(ctx, localvecTestDocs(3, "u")); err != nil {
@@ -197,15 +197,15 @@ func TestLocalvecStoreBadInput(t *testing.T) {
 	if _, _, err := s.replaceSource(ctx, replaceScope{urls: []string{"u"}}, localvecTestDocs(5, "u")[3:], nil); !errors.Is(err, ErrDimensionMismatch) {
 		t.Errorf("replace dim mismatch: %v", err)
 	}
-	if localvecTestFile(t, s.path) != before || s.Len() != 3 {
+	if localvecTestFile(t, s.path) != before || storedChunks(t, s) != 3 {
 		t.Error("dimension mismatch changed the store")
 	}
 	// Embedder errors leave it unchanged too.
 	bad := newTestEmbedder(8)
 	bad.fail = func(int64) error { return errors.New("quota") }
 	s.emb = bad
-	if err := s.Index(ctx, localvecTestDocs(5, "v")); err == nil || s.Len() != 3 {
-		t.Errorf("embedder error: %v, Len %d", err, s.Len())
+	if err := s.Index(ctx, localvecTestDocs(5, "v")); err == nil || storedChunks(t, s) != 3 {
+		t.Errorf("embedder error: %v, %d chunks", err, storedChunks(t, s))
 	}
 
 	// Closed store.
@@ -285,12 +285,12 @@ func TestLocalvecIndexInBatchesCancel(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	// Whole batches only, and the file holds what memory holds.
-	if s.Len() != 300 || emb.calls.Load() != 4 {
-		t.Errorf("Len %d after cancel in batch 4 (%d embed calls), want 300 (4)", s.Len(), emb.calls.Load())
+	if storedChunks(t, s) != 300 || emb.calls.Load() != 4 {
+		t.Errorf("%d chunks after cancel in batch 4 (%d embed calls), want 300 (4)", storedChunks(t, s), emb.calls.Load())
 	}
 	s.Close()
-	if r := ingestTestLocalvec(t, dir, emb); r.Len() != 300 {
-		t.Errorf("reopened Len %d, want 300", r.Len())
+	if r := ingestTestLocalvec(t, dir, emb); storedChunks(t, r) != 300 {
+		t.Errorf("reopened: %d chunks, want 300", storedChunks(t, r))
 	}
 }
 
@@ -312,8 +312,8 @@ func TestLocalvecCompatGenkitFileOpensInStore(t *testing.T) {
 		}
 	}
 	s := ingestTestLocalvec(t, dir, emb)
-	if s.Len() != 30 {
-		t.Fatalf("opened %d documents, want 30", s.Len())
+	if storedChunks(t, s) != 30 {
+		t.Fatalf("opened %d documents, want 30", storedChunks(t, s))
 	}
 	q := ai.DocumentFromText("document 12 talks about subject2 and area0", nil)
 	want, err := ret.Retrieve(ctx, &ai.RetrieverRequest{Query: q, Options: &localvec.RetrieverOptions{K: 5}})
@@ -329,8 +329,8 @@ func TestLocalvecCompatGenkitFileOpensInStore(t *testing.T) {
 	}
 	// Same ID scheme: documents genkit stored are recognised, not re-added.
 	calls := emb.calls.Load()
-	if err := s.Index(ctx, docs); err != nil || s.Len() != 30 || emb.calls.Load() != calls {
-		t.Errorf("re-index of genkit's documents: %v, Len %d, %d embed calls", err, s.Len(), emb.calls.Load()-calls)
+	if err := s.Index(ctx, docs); err != nil || storedChunks(t, s) != 30 || emb.calls.Load() != calls {
+		t.Errorf("re-index of genkit's documents: %v, %d chunks, %d embed calls", err, storedChunks(t, s), emb.calls.Load()-calls)
 	}
 	res, err := LocalvecKeywordSearch(s.path, `"document 12 talks"`, 3, nil, nil)
 	if err != nil || len(res) != 1 || DocText(res[0]) != DocText(docs[12]) {
@@ -463,8 +463,8 @@ func TestLocalvecConcurrentReadersAndWriter(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if s.Len() != 50+3*150 {
-		t.Errorf("Len %d", s.Len())
+	if storedChunks(t, s) != 50+3*150 {
+		t.Errorf("%d chunks", storedChunks(t, s))
 	}
 }
 
@@ -598,7 +598,7 @@ func TestLocalvecCrash(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: database unreadable after kill: %v", round, err)
 		}
-		n := r.Len()
+		n := storedChunks(t, r)
 		r.Close()
 		if n != 500 && (n-500)%20000 != 0 {
 			t.Errorf("round %d: %d documents after kill: neither the old nor a new version", round, n)
@@ -659,8 +659,8 @@ func TestLocalvecBulk(t *testing.T) {
 		if n := s.fileWrites.Load(); n != 0 {
 			t.Errorf("file written %d times inside Bulk", n)
 		}
-		if s.Len() != 6 {
-			t.Errorf("inside Bulk the store holds %d chunks, want 6 (queries see changes at once)", s.Len())
+		if storedChunks(t, s) != 6 {
+			t.Errorf("inside Bulk the store holds %d chunks, want 6 (queries see changes at once)", storedChunks(t, s))
 		}
 		return fnErr
 	})

@@ -360,6 +360,8 @@ func (s *SQLiteStore) Sources(ctx context.Context) ([]Source, error) {
 }
 
 // Len returns the number of chunks stored.
+//
+// Deprecated: Use Sources, as on every store, and add up its Chunks.
 func (s *SQLiteStore) Len(ctx context.Context) (int, error) {
 	if err := s.checkOpen("len"); err != nil {
 		return 0, err

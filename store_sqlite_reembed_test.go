@@ -51,8 +51,8 @@ func TestSQLiteStoreReembed(t *testing.T) {
 	if last[0] != last[1] || last[1] == 0 {
 		t.Errorf("last progress %v", last)
 	}
-	if got, err := s.Len(ctx); err != nil || got != len(docs) {
-		t.Errorf("Len after Reembed = %d, %v", got, err)
+	if got := storedChunks(t, s); got != len(docs) {
+		t.Errorf("%d chunks after Reembed, want %d", got, len(docs))
 	}
 	const q = "beta chunk 12 about topic5 and subject1"
 	got, err := s.retrieveDoc(ctx, ai.DocumentFromText(q, nil), 1)

@@ -253,10 +253,7 @@ func BenchmarkSQLiteKeywordVsFTS5(b *testing.B) {
 	b.Cleanup(func() { store.Close() })
 	sqliteSpeedIndex(b, store, pages)
 	fts := sqliteSpeedFTS5(b, store)
-	chunks, err := store.Len(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
+	chunks := storedChunks(b, store)
 	for _, q := range questions {
 		if _, err := Search(ctx, store, q, nil); err != nil {
 			b.Fatal(err)

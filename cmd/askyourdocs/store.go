@@ -45,8 +45,20 @@ type sqliteStore struct {
 	manifests *localStore
 }
 
-func (s *sqliteStore) chunkCount(ctx context.Context) (int, error) { return s.Len(ctx) }
-func (s *sqliteStore) describe() string                            { return s.path() }
+// chunkCount adds up the chunks of the store's sources.
+func (s *sqliteStore) chunkCount(ctx context.Context) (int, error) {
+	srcs, err := s.Sources(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, src := range srcs {
+		n += src.Chunks
+	}
+	return n, nil
+}
+
+func (s *sqliteStore) describe() string { return s.path() }
 
 // path is the database file, <data>/<name>.db.
 func (s *sqliteStore) path() string { return sqlitePath(s.manifests.dir, s.manifests.name) }
