@@ -156,6 +156,12 @@ type htmlBuilder struct {
 	brRun   int    // consecutive <br> without text between
 	scratch []byte
 
+	// boxHead is the stack index+1 of the open heading inside an
+	// admonition box (0 for none), boxLevel the level its tag names: the
+	// box's label, unless it is a link target (see boxHeadAnchor).
+	boxHead  int32
+	boxLevel int8
+
 	boilers   []htmlBoiler // elements that may be boilerplate, in document order
 	pageTitle bool         // start every breadcrumb with the page title
 	wantTitle bool         // inside the first <title>
@@ -278,6 +284,9 @@ func (b *htmlBuilder) flush() {
 	if t := b.top(); t != nil {
 		level, zone, boil = t.level, t.flags, t.boil
 	}
+	if level > 0 && b.boxHead > 0 && htmlNamesBox(b.text) {
+		level = 0 // "Note", "Warning:": a box's label even when it is a link target
+	}
 	s := b.sink()
 	*s = append(*s, htmlRawPara{text: string(b.text), level: level, zone: zone, boil: boil})
 	if level > 0 {
@@ -387,11 +396,20 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 			e.scope[i] = -1
 		}
 	}
+	if b.boxHead > 0 && (at.id || a == atom.A && at.name) {
+		b.boxHeadAnchor(&e)
+	}
 	idx := int32(len(b.stack))
+	var boxLevel int8
 	switch a {
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-		if e.flags&htmlInAdmon == 0 { // an admonition's title labels its box
+		switch {
+		case e.flags&htmlInAdmon == 0:
 			e.level = int8(rawName[1] - '0')
+		case at.id: // a box's title that is a link target is a section
+			e.level, boxLevel = int8(rawName[1]-'0'), int8(rawName[1]-'0')
+		default: // an admonition's title labels its box
+			boxLevel = int8(rawName[1] - '0')
 		}
 	case atom.P:
 		e.scope[htmlScopeP] = idx
@@ -411,6 +429,9 @@ func (b *htmlBuilder) startTag(z *html.Tokenizer, selfClosing bool) {
 	}
 	if !b.push(e, drop) || drop {
 		return
+	}
+	if boxLevel > 0 {
+		b.boxHead, b.boxLevel = idx+1, boxLevel
 	}
 	switch {
 	case a == atom.Html || a == atom.Body || a == atom.Main || a == atom.Article:

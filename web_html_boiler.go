@@ -307,3 +307,11 @@ func htmlPageTitle(title string, headings []string) string {
 	}
 	return title
 }
+
+// htmlNamesBox reports whether a box's title text only names the kind of
+// box ("Note", "Warning:", "See also"): such a title labels its box even
+// when it is a link target.
+func htmlNamesBox(text []byte) bool {
+	t := strings.ToLower(strings.TrimRight(strings.TrimSpace(string(text)), ":.!"))
+	return htmlAdmonTokens[strings.ReplaceAll(t, " ", "-")] || htmlAdmonTokens[strings.ReplaceAll(t, " ", "")]
+}

@@ -91,6 +91,9 @@ func TestHTMLBoilerplateCases(t *testing.T) {
 		{"admonition headings label their box",
 			`<h1>Guide</h1><div class="warning"><h3 class="title">Warning</h3><p>Hot.</p></div><h2>Next part</h2>`,
 			"# Guide [Guide]\nWarning\nHot.\n# Next part [Guide > Next part]\n"},
+		{"a box's title that is a link target is a section",
+			`<h1>Guide</h1><div class="note"><h3><a id="m" name="m">What is matched?</a></h3><p>The path.</p></div><div class="note"><h3 id="o">Order</h3><p>First.</p></div><div class="note"><h4><a name="x"></a>Note:</h4><p>Aside.</p></div><p>More.</p>`,
+			"# Guide [Guide]\n# What is matched? [Guide > What is matched?]\nThe path.\n# Order [Guide > Order]\nFirst.\nNote:\nAside.\nMore.\n"},
 		{"inline skip link",
 			`<p><a class="skip-link" href="#m">Skip to content</a> Welcome.</p><h2><a class="toc-backref" href="#x">Usage</a></h2>`,
 			"Welcome.\n# Usage [Usage]\n"},
@@ -172,6 +175,63 @@ func TestHTMLStripMarks(t *testing.T) {
 	} {
 		if got := htmlStripMarks(c.in, c.heading); got != c.want {
 			t.Errorf("htmlStripMarks(%q, %v) = %q, want %q", c.in, c.heading, got, c.want)
+		}
+	}
+}
+
+// TestHTMLBoxTitleSections reads a page in the Apache manual's markup
+// (testdata/html/apache.html): a note box's title that is a link target
+// (an <a id name> inside the <h3>, or an id on it) starts a section, while
+// the titles of other boxes, and one that only names its box ("Note:"),
+// stay the boxes' labels.
+func TestHTMLBoxTitleSections(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "html", "apache.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	paras, err := HTMLToStructuredText(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	htmlCheckInvariants(t, paras)
+	const directive = "Sample Module mod_sample > SampleRule Directive"
+	sections := map[string]string{
+		"What is compared?": "In server context the pattern is compared",
+		"Flags in short":    "Flags follow the substitution",
+	}
+	labels := map[string]bool{"Security": true, "Note": true, "Note:": true, "Warning": true}
+	found := map[string]bool{}
+	for i, p := range paras {
+		if text, ok := sections[p.Text]; ok {
+			found[p.Text] = true
+			if !p.Heading || p.Breadcrumb != directive+" > "+p.Text {
+				t.Errorf("box title %q is not a section under %q: %+v", p.Text, directive, p)
+			}
+			if i+1 >= len(paras) || !strings.Contains(paras[i+1].Text, text) || paras[i+1].Breadcrumb != p.Breadcrumb {
+				t.Errorf("the text of section %q does not follow it", p.Text)
+			}
+		}
+		if labels[p.Text] {
+			found[p.Text] = true
+			if p.Heading {
+				t.Errorf("box label %q is a heading: %+v", p.Text, p)
+			}
+		}
+		for l := range labels {
+			if strings.HasSuffix(p.Breadcrumb, " > "+l) {
+				t.Errorf("box label %q is a section: %+v", l, p)
+			}
+		}
+	}
+	for s := range sections {
+		if !found[s] {
+			t.Errorf("box title %q lost", s)
+		}
+	}
+	for l := range labels {
+		if !found[l] {
+			t.Errorf("box label %q lost", l)
 		}
 	}
 }

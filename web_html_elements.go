@@ -71,6 +71,8 @@ type htmlTagAttrs struct {
 	admon     bool // class names an admonition box
 	permalink bool // class names a heading permalink anchor
 	section   bool // class names a content section
+	id        bool // a non-empty id: the element is a link target
+	name      bool // a non-empty name (an <a name> is a link target)
 	formHint  bool // class, id, role or action names a search or login form
 	secret    bool // input of type password or search
 }
@@ -96,6 +98,10 @@ func (b *htmlBuilder) attrsMatter(a atom.Atom, raw []byte) (matter, href bool) {
 	switch a {
 	case atom.Ol, atom.Td, atom.Th, atom.Table:
 		return true, href
+	case atom.A:
+		if bytes.Contains(b.scratch, []byte("name=")) { // a link target, which may make a box's title a section
+			return true, href
+		}
 	}
 	for _, h := range htmlAttrHints {
 		if bytes.Contains(b.scratch, h) {
@@ -147,6 +153,7 @@ func (b *htmlBuilder) readAttrs(z *html.Tokenizer) htmlTagAttrs {
 			}
 			at.formHint = at.formHint || htmlFormHint(v)
 		case "id":
+			at.id = at.id || len(bytes.TrimSpace(v)) > 0
 			for rest := v; len(rest) > 0; {
 				var c []byte
 				c, rest = htmlNextToken(rest)
@@ -165,6 +172,8 @@ func (b *htmlBuilder) readAttrs(z *html.Tokenizer) htmlTagAttrs {
 			at.formHint = at.formHint || htmlFormHint(v)
 		case "href":
 			at.href = true
+		case "name":
+			at.name = len(bytes.TrimSpace(v)) > 0
 		case "start":
 			at.start = htmlAtoi(v, 1, -1<<30, 1<<30)
 		case "colspan":

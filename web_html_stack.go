@@ -165,10 +165,25 @@ func (b *htmlBuilder) pop() {
 	if e.a == atom.Li {
 		b.prefix = ""
 	}
+	if b.boxHead == int32(len(b.stack)) {
+		b.boxHead = 0
+	}
 	if len(b.overflow) > 0 { // elements opened beyond the depth cap end with their ancestor
 		clear(b.overflow)
 		b.ovDrop = false
 	}
 	b.counts[e.name]--
 	b.stack = b.stack[:len(b.stack)-1]
+}
+
+// boxHeadAnchor makes the open heading of an admonition box a section
+// heading: a link target inside it (an <a id> or <a name>, as the Apache
+// manual's <div class="note"><h3><a id="what_is_matched" ...>) is the
+// anchor of a section others link to, not of a box's label. e is the
+// element about to open inside the heading.
+func (b *htmlBuilder) boxHeadAnchor(e *htmlOpen) {
+	for i := int(b.boxHead) - 1; i < len(b.stack); i++ {
+		b.stack[i].level = b.boxLevel
+	}
+	e.level = b.boxLevel
 }
