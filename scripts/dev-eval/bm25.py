@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Independent BM25 baseline for the dev evaluation.
 
-Usage: bm25.py CORPUS_DIR DATASET_JSON > metrics.json
+Usage: bm25.py CORPUS_DIR DATASET_JSON [--ranks=FILE] > metrics.json
+
+--ranks=FILE also writes one JSON line per question to FILE: its id, the
+first 10 distinct pages and the 1-based rank of the first relevant one (0
+when none is in the 10), to compare with the engine's lists per question.
 
 Every HTML page of CORPUS_DIR (parsed with Python's html.parser, script and
 style left out) is cut into heading sections (a new section at each h1-h6);
@@ -90,6 +94,12 @@ def matches(page, relevant):
 
 def main():
     corpus, dataset = sys.argv[1], sys.argv[2]
+    ranks = None
+    for a in sys.argv[3:]:
+        if a.startswith("--ranks="):
+            ranks = open(a[len("--ranks="):], "w")
+        else:
+            sys.exit("bm25.py: unknown argument %r" % a)
     db, n = build(corpus)
     with open(dataset) as fh:
         cases = json.load(fh)["cases"]
@@ -106,6 +116,9 @@ def main():
             if len(pages) == 10:
                 break
         rel = [i for i, p in enumerate(pages) if matches(p, c["relevant"])]
+        if ranks:
+            json.dump({"id": c.get("id", ""), "pages": pages, "rank": rel[0] + 1 if rel else 0}, ranks)
+            ranks.write("\n")
         if rel:
             h1 += rel[0] == 0
             h5 += rel[0] < 5
@@ -113,6 +126,8 @@ def main():
         dcg = sum(1 / math.log2(i + 2) for i in rel)
         ideal = sum(1 / math.log2(i + 2) for i in range(min(len(c["relevant"]), 10)))
         ndcg += dcg / ideal
+    if ranks:
+        ranks.close()
     k = len(cases)
     json.dump({"mode": "bm25-fts5", "pieces": n, "metrics": {"hitAt1": h1 / k, "hitAt5": h5 / k, "mrrAt10": mrr / k, "ndcgAt10": ndcg / k}}, sys.stdout)
     print()
