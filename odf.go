@@ -92,8 +92,8 @@ type odfTable struct {
 	hidden    bool
 	inHeader  bool
 	headerN   int
-	rows      [][]string
-	row       []string
+	rows      [][]sheetCell
+	row       []sheetCell
 	rowRepeat int
 	cell      *odfCell
 	col       int

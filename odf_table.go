@@ -41,10 +41,7 @@ func (o *odfReader) endCell() error {
 		if o.cells > o.maxCells {
 			return fmt.Errorf("%w: more than %d non-empty cells", ErrDocumentTooLarge, o.maxCells)
 		}
-		for len(tb.row) < tb.col {
-			tb.row = append(tb.row, "")
-		}
-		tb.row = append(tb.row, txt)
+		tb.row = append(tb.row, sheetCell{col: tb.col, text: txt})
 		tb.col++
 	}
 	return nil
@@ -55,6 +52,7 @@ func (o *odfReader) endRow() error {
 	if tb == nil || len(tb.row) == 0 {
 		return nil
 	}
+	row := sheetRowSorted(tb.row)
 	for k := 0; k < min(tb.rowRepeat, odfMaxRepeat); k++ {
 		if k > 0 {
 			o.cells += len(tb.row)
@@ -62,7 +60,7 @@ func (o *odfReader) endRow() error {
 				return fmt.Errorf("%w: more than %d non-empty cells", ErrDocumentTooLarge, o.maxCells)
 			}
 		}
-		tb.rows = append(tb.rows, tb.row)
+		tb.rows = append(tb.rows, row)
 		if tb.inHeader {
 			tb.headerN++
 		}
@@ -84,26 +82,11 @@ func (o *odfReader) endTable() {
 		}
 		return
 	}
-	rows := tb.rows
 	// Slide tables rarely mark a header row; like .pptx, their first row
-	// labels the others.
+	// labels the others. Several header rows join into one label per
+	// column.
 	header := tb.headerN > 0 || o.kind == "presentation"
-	if tb.headerN > 1 {
-		// Several header rows: their cells join into one label per column.
-		labels := make([]string, 0)
-		for _, r := range rows[:tb.headerN] {
-			for i, c := range r {
-				for len(labels) <= i {
-					labels = append(labels, "")
-				}
-				if c != "" && labels[i] != c {
-					labels[i] = strings.TrimSpace(labels[i] + " " + c)
-				}
-			}
-		}
-		rows = append([][]string{labels}, rows[tb.headerN:]...)
-	}
-	for _, txt := range tableRowTexts(rows, header) {
+	for _, txt := range sheetRowTexts(tb.rows, header, tb.headerN) {
 		o.emit(Paragraph{Text: txt, PageNum: o.pageFor(), Breadcrumb: o.crumb()})
 	}
 	for _, p := range tb.after {

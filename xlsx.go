@@ -112,11 +112,11 @@ func readXlsx(r io.ReaderAt, size int64, maxCells int) ([]Paragraph, error) {
 
 // appendSheet appends a sheet's section to out: a heading with its name,
 // then its rows labelled by the first one (see extractXlsx).
-func appendSheet(out []Paragraph, name string, rows [][]string) []Paragraph {
-	var nonEmpty [][]string
+func appendSheet(out []Paragraph, name string, rows [][]sheetCell) []Paragraph {
+	var nonEmpty [][]sheetCell
 	for _, r := range rows {
 		for _, c := range r {
-			if strings.TrimSpace(c) != "" {
+			if strings.TrimSpace(c.text) != "" {
 				nonEmpty = append(nonEmpty, r)
 				break
 			}
@@ -128,7 +128,7 @@ func appendSheet(out []Paragraph, name string, rows [][]string) []Paragraph {
 	if name != "" {
 		out = append(out, Paragraph{Text: name, Heading: true, Breadcrumb: name})
 	}
-	for _, t := range tableRowTexts(nonEmpty, true) {
+	for _, t := range sheetRowTexts(nonEmpty, true, 1) {
 		out = append(out, Paragraph{Text: t, Breadcrumb: name})
 	}
 	return out
@@ -143,7 +143,7 @@ type xlsxReader struct {
 	date1904 bool
 	cells    int
 	maxCells int
-	rows     [][]string
+	rows     [][]sheetCell
 }
 
 // readSharedStrings reads the shared string table: the text of each si
@@ -220,7 +220,7 @@ func (x *xlsxReader) readStyles(d *xml.Decoder) error {
 // readSheet reads a worksheet's rows into x.rows.
 func (x *xlsxReader) readSheet(d *xml.Decoder) error {
 	var (
-		row             []string
+		row             []sheetCell
 		inRow, inCell   bool
 		inV, inIS, inT  bool
 		typ             string
@@ -282,14 +282,11 @@ func (x *xlsxReader) readSheet(d *xml.Decoder) error {
 				if x.cells > x.maxCells {
 					return fmt.Errorf("%w: more than %d non-empty cells (a workbook this large is data, not a document; split it or export the sheets you need)", ErrDocumentTooLarge, x.maxCells)
 				}
-				for len(row) <= col {
-					row = append(row, "")
-				}
-				row[col] = v
+				row = append(row, sheetCell{col: col, text: v})
 			case "row":
 				inRow = false
 				if len(row) > 0 {
-					x.rows = append(x.rows, row)
+					x.rows = append(x.rows, sheetRowSorted(row))
 				}
 			}
 		}

@@ -1,0 +1,98 @@
+package engine
+
+import "slices"
+
+// sheetCell is one non-empty cell of a spreadsheet or OpenDocument table
+// row, by its 0-based column. Rows are kept as lists of these rather than
+// as slices padded to the last column, so a file whose few cells sit far
+// to the right (column XFD, or behind a repeated empty cell) costs memory
+// by its cells, not by rows times columns.
+type sheetCell struct {
+	col  int
+	text string
+}
+
+// sheetRowSorted returns row ordered by column, keeping only the last cell
+// of a column given twice (as writing the cells into a padded row would).
+// Cells usually arrive in column order; then row is returned as it is.
+func sheetRowSorted(row []sheetCell) []sheetCell {
+	if slices.IsSortedFunc(row, func(a, b sheetCell) int { return a.col - b.col }) {
+		dup := false
+		for i := 1; i < len(row) && !dup; i++ {
+			dup = row[i].col == row[i-1].col
+		}
+		if !dup {
+			return row
+		}
+	}
+	slices.SortStableFunc(row, func(a, b sheetCell) int { return a.col - b.col })
+	out := row[:0]
+	for _, c := range row {
+		if n := len(out); n > 0 && out[n-1].col == c.col {
+			out[n-1] = c
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// sheetLabels returns the texts of the header rows as one label per
+// column (up to the last column they use): the cells of a column joined
+// with a space, a text repeated in the next row not repeated.
+func sheetLabels(rows [][]sheetCell) []string {
+	var labels []string
+	for _, r := range rows {
+		for _, c := range r {
+			for len(labels) <= c.col {
+				labels = append(labels, "")
+			}
+			if c.text != "" && labels[c.col] != c.text {
+				if labels[c.col] != "" {
+					labels[c.col] += " "
+				}
+				labels[c.col] += c.text
+			}
+		}
+	}
+	return labels
+}
+
+// sheetRowTexts is tableRowTexts for sparse rows (each in column order):
+// with header, the first headerRows rows label the columns of the others.
+func sheetRowTexts(rows [][]sheetCell, header bool, headerRows int) []string {
+	if !header || len(rows) == 0 {
+		return sheetLabelledRows(nil, rows)
+	}
+	headerRows = min(max(headerRows, 1), len(rows))
+	labels := sheetLabels(rows[:headerRows])
+	if rows = rows[headerRows:]; len(rows) == 0 {
+		if t := labelledRow(nil, labels); t != "" {
+			return []string{t}
+		}
+		return nil
+	}
+	return sheetLabelledRows(labels, rows)
+}
+
+// sheetLabelledRows returns the text of each row with text, its cells
+// labelled as labelledRow does.
+func sheetLabelledRows(labels []string, rows [][]sheetCell) []string {
+	out := make([]string, 0, len(rows))
+	var cells, labs []string
+	for _, r := range rows {
+		cells, labs = cells[:0], labs[:0]
+		for _, c := range r {
+			cells = append(cells, c.text)
+			l := ""
+			if c.col < len(labels) {
+				l = labels[c.col]
+			}
+			labs = append(labs, l)
+		}
+		if t := labelledRow(labs, cells); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
