@@ -433,7 +433,8 @@ type ExcerptOptions struct {
 	MaxChars int
 	// Heading quotes from the text below the section headings (short
 	// lines without closing punctuation) and puts the heading of the
-	// quote's section on a line of its own above it, as SearchHit.Excerpt.
+	// quote's section on a line of its own above it, as SearchHit.Excerpt;
+	// the quote then ends where its section does.
 	Heading bool
 }
 

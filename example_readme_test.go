@@ -71,5 +71,5 @@ func Example_askYourDocuments() {
 	// Output:
 	// rental.md Kayak rental
 	// Prices
-	// A day tour costs 95 euros per person, equipment included. Every paddler wears a life jacket; children under 12 paddle with an adult.
+	// A day tour costs 95 euros per person, equipment included.
 }

@@ -213,16 +213,18 @@ func isHeadingLine(l string) bool {
 // excerptWithHeading returns the best sentences of passage for question
 // (Excerpt, at most maxChars characters) with the heading of their
 // section on a line of its own above them, instead of running into the
-// text: Excerpt with ExcerptOptions.Heading.
+// text: Excerpt with ExcerptOptions.Heading. The quote ends with its
+// section, so the heading above it holds for all of it.
 func excerptWithHeading(passage, question string, maxChars int) string {
 	lines := strings.Split(passage, "\n")
 	type bodyLine struct {
 		start   int // offset in body
 		heading string
+		section int // how many heading lines precede it
 	}
 	var body strings.Builder
 	var spans []bodyLine
-	heading := ""
+	heading, section := "", 0
 	for i, l := range lines {
 		l = joinFields(l)
 		if l == "" {
@@ -230,25 +232,45 @@ func excerptWithHeading(passage, question string, maxChars int) string {
 		}
 		if i < len(lines)-1 && isHeadingLine(l) {
 			heading = l
+			section++
 			continue
 		}
 		if body.Len() > 0 {
 			body.WriteByte(' ')
 		}
-		spans = append(spans, bodyLine{start: body.Len(), heading: heading})
+		spans = append(spans, bodyLine{start: body.Len(), heading: heading, section: section})
 		body.WriteString(l)
 	}
 	if body.Len() == 0 {
 		return Excerpt(passage, ExcerptOptions{Query: question, MaxChars: maxChars})
 	}
-	ex := Excerpt(body.String(), ExcerptOptions{Query: question, MaxChars: maxChars})
+	text := body.String()
+	ex := Excerpt(text, ExcerptOptions{Query: question, MaxChars: maxChars})
 	probe := strings.TrimSuffix(ex, "…")
 	probe = probe[:min(len(probe), 40)]
-	at := strings.Index(body.String(), probe)
-	h := ""
-	for _, s := range spans {
+	at := strings.Index(text, probe)
+	h, in := "", -1
+	for i, s := range spans {
 		if at >= 0 && s.start <= at {
-			h = s.heading
+			h, in = s.heading, i
+		}
+	}
+	if in >= 0 {
+		// Quote again from the quote's section alone when the quote ran
+		// on into the next one.
+		from, to := in, in
+		for from > 0 && spans[from-1].section == spans[in].section {
+			from--
+		}
+		for to+1 < len(spans) && spans[to+1].section == spans[in].section {
+			to++
+		}
+		end := len(text)
+		if to+1 < len(spans) {
+			end = spans[to+1].start - 1
+		}
+		if at+len(strings.TrimSuffix(ex, "…")) > end {
+			ex = Excerpt(text[spans[from].start:end], ExcerptOptions{Query: question, MaxChars: maxChars})
 		}
 	}
 	if h == "" || strings.HasPrefix(ex, h) {
