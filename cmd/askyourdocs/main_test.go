@@ -87,6 +87,19 @@ func TestLoadEvalDataset(t *testing.T) {
 	if err != nil || len(ds.Cases) < 100 {
 		t.Errorf("testdata/cli/debian-eval.json: %v", err)
 	}
+	// The demo set the eval command's help example names loads, and each
+	// relevant document is one of the demo documents.
+	ds, err = loadEvalDataset("../../testdata/cli/eval.json")
+	if err != nil {
+		t.Fatalf("testdata/cli/eval.json (askyourdocs help eval): %v", err)
+	}
+	for _, c := range ds.Cases {
+		for _, rel := range c.Relevant {
+			if _, err := os.Stat(filepath.Join("../../testdata/cli/docs", rel)); err != nil {
+				t.Errorf("testdata/cli/eval.json: %q: %v", c.Question, err)
+			}
+		}
+	}
 }
 
 func TestCitationString(t *testing.T) {
