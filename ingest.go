@@ -209,19 +209,20 @@ func (r *scopeRecorder) count(ctx context.Context, sc replaceScope) (int, error)
 // BuildChunks(paragraphs, chunkSize, chunkOverlap), then src.Documents
 // (documents that are nil or have no text are dropped), and replaces the
 // source's old chunks in store with the new ones. A store that diffs
-// sources itself (LocalvecStore, PgvecStore) gets src.DeleteStale with a
-// recording VectorStore and changes nothing unless the whole run succeeds;
-// any other store gets src.DeleteStale, then IndexInBatches, rolled back on
-// failure so the source is never half indexed. DeleteStale should use only
-// the VectorStore methods. Details: docs/api-reference.md.
+// sources itself (SQLiteStore, LocalvecStore, PgvecStore) gets
+// src.DeleteStale with a recording VectorStore and changes nothing unless
+// the whole run succeeds; any other store gets src.DeleteStale, then
+// IndexInBatches, rolled back on failure so the source is never half
+// indexed. DeleteStale should use only the VectorStore methods. Details:
+// docs/api-reference.md.
 //
 // indexed is the number of chunks the source has in store after the run;
 // deleted the number of old chunks removed. A source with no document
 // with text gives an error wrapping ErrNoDocuments, one over its chunk
 // limit one wrapping ErrTooManyChunks; both change nothing. A failing
 // DeleteStale is logged and the run goes on. sendChunk, when non-nil,
-// receives short progress messages (docs/api-reference.md). IndexSource
-// blocks until the run ends.
+// receives short progress messages (docs/api-reference.md). A nil store
+// or src is an error. IndexSource blocks until the run ends.
 func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunkSize, chunkOverlap int, sendChunk func(string)) (indexed, deleted int, err error) {
 	if store == nil || src == nil {
 		return 0, 0, errors.New("index source: store and source must not be nil")

@@ -46,8 +46,10 @@ const (
 
 // Errors returned by NewProviders, Model and Embedder; test with errors.Is.
 var (
-	// ErrUnknownProvider is returned for a spec whose provider prefix is
-	// not one of ProviderOllama, ProviderGPUStack, ProviderGoogleAI.
+	// ErrUnknownProvider is returned by NewProviders for an entry of its
+	// allowed list that is not ProviderOllama, ProviderGPUStack or
+	// ProviderGoogleAI. A spec never gives it: one without a known prefix
+	// is an Ollama model name ("openai/gpt-4o" too; SplitModelSpec).
 	ErrUnknownProvider = errors.New("unknown model provider")
 	// ErrProviderNotAllowed is returned for a spec naming a provider that
 	// the allowed list of NewProviders excludes.
@@ -225,7 +227,9 @@ type Providers struct {
 // naming another provider gives an error wrapping ErrProviderNotAllowed
 // before anything is sent anywhere. A gpustack/ spec without
 // cfg.GPUStackURL, or a googleai/ spec without cfg.GeminiAPIKey, gives an
-// error wrapping ErrProviderConfig. NewProviders makes no network request.
+// error wrapping ErrProviderConfig, as does a spec with an empty model
+// name ("gpustack/"); an unknown allowed entry one wrapping
+// ErrUnknownProvider. NewProviders makes no network request.
 func NewProviders(cfg ProviderConfig, allowed []string, specs ...string) (*Providers, error) {
 	for _, a := range allowed {
 		if !knownProvider(a) {

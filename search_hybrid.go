@@ -170,15 +170,16 @@ func searchSpan(ctx context.Context, name string) (context.Context, func(count i
 // at most K hits, best first: a vector list and a keyword list (each Depth
 // long, both restricted by opts.Filter, run concurrently), a HyDE vector
 // list when opts.HyDE is set, fused by weighted reciprocal rank fusion
-// with the index's fusion settings (nil opts: the defaults the index
+// with the index's fusion settings (nil opts.Fusion: the ones the index
 // records or its embedder implies) for this question (FusionOptions, from
 // the store's KeywordQueryStats of it), then reranked when opts.Rerank is
 // set. Each step is an
 // OpenTelemetry span on Genkit's tracer ("askyourdocs.search.vector",
 // ".text", ".hyde", ".fusion", ".rerank" under "askyourdocs.search") with
 // its result count and latency. HyDE and rerank never fail the search (see
-// GenerateHyDEText, RerankScores); a list's error does. An empty or blank
-// question is an error. Safe for concurrent use when s is.
+// GenerateHyDEText, RerankScores); a list's error does. A nil s, a blank
+// question or an unknown Mode is an error. Safe for concurrent use when s
+// is.
 func Search(ctx context.Context, s Searcher, question string, opts *SearchOptions) (hits []SearchHit, err error) {
 	if s == nil {
 		return nil, errNoSearcher

@@ -140,8 +140,11 @@ type sqliteCount struct {
 // NewSQLiteStore opens (or creates) the SQLite database at path and, when g
 // is not nil, defines in g the retriever "askyourdocs-sqlite/<opts.Name>"
 // (the store's Retriever field either way). emb embeds the documents and
-// the queries. The directory of path must exist. A path containing '?' is
-// refused (the driver would read it as parameters).
+// the queries; it must not be nil. The directory of path must exist. An
+// empty path, or one containing '?' (the driver would read it as
+// parameters), is refused, as is a second store of the same Name in one g.
+// An existing database keeps its vectors whatever emb's dimension: Index
+// refuses vectors of another one (ErrDimensionMismatch; see Reembed).
 func NewSQLiteStore(ctx context.Context, g *genkit.Genkit, emb ai.Embedder, path string, opts *SQLiteOptions) (*SQLiteStore, error) {
 	var o SQLiteOptions
 	if opts != nil {
