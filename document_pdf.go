@@ -69,11 +69,21 @@ func extractPDFData(data []byte, ocr pdfOCRFunc) (paras []Paragraph, err error) 
 	doc := make([]pdfPageLines, len(pages))
 	counts := make([]int, len(pages)) // glyphs per page
 	var firstErr error
-	failed, glyphs := 0, 0
+	failed, glyphs, text := 0, 0, 0
 	run := &pdfPageRun{fonts: fonts}
 	for i, pg := range pages {
 		run.glyphs, run.rules, run.forms = run.glyphs[:0], nil, 0
+		run.left, run.err = pdfMaxStreamBytes, nil
 		lines, rules, n, perr := pdfReadPage(pg, run)
+		if errors.Is(perr, ErrDocumentTooLarge) {
+			return nil, fmt.Errorf("page %d: %w", i+1, perr)
+		}
+		for _, l := range lines {
+			text += len(l.text)
+		}
+		if text > maxDocumentTextBytes {
+			return nil, fmt.Errorf("%w: more than %d bytes of text", ErrDocumentTooLarge, maxDocumentTextBytes)
+		}
 		doc[i] = pdfPageLines{lines: lines, rules: rules, height: pg.height()}
 		glyphs += n
 		counts[i] = n
@@ -224,10 +234,10 @@ func pdfReadPage(pg pdfPage, run *pdfPageRun) (lines []pdfLine, rules []pdfRule,
 		var data []byte
 		switch contents.Kind() {
 		case pdf.Stream:
-			data, err = pdfStreamBytes(contents)
+			data, err = run.stream(contents)
 		case pdf.Array:
-			for i := 0; i < contents.Len(); i++ {
-				part, perr := pdfStreamBytes(contents.Index(i))
+			for i := 0; i < contents.Len() && run.err == nil; i++ {
+				part, perr := run.stream(contents.Index(i))
 				if perr != nil && err == nil {
 					err = perr
 				}
@@ -238,6 +248,9 @@ func pdfReadPage(pg pdfPage, run *pdfPageRun) (lines []pdfLine, rules []pdfRule,
 		gs := pdfGState{ctm: pdfIdentity, th: 1}
 		run.run(data, pg.res, gs, 0)
 	}()
+	if run.err != nil {
+		return nil, nil, 0, run.err
+	}
 	for _, g := range run.glyphs {
 		if !g.space {
 			glyphs++

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ledongthuc/pdf"
@@ -66,6 +67,29 @@ type pdfPageRun struct {
 	rules  []pdfRule
 	forms  int
 	lex    pdfLexer // buffers reused from page to page (top level only)
+	left   int64    // bytes the page's content and form streams may still decode to
+	err    error    // the page limit passed (wraps ErrDocumentTooLarge), nil while within
+}
+
+// stream returns the decoded data of the content or form stream v,
+// counting it against the page's budget; past it, p.err is set and nil
+// returned.
+func (p *pdfPageRun) stream(v pdf.Value) (data []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			data, err = nil, fmt.Errorf("%w: stream: %v", ErrInvalidDocument, r)
+		}
+	}()
+	data, over, err := pdfStreamBytesMax(v, p.left)
+	if over {
+		p.left = 0
+		if p.err == nil {
+			p.err = fmt.Errorf("%w: content streams decode to more than %d bytes on one page", ErrDocumentTooLarge, pdfMaxStreamBytes)
+		}
+		return nil, nil
+	}
+	p.left -= int64(len(data))
+	return data, err
 }
 
 // pdfFontCache decodes each distinct font dictionary of a document once.
@@ -258,6 +282,12 @@ func (p *pdfPageRun) run(content []byte, res pdf.Value, gs pdfGState, depth int)
 			}
 		}
 		if len(p.glyphs) >= pdfMaxGlyphsPerPage {
+			if p.err == nil {
+				p.err = fmt.Errorf("%w: more than %d characters on one page", ErrDocumentTooLarge, pdfMaxGlyphsPerPage)
+			}
+			return
+		}
+		if p.err != nil {
 			return
 		}
 	}
@@ -332,7 +362,7 @@ func (p *pdfPageRun) form(res pdf.Value, name []byte, g pdfGState, depth int) {
 		return
 	}
 	p.forms++
-	data, _ := pdfStreamBytes(xo)
+	data, _ := p.stream(xo)
 	if len(data) == 0 {
 		return
 	}

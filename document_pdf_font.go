@@ -26,18 +26,35 @@ const pdfMaxStreamBytes = 64 << 20
 // pdfStreamBytes returns the decoded data of the stream v. A panic inside
 // ledongthuc/pdf (unknown filter, corrupt header) becomes an error; a read
 // error returns the data decoded up to that point together with the error.
+// A stream decoding to more than pdfMaxStreamBytes gives no data and an
+// error wrapping ErrDocumentTooLarge.
 func pdfStreamBytes(v pdf.Value) (data []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: stream: %v", ErrInvalidDocument, r)
 		}
 	}()
+	data, over, err := pdfStreamBytesMax(v, pdfMaxStreamBytes)
+	if over {
+		return nil, fmt.Errorf("%w: a stream decodes to more than %d bytes", ErrDocumentTooLarge, pdfMaxStreamBytes)
+	}
+	return data, err
+}
+
+// pdfStreamBytesMax decodes at most max bytes of the stream v; over
+// reports a stream that decodes to more (data is then nil). The caller
+// recovers ledongthuc/pdf's panics.
+func pdfStreamBytesMax(v pdf.Value, max int64) (data []byte, over bool, err error) {
 	if v.Kind() != pdf.Stream {
-		return nil, nil
+		return nil, false, nil
 	}
 	rc := v.Reader()
 	defer rc.Close()
-	return io.ReadAll(io.LimitReader(rc, pdfMaxStreamBytes))
+	data, err = io.ReadAll(io.LimitReader(rc, max+1))
+	if int64(len(data)) > max {
+		return nil, true, nil
+	}
+	return data, false, err
 }
 
 // pdfFont is a font decoded once: widths in text-space units per unit of
