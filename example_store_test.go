@@ -16,27 +16,6 @@ import (
 	engine "github.com/dbis-ilm/askyourdocs"
 )
 
-// pageSource is an IngestSource for one short web page whose text is known.
-type pageSource struct{ url, text string }
-
-func (p pageSource) Name() string { return p.url }
-
-func (p pageSource) Fetch(ctx context.Context) ([]engine.Paragraph, error) {
-	return []engine.Paragraph{{Text: p.text}}, nil
-}
-
-func (p pageSource) Documents(chunks []engine.Chunk) []*ai.Document {
-	docs := make([]*ai.Document, len(chunks))
-	for i, c := range chunks {
-		docs[i] = ai.DocumentFromText(c.Text, map[string]any{engine.MetaURL: p.url})
-	}
-	return docs
-}
-
-func (p pageSource) DeleteStale(ctx context.Context, store engine.VectorStore) (int, error) {
-	return store.DeleteByURL(ctx, p.url)
-}
-
 // defineWordEmbedder defines a toy embedder hashing words into 64
 // dimensions, and counts the texts it embeds.
 func defineWordEmbedder(g *genkit.Genkit, embedded *int) ai.Embedder {
