@@ -439,9 +439,9 @@ type ExcerptOptions struct {
 }
 
 // Excerpt returns a short verbatim quote from text for a citation: the
-// sentence sharing the most words with o.Query (ties: the earliest),
-// extended by the following sentences while it stays within o.MaxChars
-// characters. A sentence longer than that is cut at a word boundary and
+// sentence sharing the most of o.Query's words of 3 or more letters
+// (ties: the earliest), extended by the following sentences while it stays
+// within o.MaxChars characters. A sentence longer than that is cut at a word boundary and
 // ends in "…". Words match case-insensitively, and words of 5 or more
 // letters also by their first 5 letters (so inflections match). When no
 // word matches, the excerpt starts at the beginning of text. Whitespace
