@@ -119,7 +119,7 @@ func (a *zipArchive) parse(name string, required bool, fn func(*xml.Decoder) err
 		return nil
 	}
 	defer rc.Close()
-	if err := fn(xml.NewDecoder(rc)); err != nil {
+	if err := fn(xml.NewDecoder(&xmlDepthReader{r: rc, max: xmlMaxDepth, part: name, invalid: a.invalid})); err != nil {
 		if errors.Is(err, ErrDocumentTooLarge) || errors.Is(err, a.invalid) {
 			return err
 		}

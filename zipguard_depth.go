@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+)
+
+// xmlMaxDepth bounds the element nesting of an XML part, as
+// encoding/xml's Unmarshal does (its Token does not): the decoder keeps a
+// stack entry per open element, so 25 million nested elements, 128 MiB
+// inflated from a 130 KB part, would take gigabytes. Real documents nest
+// a few dozen deep.
+const xmlMaxDepth = 10000
+
+// xmlDepthReader passes an XML part through, counting the nesting of its
+// elements from the markup (start, end and empty-element tags; comments,
+// CDATA sections, processing instructions, declarations and quoted
+// attribute values are skipped), and fails with an error wrapping invalid
+// once it passes max. The count is an upper bound of the decoder's: an
+// element left open (invalid XML) counts as open.
+type xmlDepthReader struct {
+	r       io.Reader
+	max     int
+	part    string
+	invalid error
+
+	depth  int
+	state  uint8
+	quote  byte    // the open attribute value's quote, 0 outside one
+	last   [2]byte // the two bytes before the current one in this state
+	bang   int     // bytes read of a "<!" construct while telling which it is
+	subset bool    // inside a DOCTYPE's internal subset ([...])
+}
+
+const (
+	xmlScanText    = iota
+	xmlScanLT      // after '<'
+	xmlScanStart   // in a start tag
+	xmlScanEnd     // in an end tag
+	xmlScanPI      // in <?...?>
+	xmlScanBang    // after "<!"
+	xmlScanComment // in <!--...-->
+	xmlScanCDATA   // in <![CDATA[...]]>
+	xmlScanDecl    // in <!DOCTYPE ...> and the like
+)
+
+func (x *xmlDepthReader) Read(b []byte) (int, error) {
+	n, err := x.r.Read(b)
+	for _, c := range b[:n] {
+		if x.step(c) {
+			return 0, fmt.Errorf("%w: part %s: elements nested more than %d deep", x.invalid, x.part, x.max)
+		}
+	}
+	return n, err
+}
+
+// step advances the scanner by one byte; true means the depth passed max.
+func (x *xmlDepthReader) step(c byte) bool {
+	prev := x.last
+	x.last = [2]byte{prev[1], c}
+	switch x.state {
+	case xmlScanText:
+		if c == '<' {
+			x.state = xmlScanLT
+		}
+	case xmlScanLT:
+		switch c {
+		case '/':
+			x.state = xmlScanEnd
+			x.depth = max(x.depth-1, 0)
+		case '?':
+			x.state = xmlScanPI
+		case '!':
+			x.state, x.bang = xmlScanBang, 0
+		default:
+			x.state, x.quote = xmlScanStart, 0
+			x.depth++
+			return x.depth > x.max
+		}
+	case xmlScanStart:
+		switch {
+		case x.quote != 0:
+			if c == x.quote {
+				x.quote = 0
+			}
+		case c == '"' || c == '\'':
+			x.quote = c
+		case c == '>':
+			if prev[1] == '/' {
+				x.depth = max(x.depth-1, 0)
+			}
+			x.state = xmlScanText
+		}
+	case xmlScanEnd:
+		if c == '>' {
+			x.state = xmlScanText
+		}
+	case xmlScanPI:
+		if c == '>' && prev[1] == '?' {
+			x.state = xmlScanText
+		}
+	case xmlScanBang:
+		x.bang++
+		switch {
+		case x.bang == 1 && c == '-':
+		case x.bang == 2 && c == '-' && prev[1] == '-':
+			x.state, x.last = xmlScanComment, [2]byte{}
+		case x.bang == 1 && c == '[':
+			x.state, x.last = xmlScanCDATA, [2]byte{}
+		case c == '>':
+			x.state = xmlScanText
+		default:
+			x.state, x.subset = xmlScanDecl, false
+		}
+	case xmlScanComment:
+		if c == '>' && prev == [2]byte{'-', '-'} {
+			x.state = xmlScanText
+		}
+	case xmlScanCDATA:
+		if c == '>' && prev == [2]byte{']', ']'} {
+			x.state = xmlScanText
+		}
+	case xmlScanDecl:
+		// A DOCTYPE's internal subset holds '>' inside brackets; quotes are
+		// rare enough there to ignore.
+		switch c {
+		case '[':
+			x.subset = true
+		case ']':
+			x.subset = false
+		case '>':
+			if !x.subset {
+				x.state = xmlScanText
+			}
+		}
+	}
+	return false
+}
