@@ -6,10 +6,12 @@
 //
 //	go run ./cmd/chunk [-size 1200] [-overlap 150] [-paragraphs] [-allow-private] FILE|URL
 //
-// FILE is a .pdf or .docx file; an http(s) URL is fetched as a web page
-// (following <meta refresh> stubs on the same host) through the SSRF guard,
-// which refuses private addresses unless -allow-private is given. With
-// -paragraphs it prints the extracted paragraphs instead of chunks.
+// FILE is a document of any format the engine indexes (read as
+// NewFileSource reads it: ExtractParagraphs' formats and HTML files); an
+// http(s) URL is fetched as a web page (following <meta refresh> stubs on
+// the same host) through the SSRF guard, which refuses private addresses
+// unless -allow-private is given. With -paragraphs it prints the extracted
+// paragraphs instead of chunks.
 package main
 
 import (
@@ -20,7 +22,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := runContext(ctx, os.Args[1:], os.Stdout)
 	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h: the flag set printed the usage
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chunk:", err)
 		os.Exit(1)
@@ -103,9 +107,11 @@ func extract(ctx context.Context, pages *askyourdocs.Fetcher, src string) ([]ask
 		paras, err := askyourdocs.HTMLToStructuredText(strings.NewReader(page))
 		return paras, from, err
 	}
-	if !askyourdocs.SupportedDocumentExt(filepath.Ext(src)) {
-		return nil, "", fmt.Errorf("%s: not a .pdf or .docx file (or an http(s) URL)", src)
+	// The file is read as indexing reads it, HTML files included.
+	file, err := askyourdocs.NewFileSource(src)
+	if err != nil {
+		return nil, "", err
 	}
-	paras, err := askyourdocs.ExtractParagraphs(src)
+	paras, err := file.Fetch(ctx)
 	return paras, "", err
 }
