@@ -57,7 +57,7 @@ func TestExtractMarkdown(t *testing.T) {
 
 // checkParagraphs fails on the invariants every reader keeps: no empty or
 // untrimmed paragraph text (code blocks excepted), a heading's breadcrumb
-// ends with its own text.
+// ends with its own text, no NUL (PostgreSQL refuses it in text and JSON).
 func checkParagraphs(t *testing.T, paras []Paragraph) {
 	t.Helper()
 	for i, p := range paras {
@@ -66,6 +66,9 @@ func checkParagraphs(t *testing.T, paras []Paragraph) {
 		}
 		if p.Heading && !strings.HasSuffix(p.Breadcrumb, p.Text) {
 			t.Fatalf("heading %d %q has breadcrumb %q", i, p.Text, p.Breadcrumb)
+		}
+		if strings.ContainsRune(p.Text+p.Breadcrumb, 0) {
+			t.Fatalf("paragraph %d holds a NUL: %+v", i, p)
 		}
 	}
 }

@@ -64,13 +64,15 @@ func decodeText(src []byte) []byte {
 //     blocks is a list, not headings.
 //
 // Headings build the breadcrumb like HTML headings do. Form feeds count as
-// line breaks. PageNum is 0.
+// line breaks; NUL bytes are dropped. PageNum is 0.
 func extractText(src []byte) ([]Paragraph, error) {
 	if len(src) > maxTextFileBytes {
 		return nil, fmt.Errorf("%w: %d bytes of text (limit %d)", ErrDocumentTooLarge, len(src), maxTextFileBytes)
 	}
 	s := string(decodeText(src))
-	s = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\f", "\n").Replace(s)
+	// NUL is no text (a UTF-16 file without byte-order mark has one in
+	// every other byte) and PostgreSQL refuses it in text and JSON.
+	s = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\f", "\n", "\x00", "").Replace(s)
 	var blocks [][]string
 	var cur []string
 	for _, line := range strings.Split(s, "\n") {

@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf16"
 )
@@ -64,8 +65,24 @@ func TestExtractParagraphsTextFiles(t *testing.T) {
 	}
 }
 
+// TestExtractTextNUL checks that NUL bytes in a .txt file are dropped: kept,
+// they reached the breadcrumb metadata, which PostgreSQL's jsonb refuses
+// ("unsupported Unicode escape sequence"), so indexing the file failed. A
+// UTF-16 file without byte-order mark reads as its text.
+func TestExtractTextNUL(t *testing.T) {
+	wide := strings.Join(strings.Split("Notes on NUL", ""), "\x00") + "\x00"
+	paras, err := extractText([]byte("Intro\x00duction\n============\n\n" + wide + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkParagraphs(t, paras)
+	if got, want := mdTexts(paras), "H|Introduction|Introduction\nP|Introduction|Notes on NUL\n"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
 func FuzzExtractText(f *testing.F) {
-	for _, s := range []string{"Title\n=====\n\n1. A\n\ntext", "\xFF\xFEa\x00", "\xFE\xFF\x00a", "caf\xE9", "1.2.3 X\n\ny", "- a\n* b\n+ c\n1) d"} {
+	for _, s := range []string{"Intro\x00\n=====\n\nb\x00o\x00d\x00y\x00", "Title\n=====\n\n1. A\n\ntext", "\xFF\xFEa\x00", "\xFE\xFF\x00a", "caf\xE9", "1.2.3 X\n\ny", "- a\n* b\n+ c\n1) d"} {
 		f.Add([]byte(s))
 	}
 	if b, err := os.ReadFile(filepath.Join("testdata", "formats", "notes.txt")); err == nil {
