@@ -39,10 +39,12 @@ type FileSource struct {
 func (s *FileSource) MaxChunks() int { return s.ChunkLimit }
 
 // NewFileSource returns the IngestSource of the file at path (made
-// absolute). It fails with a *DocumentError when the path does not name a
-// regular file or its extension is not one the engine reads (wrapping
-// ErrUnsupportedFormat); images are accepted, and read when OCR is set.
-// Fetch's errors are *DocumentError values too.
+// absolute). It fails with a *DocumentError, before reading the file, when
+// the path does not name a regular file (a missing or refused path wraps
+// the *fs.PathError, a directory or named pipe ErrUnsupportedFormat) or
+// its extension is not one the engine reads (ErrUnsupportedFormat); images
+// are accepted, and read when OCR is set. Fetch's errors are
+// *DocumentError values too.
 func NewFileSource(path string) (*FileSource, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
