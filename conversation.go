@@ -429,7 +429,8 @@ type ExcerptOptions struct {
 	// Query is the text the quote should share words with: the question
 	// (or the answer) the citation is for.
 	Query string
-	// MaxChars is the most characters of the quote; <= 0 means 300.
+	// MaxChars is the most characters of the quote (with Heading, the
+	// heading line comes on top); <= 0 means 300.
 	MaxChars int
 	// Heading quotes from the text below the section headings (short
 	// lines without closing punctuation) and puts the heading of the

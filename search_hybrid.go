@@ -76,7 +76,8 @@ type SearchOptions struct {
 	// RerankCandidates is how many fused candidates are reranked; <= 0
 	// means max(2K, 20).
 	RerankCandidates int
-	// ExcerptChars is the longest Excerpt; <= 0 means 300.
+	// ExcerptChars is the longest quote in Excerpt, its heading line not
+	// counted; <= 0 means 300.
 	ExcerptChars int
 	// Report, when not nil, is filled with what the search did.
 	Report *SearchReport
