@@ -226,7 +226,11 @@ func readTextFile(path string) ([]byte, error) {
 	// Read into one buffer of the file's size: io.ReadAll's doubling would
 	// leave about as much garbage again as the file is large.
 	var buf bytes.Buffer
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() <= maxTextFileBytes {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if st.Size() > maxTextFileBytes {
+			// Refused by its size, before reading 64 MiB of it.
+			return nil, fmt.Errorf("%w: more than %d bytes of text", ErrDocumentTooLarge, maxTextFileBytes)
+		}
 		buf.Grow(int(st.Size()) + bytes.MinRead)
 	}
 	if _, err := buf.ReadFrom(io.LimitReader(f, maxTextFileBytes+1)); err != nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -57,7 +56,7 @@ func ExtractParagraphsWith(ctx context.Context, path string, opts ExtractOptions
 // extractPDFWithOCR is extractPDF reading the pages without a text layer
 // through o.
 func extractPDFWithOCR(ctx context.Context, path string, o *OCR) ([]Paragraph, error) {
-	data, err := os.ReadFile(path)
+	data, err := readPDFFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("extract pdf: %w", err)
 	}

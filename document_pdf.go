@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -26,7 +27,7 @@ var ErrPDFMalformed = ErrInvalidDocument
 // extractPDF returns the paragraphs of the PDF file at path; see
 // extractPDFBytes.
 func extractPDF(path string) ([]Paragraph, error) {
-	data, err := os.ReadFile(path)
+	data, err := readPDFFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("extract pdf: %w", err)
 	}
@@ -35,6 +36,23 @@ func extractPDF(path string) ([]Paragraph, error) {
 		return nil, fmt.Errorf("extract pdf %s: %w", path, err)
 	}
 	return paras, nil
+}
+
+// readPDFFile returns the content of the PDF file at path, which the
+// reader needs whole; a file that does not start like a PDF is refused
+// after reading its first bytes (a large file of something else costs
+// nothing).
+func readPDFFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 5)
+	if n, _ := io.ReadFull(f, head); !bytes.Equal(head[:n], []byte("%PDF-")) {
+		return nil, fmt.Errorf("%w: not a PDF file (no %%PDF- header)", ErrInvalidDocument)
+	}
+	return os.ReadFile(path)
 }
 
 // extractPDFBytes returns the paragraphs of the PDF document in data, in
