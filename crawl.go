@@ -151,11 +151,14 @@ type crawlRun struct {
 	robots   *crawlRobots
 	gate     *crawlPoliteness
 
-	seen     map[string]bool // keys queued or fetched
-	done     map[string]bool // keys of final URLs processed
-	frontier []crawlTask
-	pages    []crawlPage
-	res      CrawlResult
+	seen map[string]bool // keys queued or fetched
+	// dispatched counts the tasks taken from the frontier; with the
+	// frontier's length it bounds what can still be fetched (see full).
+	dispatched int
+	done       map[string]bool // keys of final URLs processed
+	frontier   []crawlTask
+	pages      []crawlPage
+	res        CrawlResult
 
 	seedErr   error // first seed failure
 	seedsGood int   // seeds that gave a page
@@ -453,6 +456,9 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 	}
 	if !links.nofollow && t.depth < c.cfg.MaxDepth {
 		for _, l := range links.links {
+			if c.full() {
+				break
+			}
 			ln, lkey := crawlNormalize(l)
 			if c.seen[lkey] || !c.inScope(ln) || crawlSkipExt(ln) {
 				continue
@@ -475,10 +481,18 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 	c.pages = append(c.pages, crawlPage{url: crawlPageURL(page.URL), paras: prep.paras})
 }
 
-// enqueue adds a URL to the frontier unless it was seen or robots.txt
-// disallows it.
+// full reports whether the frontier holds every page the crawl may still
+// fetch: it is fetched in order and each fetch counts against MaxPages, so
+// a URL queued now would never be fetched. Not queuing it keeps a site whose
+// pages link to millions of others from filling memory with them.
+func (c *crawlRun) full() bool {
+	return c.dispatched+len(c.frontier) >= c.cfg.MaxPages
+}
+
+// enqueue adds a URL to the frontier unless it was seen, the frontier is
+// full or robots.txt disallows it.
 func (c *crawlRun) enqueue(u *url.URL, key string, depth int, seed bool) {
-	if c.seen[key] {
+	if c.seen[key] || c.full() {
 		return
 	}
 	c.seen[key] = true

@@ -88,16 +88,16 @@ func (c *crawlRun) fetchAll(ctx context.Context) error {
 	}()
 
 	var (
-		dispatched, inflight, next int
-		pending                    = make(map[int]crawlFetched)
+		inflight, next int
+		pending        = make(map[int]crawlFetched)
 	)
 	for {
-		for inflight < c.opts.workers && dispatched < c.cfg.MaxPages && len(c.frontier) > 0 {
+		for inflight < c.opts.workers && c.dispatched < c.cfg.MaxPages && len(c.frontier) > 0 {
 			t := c.frontier[0]
 			c.frontier[0] = crawlTask{}
 			c.frontier = c.frontier[1:]
-			t.seq = dispatched
-			dispatched++
+			t.seq = c.dispatched
+			c.dispatched++
 			inflight++
 			tasks <- t
 		}
