@@ -33,9 +33,9 @@
 //     document_pdf*.go the PDF reader (lexer, fonts, layout, guards)
 //   - docx*.go: the .docx reader (body, styles, tables, notes, properties)
 //   - pptx.go, xlsx.go, odf*.go, epub.go, markdown.go, text.go: the other formats
-//   - zipguard.go: the zip-bomb and size guard shared by zip-based formats
+//   - zipguard*.go: the zip-bomb, size and XML-depth guard shared by zip-based formats
 //   - ocr*.go: [OCR], scanned PDF pages and images through tesseract
-//   - table_rows.go: table rows as labelled paragraphs
+//   - table_*.go: table rows as labelled paragraphs, kept sparse by cell
 //   - web*.go: [FetchWebPage] and the SSRF guard (web_guard.go),
 //     [HTMLToStructuredText] (web_html*.go)
 //   - crawl*.go: [RunCrawl]: fetching, links, URLs, robots.txt, boilerplate, cache
