@@ -12,6 +12,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	ghtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 	"go.yaml.in/yaml/v3"
@@ -24,7 +25,8 @@ const maxTextFileBytes = 64 << 20
 // markdownParser is the CommonMark parser with the GitHub table,
 // strikethrough and autolink extensions. A goldmark parser is safe for
 // concurrent use.
-var markdownParser = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify)).Parser()
+var markdownParser = goldmark.New(goldmark.WithExtensions(extension.Strikethrough, extension.Linkify),
+	goldmark.WithParserOptions(mdTableExtension{}.options()...)).Parser()
 
 // extractMarkdown returns the paragraphs of the Markdown source src.
 //
@@ -49,7 +51,11 @@ func extractMarkdown(src []byte) ([]Paragraph, error) {
 	}
 	src = decodeText(src)
 	title, body := markdownFrontMatter(src)
-	doc := markdownParser.Parse(text.NewReader(body))
+	pc := parser.NewContext()
+	doc := markdownParser.Parse(text.NewReader(body), parser.WithContext(pc))
+	if n, _ := pc.Get(mdTableCellsKey).(*int); n != nil && *n > mdMaxTableCells {
+		return nil, fmt.Errorf("%w: tables of more than %d cells (columns times rows)", ErrDocumentTooLarge, mdMaxTableCells)
+	}
 	m := &mdReader{src: body}
 	m.tw = bufio.NewWriter(&m.tbuf)
 	if title != "" {
