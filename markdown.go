@@ -49,7 +49,14 @@ func extractMarkdown(src []byte) ([]Paragraph, error) {
 	if len(src) > maxTextFileBytes {
 		return nil, fmt.Errorf("%w: %d bytes of Markdown (limit %d)", ErrDocumentTooLarge, len(src), maxTextFileBytes)
 	}
-	src = decodeText(src)
+	// CommonMark replaces NUL with U+FFFD; goldmark does so in inline text
+	// but keeps it in code blocks.
+	if src = decodeText(src); bytes.IndexByte(src, 0) >= 0 {
+		src = bytes.ReplaceAll(src, []byte{0}, []byte("\uFFFD"))
+	}
+	if err := markdownCheckNesting(src); err != nil {
+		return nil, err
+	}
 	title, body := markdownFrontMatter(src)
 	pc := parser.NewContext()
 	doc := markdownParser.Parse(text.NewReader(body), parser.WithContext(pc))
