@@ -124,6 +124,7 @@ type odfReader struct {
 	inNotes    bool
 	cells      int
 	maxCells   int
+	tableText  int // bytes of table row text given so far
 }
 
 // readStyles reads the list styles and the hidden table styles of a styles
@@ -423,7 +424,7 @@ func (o *odfReader) end(t xml.EndElement) error {
 		case "table-row":
 			return o.endRow()
 		case "table":
-			o.endTable()
+			return o.endTable()
 		}
 	case odfNSDraw:
 		if t.Name.Local == "frame" {

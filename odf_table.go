@@ -69,27 +69,36 @@ func (o *odfReader) endRow() error {
 	return nil
 }
 
-func (o *odfReader) endTable() {
+func (o *odfReader) endTable() error {
 	n := len(o.tables)
 	if n == 0 {
-		return
+		return nil
 	}
 	tb := o.tables[n-1]
 	o.tables = o.tables[:n-1]
 	if o.kind == "spreadsheet" && n == 1 {
 		if !tb.hidden {
-			o.out = appendSheet(o.out, tb.name, tb.rows)
+			out, err := appendSheet(o.out, tb.name, tb.rows, &o.tableText)
+			if err != nil {
+				return err
+			}
+			o.out = out
 		}
-		return
+		return nil
 	}
 	// Slide tables rarely mark a header row; like .pptx, their first row
 	// labels the others. Several header rows join into one label per
 	// column.
 	header := tb.headerN > 0 || o.kind == "presentation"
-	for _, txt := range sheetRowTexts(tb.rows, header, tb.headerN) {
+	texts, err := sheetRowTexts(tb.rows, header, tb.headerN, &o.tableText)
+	if err != nil {
+		return err
+	}
+	for _, txt := range texts {
 		o.emit(Paragraph{Text: txt, PageNum: o.pageFor(), Breadcrumb: o.crumb()})
 	}
 	for _, p := range tb.after {
 		o.emit(p)
 	}
+	return nil
 }

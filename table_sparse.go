@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // sheetCell is one non-empty cell of a spreadsheet or OpenDocument table
 // row, by its 0-based column. Rows are kept as lists of these rather than
@@ -60,24 +63,47 @@ func sheetLabels(rows [][]sheetCell) []string {
 
 // sheetRowTexts is tableRowTexts for sparse rows (each in column order):
 // with header, the first headerRows rows label the columns of the others.
-func sheetRowTexts(rows [][]sheetCell, header bool, headerRows int) []string {
+// text counts the bytes of text the document has given so far; past
+// maxDocumentTextBytes the error wraps ErrDocumentTooLarge, before the row
+// that would pass it is built (a long cell repeated across a sheet would
+// otherwise be copied into every row's text).
+func sheetRowTexts(rows [][]sheetCell, header bool, headerRows int, text *int) ([]string, error) {
 	if !header || len(rows) == 0 {
-		return sheetLabelledRows(nil, rows)
+		return sheetLabelledRows(nil, rows, text)
 	}
 	headerRows = min(max(headerRows, 1), len(rows))
 	labels := sheetLabels(rows[:headerRows])
 	if rows = rows[headerRows:]; len(rows) == 0 {
-		if t := labelledRow(nil, labels); t != "" {
-			return []string{t}
+		if err := sheetCountText(text, labels, nil); err != nil {
+			return nil, err
 		}
-		return nil
+		if t := labelledRow(nil, labels); t != "" {
+			return []string{t}, nil
+		}
+		return nil, nil
 	}
-	return sheetLabelledRows(labels, rows)
+	return sheetLabelledRows(labels, rows, text)
+}
+
+// sheetCountText adds to *text an upper bound of the bytes labelledRow
+// gives for cells labelled labs, failing past maxDocumentTextBytes.
+func sheetCountText(text *int, cells, labs []string) error {
+	n := 0
+	for i, c := range cells {
+		n += len(c) + len(" | ")
+		if i < len(labs) {
+			n += len(labs[i]) + len(": ")
+		}
+	}
+	if *text += n; *text > maxDocumentTextBytes {
+		return fmt.Errorf("%w: more than %d bytes of text", ErrDocumentTooLarge, maxDocumentTextBytes)
+	}
+	return nil
 }
 
 // sheetLabelledRows returns the text of each row with text, its cells
 // labelled as labelledRow does.
-func sheetLabelledRows(labels []string, rows [][]sheetCell) []string {
+func sheetLabelledRows(labels []string, rows [][]sheetCell, text *int) ([]string, error) {
 	out := make([]string, 0, len(rows))
 	var cells, labs []string
 	for _, r := range rows {
@@ -90,9 +116,12 @@ func sheetLabelledRows(labels []string, rows [][]sheetCell) []string {
 			}
 			labs = append(labs, l)
 		}
+		if err := sheetCountText(text, cells, labs); err != nil {
+			return nil, err
+		}
 		if t := labelledRow(labs, cells); t != "" {
 			out = append(out, t)
 		}
 	}
-	return out
+	return out, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -86,5 +87,27 @@ func TestSheetSparseRowOrder(t *testing.T) {
 	}
 	if got, want := mdTexts(paras), "P||Price: Kayak | net: 100 | gross: 119\n"; got != want {
 		t.Errorf("odt: got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestSheetTextBudget checks that a spreadsheet cannot make its readers
+// build more text than a document may hold (64 MiB) before refusing it: a
+// 100 KB shared string named by 1,000 cells gave 100 MB of row text, and
+// an .ods cell of 100 KB repeated across 1,000 columns and 1,000 rows (1
+// million cells, within the cell cap, a few KB zipped) would have built
+// 100 GB. Both now fail with ErrDocumentTooLarge while reading.
+func TestSheetTextBudget(t *testing.T) {
+	long := strings.Repeat("word ", 20_000)
+	sheet := strings.Repeat(`<row><c t="s"><v>0</v></c></row>`, 1000)
+	xl := zipOf(t, xlsxPackage([][3]string{{"S", "", sheet}}, "<si><t>"+long+"</t></si>", ""))
+	od := odfPackage(t, "", `<office:spreadsheet><table:table table:name="S"><table:table-row table:number-rows-repeated="1000">`+
+		`<table:table-cell table:number-columns-repeated="1000"><text:p>`+long+`</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>`)
+	for name, read := range map[string]func() ([]Paragraph, error){
+		"xlsx": func() ([]Paragraph, error) { return extractXlsx(bytes.NewReader(xl), int64(len(xl))) },
+		"ods":  func() ([]Paragraph, error) { return extractODF(bytes.NewReader(od), int64(len(od))) },
+	} {
+		if _, err := read(); !errors.Is(err, ErrDocumentTooLarge) || !strings.Contains(err.Error(), "bytes of text") {
+			t.Errorf("%s: err = %v, want ErrDocumentTooLarge for the text", name, err)
+		}
 	}
 }

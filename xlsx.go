@@ -105,14 +105,17 @@ func readXlsx(r io.ReaderAt, size int64, maxCells int) ([]Paragraph, error) {
 		if err := a.parse(part, true, x.readSheet); err != nil {
 			return nil, err
 		}
-		out = appendSheet(out, NormalizeSpaces(sh.Name), x.rows)
+		if out, err = appendSheet(out, NormalizeSpaces(sh.Name), x.rows, &x.text); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
 // appendSheet appends a sheet's section to out: a heading with its name,
 // then its rows labelled by the first one (see extractXlsx).
-func appendSheet(out []Paragraph, name string, rows [][]sheetCell) []Paragraph {
+// text counts the document's bytes of text (see sheetRowTexts).
+func appendSheet(out []Paragraph, name string, rows [][]sheetCell, text *int) ([]Paragraph, error) {
 	var nonEmpty [][]sheetCell
 	for _, r := range rows {
 		for _, c := range r {
@@ -123,15 +126,19 @@ func appendSheet(out []Paragraph, name string, rows [][]sheetCell) []Paragraph {
 		}
 	}
 	if len(nonEmpty) == 0 {
-		return out
+		return out, nil
 	}
 	if name != "" {
 		out = append(out, Paragraph{Text: name, Heading: true, Breadcrumb: name})
 	}
-	for _, t := range sheetRowTexts(nonEmpty, true, 1) {
+	texts, err := sheetRowTexts(nonEmpty, true, 1, text)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range texts {
 		out = append(out, Paragraph{Text: t, Breadcrumb: name})
 	}
-	return out
+	return out, nil
 }
 
 // xlsxReader holds a workbook's shared parts while its sheets are read.
@@ -144,6 +151,7 @@ type xlsxReader struct {
 	cells    int
 	maxCells int
 	rows     [][]sheetCell
+	text     int // bytes of row text given so far
 }
 
 // readSharedStrings reads the shared string table: the text of each si
