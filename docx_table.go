@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/xml"
+	"fmt"
 	"strings"
 )
 
@@ -55,7 +56,7 @@ func (p *docxParser) parseTable() ([]docxBlock, error) {
 		case xml.EndElement:
 			p.altEnd(t)
 			if nest == 0 {
-				return docxRowBlocks(rows), nil
+				return docxRowBlocksMax(rows, &p.text)
 			}
 			nest--
 		}
@@ -130,6 +131,16 @@ func (p *docxParser) parseRow() (docxRow, error) {
 // column instead ("Name: Alice | Age: 42"). A header row with a single
 // non-empty cell spanning several columns is a caption, emitted as is.
 func docxRowBlocks(rows []docxRow) []docxBlock {
+	out, _ := docxRowBlocksMax(rows, nil)
+	return out
+}
+
+// docxRowBlocksMax is docxRowBlocks adding the bytes of the labels it
+// copies into data rows to *text (nil: not counted): past
+// maxDocumentTextBytes it stops with an error wrapping ErrDocumentTooLarge
+// before building the row, as a long header cell over many rows would be
+// copied into each (the cells' own text is counted where it is read).
+func docxRowBlocksMax(rows []docxRow, text *int) ([]docxBlock, error) {
 	nHead := 0
 	for nHead < len(rows) && rows[nHead].header {
 		nHead++
@@ -182,6 +193,18 @@ func docxRowBlocks(rows []docxRow) []docxBlock {
 		}
 	}
 	for _, r := range rows[nHead:] {
+		if text != nil {
+			col := 0
+			for _, c := range r.cells {
+				if l := labels[col]; c.text != "" && l != "" && l != c.text {
+					*text += len(l) + len(": ")
+				}
+				col += c.span
+			}
+			if *text > maxDocumentTextBytes {
+				return nil, fmt.Errorf("%w: more than %d bytes of text", ErrDocumentTooLarge, maxDocumentTextBytes)
+			}
+		}
 		var b strings.Builder
 		col := 0
 		for _, c := range r.cells {
@@ -204,7 +227,7 @@ func docxRowBlocks(rows []docxRow) []docxBlock {
 			out = append(out, blk)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // docxRowBlock returns the block of a table row with text text.
