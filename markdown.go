@@ -71,8 +71,11 @@ func extractMarkdown(src []byte) ([]Paragraph, error) {
 			m.add(Paragraph{Text: title, Heading: true, Breadcrumb: m.trail.push(0, title)})
 		}
 	}
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+	for n := doc.FirstChild(); n != nil && m.err == nil; n = n.NextSibling() {
 		m.block(n)
+	}
+	if m.err != nil {
+		return nil, m.err
 	}
 	return m.out, nil
 }
@@ -160,6 +163,9 @@ type mdReader struct {
 	sb    strings.Builder
 	tbuf  bytes.Buffer
 	tw    *bufio.Writer
+
+	tableText int   // bytes of table row text given so far
+	err       error // the first limit passed
 }
 
 func (m *mdReader) add(p Paragraph) {
@@ -286,7 +292,12 @@ func (m *mdReader) table(t *east.Table) {
 		}
 		rows = append(rows, cells)
 	}
-	for _, t := range tableRowTexts(rows, header) {
+	texts, err := tableRowTextsMax(rows, header, &m.tableText)
+	if err != nil {
+		m.err = err
+		return
+	}
+	for _, t := range texts {
 		m.add(Paragraph{Text: t, Breadcrumb: m.trail.crumb()})
 	}
 }

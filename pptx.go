@@ -92,6 +92,7 @@ func extractPptx(r io.ReaderAt, size int64) ([]Paragraph, error) {
 	}
 
 	var out []Paragraph
+	tableText := 0 // bytes of table row text given so far
 	for i, id := range ids {
 		n := i + 1
 		part := byID[id]
@@ -118,7 +119,9 @@ func extractPptx(r io.ReaderAt, size int64) ([]Paragraph, error) {
 				break
 			}
 		}
-		out = s.paragraphs(out, n, &notes)
+		if out, err = s.paragraphs(out, n, &notes, &tableText); err != nil {
+			return nil, err
+		}
 		if len(out) > maxDocumentParagraphs {
 			return nil, fmt.Errorf("%w: more than %d paragraphs", ErrDocumentTooLarge, maxDocumentParagraphs)
 		}
@@ -244,8 +247,9 @@ func (s *pptxSlide) read(d *xml.Decoder) error {
 	})
 }
 
-// paragraphs appends the paragraphs of slide n, with its notes, to out.
-func (s *pptxSlide) paragraphs(out []Paragraph, n int, notes *pptxSlide) []Paragraph {
+// paragraphs appends the paragraphs of slide n, with its notes, to out;
+// text counts the deck's table row text (see tableRowTextsMax).
+func (s *pptxSlide) paragraphs(out []Paragraph, n int, notes *pptxSlide, text *int) ([]Paragraph, error) {
 	var title []string
 	body := make([]*pptxShape, 0, len(s.shapes))
 	for i := range s.shapes {
@@ -284,7 +288,11 @@ func (s *pptxSlide) paragraphs(out []Paragraph, n int, notes *pptxSlide) []Parag
 		for _, p := range sh.paras {
 			out = append(out, Paragraph{Text: p, PageNum: n, Breadcrumb: crumb})
 		}
-		for _, r := range tableRowTexts(sh.rows, sh.header) {
+		rows, err := tableRowTextsMax(sh.rows, sh.header, text)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
 			out = append(out, Paragraph{Text: r, PageNum: n, Breadcrumb: crumb})
 		}
 	}
@@ -296,7 +304,7 @@ func (s *pptxSlide) paragraphs(out []Paragraph, n int, notes *pptxSlide) []Parag
 			out = append(out, Paragraph{Text: "Notes: " + p, PageNum: n, Breadcrumb: crumb})
 		}
 	}
-	return out
+	return out, nil
 }
 
 func cmpInt64(a, b int64) int {

@@ -125,3 +125,19 @@ func sheetLabelledRows(labels []string, rows [][]sheetCell, text *int) ([]string
 	}
 	return out, nil
 }
+
+// tableRowTextsMax is tableRowTexts counting the text it builds in *text
+// as sheetRowTexts does: past maxDocumentTextBytes it fails with an error
+// wrapping ErrDocumentTooLarge before building the row (a long header
+// cell is copied into every data row's text).
+func tableRowTextsMax(rows [][]string, header bool, text *int) ([]string, error) {
+	sparse := make([][]sheetCell, len(rows))
+	for i, r := range rows {
+		for j, c := range r {
+			if c != "" {
+				sparse[i] = append(sparse[i], sheetCell{col: j, text: c})
+			}
+		}
+	}
+	return sheetRowTexts(sparse, header, 1, text)
+}

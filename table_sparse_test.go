@@ -111,3 +111,23 @@ func TestSheetTextBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestTableLabelBudget checks the same for the .pptx and Markdown tables,
+// whose first row labels the others: a 1 KB deck (or a 130 KB Markdown
+// file) with a 120 KB header cell over 2,000 one-letter rows gave 228 MB
+// of text without an error.
+func TestTableLabelBudget(t *testing.T) {
+	long := strings.Repeat("label ", 20_000)
+	slide := `<p:graphicFrame><a:tbl><a:tr><a:tc><a:txBody><a:p><a:r><a:t>` + long + `</a:t></a:r></a:p></a:txBody></a:tc></a:tr>` +
+		strings.Repeat(`<a:tr><a:tc><a:txBody><a:p><a:r><a:t>x</a:t></a:r></a:p></a:txBody></a:tc></a:tr>`, 2000) + `</a:tbl></p:graphicFrame>`
+	deck := zipOf(t, pptxPackage([]string{slide}, nil, []string{""}))
+	md := "| " + long + " |\n|---|\n" + strings.Repeat("| x |\n", 2000)
+	for name, read := range map[string]func() ([]Paragraph, error){
+		"pptx":     func() ([]Paragraph, error) { return extractPptx(bytes.NewReader(deck), int64(len(deck))) },
+		"markdown": func() ([]Paragraph, error) { return extractMarkdown([]byte(md)) },
+	} {
+		if _, err := read(); !errors.Is(err, ErrDocumentTooLarge) || !strings.Contains(err.Error(), "bytes of text") {
+			t.Errorf("%s: err = %v, want ErrDocumentTooLarge for the text", name, err)
+		}
+	}
+}
