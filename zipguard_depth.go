@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 )
@@ -46,8 +47,17 @@ const (
 
 func (x *xmlDepthReader) Read(b []byte) (int, error) {
 	n, err := x.r.Read(b)
-	for _, c := range b[:n] {
-		if x.step(c) {
+	for i := 0; i < n; i++ {
+		if x.state == xmlScanText {
+			// Text is most of a part: jump to the next tag (step looks
+			// back at no byte of it).
+			k := bytes.IndexByte(b[i:n], '<')
+			if k < 0 {
+				break
+			}
+			i += k
+		}
+		if x.step(b[i]) {
 			return 0, fmt.Errorf("%w: part %s: elements nested more than %d deep", x.invalid, x.part, x.max)
 		}
 	}
