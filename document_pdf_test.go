@@ -513,7 +513,8 @@ func TestPDFMalformedInputsNeverPanic(t *testing.T) {
 }
 
 // FuzzExtractPDF feeds arbitrary bytes to the PDF reader: it must never
-// panic, and any error must wrap one of the PDF sentinels.
+// panic, and any error must wrap one of the PDF sentinels (or
+// ErrDocumentTooLarge, for a page past its stream or character budget).
 func FuzzExtractPDF(f *testing.F) {
 	// Small synthetic documents keep each execution fast; more seeds live
 	// in testdata/fuzz/FuzzExtractPDF.
@@ -538,7 +539,7 @@ func FuzzExtractPDF(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		paras, err := extractPDFBytes(data)
 		if err != nil {
-			if !errors.Is(err, ErrPDFMalformed) && !errors.Is(err, ErrPDFNoText) && !errors.Is(err, ErrPDFEncrypted) {
+			if !errors.Is(err, ErrPDFMalformed) && !errors.Is(err, ErrPDFNoText) && !errors.Is(err, ErrPDFEncrypted) && !errors.Is(err, ErrDocumentTooLarge) {
 				t.Fatalf("error without a PDF sentinel: %v", err)
 			}
 			return
