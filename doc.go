@@ -32,7 +32,7 @@
 //   - document*.go: [Paragraph], [ExtractParagraphs] and format dispatch;
 //     document_pdf*.go the PDF reader (lexer, fonts, layout, guards)
 //   - docx*.go: the .docx reader (body, styles, tables, notes, properties)
-//   - pptx.go, xlsx.go, odf*.go, epub.go, markdown.go, text.go: the other formats
+//   - pptx.go, xlsx.go, odf*.go, epub.go, markdown*.go, text.go: the other formats
 //   - zipguard*.go: the zip-bomb, size and XML-depth guard shared by zip-based formats
 //   - ocr*.go: [OCR], scanned PDF pages and images through tesseract
 //   - table_*.go: table rows as labelled paragraphs, kept sparse by cell
