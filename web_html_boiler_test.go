@@ -27,15 +27,7 @@ func TestHTMLBoilerplateFixtures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("testdata", "html", c.file+".html"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			paras, err := HTMLToStructuredText(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			paras := htmlFixtureParas(t, c.file+".html")
 			var all strings.Builder
 			for _, p := range paras {
 				all.WriteString(p.Text + "\n")
@@ -185,15 +177,7 @@ func TestHTMLStripMarks(t *testing.T) {
 // the titles of other boxes, and one that only names its box ("Note:"),
 // stay the boxes' labels.
 func TestHTMLBoxTitleSections(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "html", "apache.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	paras, err := HTMLToStructuredText(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	paras := htmlFixtureParas(t, "apache.html")
 	htmlCheckInvariants(t, paras)
 	const directive = "Sample Module mod_sample > SampleRule Directive"
 	sections := map[string]string{
@@ -234,4 +218,20 @@ func TestHTMLBoxTitleSections(t *testing.T) {
 			t.Errorf("box label %q lost", l)
 		}
 	}
+}
+
+// htmlFixtureParas returns the paragraphs HTMLToStructuredText builds from
+// the fixture testdata/html/<name>.
+func htmlFixtureParas(t *testing.T, name string) []Paragraph {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "html", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	paras, err := HTMLToStructuredText(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paras
 }
