@@ -181,6 +181,25 @@ type pdfPage struct {
 	v   pdf.Value
 	res pdf.Value
 	box pdf.Value
+	// resLoop is set when the page's own or inherited /Resources could not
+	// be resolved (a reference cycle); the page is then skipped.
+	resLoop bool
+}
+
+// errPDFResourcesLoop is the page error for a page whose resources are
+// caught in a reference cycle.
+var errPDFResourcesLoop = fmt.Errorf("%w: its resources loop (/Resources refers back to itself through references, or to a reference of a reference, which cannot be read)", ErrInvalidDocument)
+
+// pdfResources returns node's /Resources dictionary; ok is false when
+// resolving it failed (the parser panics on a reference that leads to
+// another bare reference, as in a cycle).
+func pdfResources(node pdf.Value) (res pdf.Value, ok bool) {
+	defer func() {
+		if recover() != nil {
+			res, ok = pdf.Value{}, false
+		}
+	}()
+	return node.Key("Resources"), true
 }
 
 // height returns the page height from its media box (792 when absent).
@@ -205,14 +224,16 @@ func pdfPageList(r *pdf.Reader) ([]pdfPage, error) {
 	var pages []pdfPage
 	seen := map[string]bool{}
 	budget := pdfMaxPageTreeNodes
-	var walk func(node, res, box pdf.Value, depth int)
-	walk = func(node, res, box pdf.Value, depth int) {
+	var walk func(node, res, box pdf.Value, resLoop bool, depth int)
+	walk = func(node, res, box pdf.Value, resLoop bool, depth int) {
 		budget--
 		if budget < 0 || depth > 64 || node.Kind() != pdf.Dict {
 			return
 		}
-		if v := node.Key("Resources"); v.Kind() == pdf.Dict {
-			res = v
+		if v, ok := pdfResources(node); !ok {
+			res, resLoop = pdf.Value{}, true
+		} else if v.Kind() == pdf.Dict {
+			res, resLoop = v, false
 		}
 		if v := node.Key("MediaBox"); v.Len() == 4 {
 			box = v
@@ -225,13 +246,13 @@ func pdfPageList(r *pdf.Reader) ([]pdfPage, error) {
 			}
 			seen[key] = true
 			for i := 0; i < kids.Len() && budget > 0; i++ {
-				walk(kids.Index(i), res, box, depth+1)
+				walk(kids.Index(i), res, box, resLoop, depth+1)
 			}
 			return
 		}
-		pages = append(pages, pdfPage{v: node, res: res, box: box})
+		pages = append(pages, pdfPage{v: node, res: res, box: box, resLoop: resLoop})
 	}
-	walk(root, pdf.Value{}, pdf.Value{}, 0)
+	walk(root, pdf.Value{}, pdf.Value{}, false, 0)
 	if len(pages) == 0 {
 		return nil, fmt.Errorf("%w: the page tree holds no pages", ErrInvalidDocument)
 	}
@@ -242,6 +263,9 @@ func pdfPageList(r *pdf.Reader) ([]pdfPage, error) {
 // number of glyphs found; err reports a page that could not be read fully
 // (what was read before the failure is kept).
 func pdfReadPage(pg pdfPage, run *pdfPageRun) (lines []pdfLine, rules []pdfRule, glyphs int, err error) {
+	if pg.resLoop {
+		return nil, nil, 0, errPDFResourcesLoop
+	}
 	func() {
 		defer func() {
 			if x := recover(); x != nil {
