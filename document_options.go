@@ -41,7 +41,7 @@ func ExtractParagraphsWith(ctx context.Context, path string, opts ExtractOptions
 	var err error
 	switch {
 	case SupportedImageExt(ext) && opts.OCR == nil:
-		err = fmt.Errorf("%w: an image (%s) is read only through OCR: %w", ErrUnsupportedFormat, ext, ErrOCRUnavailable)
+		err = &ocrUnsetError{ext: ext}
 	case SupportedImageExt(ext):
 		paras, err = opts.OCR.readImage(ctx, path)
 	default:
