@@ -277,10 +277,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	oldChunks := make(map[string]int, len(before))
-	for _, s := range before {
-		oldChunks[s.URL] += s.Chunks
-	}
+	oldChunks := chunksByURL(before)
 
 	total := len(jobs)
 	if len(seeds) > 0 {
@@ -413,10 +410,7 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 	// whose text is unchanged (only their metadata moved); count what
 	// really went: the old chunks whose text is no longer there.
 	old, known := ix.oldChunks[src.url]
-	removed := deleted
-	if ix.oldChunks != nil {
-		removed = max(0, min(old-(n-embedded), deleted))
-	}
+	removed := max(0, min(old-(n-embedded), deleted))
 	ix.rep.Sources++
 	ix.rep.Chunks += n
 	ix.rep.Deleted += removed
@@ -424,12 +418,23 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 	if removed > 0 {
 		note += fmt.Sprintf(", %d removed", removed)
 	}
-	if embedded == 0 && removed == 0 && (old == n || !known && ix.oldChunks == nil) {
+	if embedded == 0 && removed == 0 && known && old == n {
 		ix.rep.Unchanged++
 		note = count(n, "chunk", "chunks") + ", unchanged"
 	}
 	ix.prog.done(display, n, note)
 	return n, nil
+}
+
+// chunksByURL returns the number of chunks of each source URL in sources,
+// what indexOne compares a source's new chunks with: a source not in it is
+// new, so a copy of an indexed file is not reported unchanged.
+func chunksByURL(sources []askyourdocs.Source) map[string]int {
+	out := make(map[string]int, len(sources))
+	for _, s := range sources {
+		out[s.URL] += s.Chunks
+	}
+	return out
 }
 
 // addFailure records a failed source once (a crawl may report one

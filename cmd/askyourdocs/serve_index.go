@@ -69,10 +69,17 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 	if in.Crawl {
 		total += maxPages
 	}
+	// What the index held before, so a source is reported unchanged only
+	// when it was indexed with the same chunks (not when a new upload's
+	// text is already indexed under another name), as the CLI does.
+	before, err := s.b.store.Sources(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("listing the indexed sources: %w", err)
+	}
 	lw := &lineWriter{fn: progress}
 	ix := &indexer{b: s.b, rep: rep, prog: newProgress(lw, total, true), chunkSize: defaultChunkSize,
-		overlap: defaultChunkOverlap, lastFlush: time.Now()}
-	err := s.b.store.bulk(func() error {
+		overlap: defaultChunkOverlap, lastFlush: time.Now(), oldChunks: chunksByURL(before)}
+	err = s.b.store.bulk(func() error {
 		for _, j := range jobs {
 			if ctx.Err() != nil {
 				break
