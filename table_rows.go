@@ -2,32 +2,6 @@ package engine
 
 import "strings"
 
-// tableRowTexts returns one paragraph text per data row of a table given as
-// rows of cell texts, in the shape HTMLToStructuredText gives data tables:
-// when header is true the first row labels the columns and every later cell
-// is written "Label: value" (cells joined with " | "); otherwise cells are
-// joined with " | ". Empty cells are left out, and so are rows without
-// text. A table whose only row is its header gives that row.
-func tableRowTexts(rows [][]string, header bool) []string {
-	var labels []string
-	if header && len(rows) > 0 {
-		labels, rows = rows[0], rows[1:]
-		if len(rows) == 0 {
-			if t := labelledRow(nil, labels); t != "" {
-				return []string{t}
-			}
-			return nil
-		}
-	}
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		if t := labelledRow(labels, r); t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // labelledRow returns the text of one table row: its non-empty cells joined
 // with " | ", each prefixed with "label: " when labels has a non-empty label
 // for its column that differs from the cell's text.

@@ -61,7 +61,7 @@ func sheetLabels(rows [][]sheetCell) []string {
 	return labels
 }
 
-// sheetRowTexts is tableRowTexts for sparse rows (each in column order):
+// sheetRowTexts is tableRowTextsMax for sparse rows (each in column order):
 // with header, the first headerRows rows label the columns of the others.
 // text counts the bytes of text the document has given so far; past
 // maxDocumentTextBytes the error wraps ErrDocumentTooLarge, before the row
@@ -126,10 +126,16 @@ func sheetLabelledRows(labels []string, rows [][]sheetCell, text *int) ([]string
 	return out, nil
 }
 
-// tableRowTextsMax is tableRowTexts counting the text it builds in *text
-// as sheetRowTexts does: past maxDocumentTextBytes it fails with an error
-// wrapping ErrDocumentTooLarge before building the row (a long header
-// cell is copied into every data row's text).
+// tableRowTextsMax returns one paragraph text per data row of a table given
+// as rows of cell texts, in the shape HTMLToStructuredText gives data
+// tables: when header is true the first row labels the columns and every
+// later cell is written "Label: value" (cells joined with " | ");
+// otherwise cells are joined with " | ". Empty cells are left out, and so
+// are rows without text; a table whose only row is its header gives that
+// row. It counts the text it builds in *text as sheetRowTexts does: past
+// maxDocumentTextBytes it fails with an error wrapping ErrDocumentTooLarge
+// before building the row (a long header cell is copied into every data
+// row's text).
 func tableRowTextsMax(rows [][]string, header bool, text *int) ([]string, error) {
 	sparse := make([][]sheetCell, len(rows))
 	for i, r := range rows {
