@@ -30,7 +30,8 @@ func SupportedImageExt(ext string) bool {
 // path (.png, .jpg, .jpeg, .tif, .tiff; every page of a multi-page TIFF,
 // PageNum counting them from 1). Headings are guessed from the text size.
 // Errors wrap ErrOCRUnavailable, ErrOCRFailed, ErrDocumentTooLarge (over 64
-// MiB or 120 megapixels) or ErrInvalidDocument (not a readable image).
+// MiB, 120 megapixels per page or MaxPages) or ErrInvalidDocument (not a
+// readable image).
 func (o *OCR) readImage(ctx context.Context, path string) ([]Paragraph, error) {
 	if err := o.checkImage(path); err != nil {
 		return nil, fmt.Errorf("ocr %s: %w", path, err)
@@ -67,9 +68,9 @@ func lastPage(words []ocrWord) int {
 	return n
 }
 
-// checkImage bounds an image file before tesseract sees it: its size and,
-// for PNG and JPEG, its pixel count (a small file can declare a huge
-// canvas).
+// checkImage bounds an image file before tesseract sees it: its size, its
+// pixel count (a small file can declare a huge canvas) and, for a TIFF,
+// its number of pages, each page's pixels counted.
 func (o *OCR) checkImage(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -91,6 +92,19 @@ func (o *OCR) checkImage(path string) error {
 		}
 		if px := int64(cfg.Width) * int64(cfg.Height); px > ocrMaxPixels {
 			return fmt.Errorf("%w: image of %dx%d pixels, more than %d", ErrDocumentTooLarge, cfg.Width, cfg.Height, ocrMaxPixels)
+		}
+	case ".tif", ".tiff":
+		pages, err := tiffPageSizes(f, st.Size(), o.maxPages())
+		if err != nil {
+			return fmt.Errorf("%w: not a readable image: %w", ErrInvalidDocument, err)
+		}
+		if len(pages) > o.maxPages() {
+			return fmt.Errorf("%w: more than the OCR limit of %d pages", ErrDocumentTooLarge, o.maxPages())
+		}
+		for i, p := range pages {
+			if p.width > ocrMaxPixels || p.height > ocrMaxPixels || p.width*p.height > ocrMaxPixels {
+				return fmt.Errorf("%w: page %d of %dx%d pixels, more than %d", ErrDocumentTooLarge, i+1, p.width, p.height, ocrMaxPixels)
+			}
 		}
 	}
 	return nil
