@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 
@@ -202,14 +203,21 @@ func pdfResources(node pdf.Value) (res pdf.Value, ok bool) {
 	return node.Key("Resources"), true
 }
 
-// height returns the page height from its media box (792 when absent).
-func (pg pdfPage) height() float64 {
+// width and height return the page's size in points from its media box
+// (612 x 792 when absent or empty). The box's corners may come in any
+// order, as readers normalise them (a box [40000 0 0 792] is 40000 wide).
+func (pg pdfPage) width() float64  { return pg.boxSide(0, 2, 612) }
+func (pg pdfPage) height() float64 { return pg.boxSide(1, 3, 792) }
+
+// boxSide returns |box[hi] - box[lo]|, or def without a finite non-zero
+// one.
+func (pg pdfPage) boxSide(lo, hi int, def float64) float64 {
 	if pg.box.Len() == 4 {
-		if h := pg.box.Index(3).Float64() - pg.box.Index(1).Float64(); h > 0 {
-			return h
+		if d := math.Abs(pg.box.Index(hi).Float64() - pg.box.Index(lo).Float64()); d > 0 && !math.IsInf(d, 0) {
+			return d
 		}
 	}
-	return 792
+	return def
 }
 
 // pdfMaxPageTreeNodes bounds the page-tree walk (cyclic or huge trees).

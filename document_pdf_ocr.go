@@ -19,13 +19,7 @@ func pdfScannedPages(pages []pdfPage, doc []pdfPageLines, counts []int) []ocrPDF
 		if counts[i] > 0 && (counts[i] >= pdfOCRGlyphs || !pdfHasImage(pg.res)) {
 			continue
 		}
-		w, h := 612.0, pg.height()
-		if pg.box.Len() == 4 {
-			if x := pg.box.Index(2).Float64() - pg.box.Index(0).Float64(); x > 0 {
-				w = x
-			}
-		}
-		out = append(out, ocrPDFPage{num: i + 1, width: w, height: h})
+		out = append(out, ocrPDFPage{num: i + 1, width: pg.width(), height: pg.height()})
 	}
 	return out
 }

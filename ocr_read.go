@@ -110,6 +110,24 @@ func (o *OCR) checkImage(path string) error {
 	return nil
 }
 
+// ocrMinDPI is the lowest resolution a PDF page is rendered at for OCR.
+const ocrMinDPI = 36
+
+// ocrRenderDPI returns the resolution to render a page of w x h points at:
+// dpi, lowered in steps of a quarter while the bitmap would exceed
+// ocrMaxPixels (a huge page box would render a huge bitmap). A page too
+// large even at ocrMinDPI gives an error wrapping ErrDocumentTooLarge.
+func ocrRenderDPI(dpi int, w, h float64) (int, error) {
+	px := func(d int) float64 { return w * h * float64(d) * float64(d) / (72 * 72) }
+	for dpi > ocrMinDPI && px(dpi) > ocrMaxPixels {
+		dpi = max(ocrMinDPI, dpi*3/4)
+	}
+	if p := px(dpi); p > ocrMaxPixels || p != p {
+		return 0, fmt.Errorf("%w: a page of %.0f x %.0f points is over %d pixels even at %d dpi", ErrDocumentTooLarge, w, h, ocrMaxPixels, dpi)
+	}
+	return dpi, nil
+}
+
 // ocrPDFPage is a PDF page to OCR: its 1-based number and size in points.
 type ocrPDFPage struct {
 	num           int
@@ -157,10 +175,9 @@ func (o *OCR) readPDFPages(ctx context.Context, path string, pages []ocrPDFPage,
 
 // readPDFPage renders and reads one page (see readPDFPages).
 func (o *OCR) readPDFPage(ctx context.Context, pdfPath, dir string, pg ocrPDFPage, lang string, stack *ocrHeadingStack) ([]Paragraph, error) {
-	dpi := o.dpi()
-	// A huge page box would render a huge bitmap: lower the resolution.
-	for dpi > 36 && pg.width*pg.height*float64(dpi*dpi)/(72*72) > ocrMaxPixels {
-		dpi = dpi * 3 / 4
+	dpi, err := ocrRenderDPI(o.dpi(), pg.width, pg.height)
+	if err != nil {
+		return nil, err
 	}
 	n := strconv.Itoa(pg.num)
 	prefix := filepath.Join(dir, "page")
