@@ -1,5 +1,5 @@
-// Command dev-eval builds the retrieval development sets: twelve sets
-// from seventeen manuals of Debian documentation packages, made by seven
+// Command dev-eval builds the retrieval development sets: thirteen sets
+// from nineteen manuals of Debian documentation packages, made by seven
 // documentation generators, with questions derived mechanically from the
 // manuals themselves. Nothing is committed: the manuals come from the
 // packages, the labels from this program.
@@ -18,6 +18,8 @@
 //	          python-ruffus-doc, ghostscript-doc, libtango-doc, python-ase-doc), labelled as django
 //	faqlinks  Sphinx: four manuals in one corpus (python-django-doc, python-celery-doc, borgbackup-doc,
 //	          python-scrapy-doc) without their FAQ pages: FAQ questions -> the pages their answers link
+//	dbindex   DocBook (DSSSL): two manuals in one corpus (pgpool2, slony1-2-doc): back-of-book index
+//	          entries ("term" or "term subterm") -> the pages they link
 //
 // For each set it copies the content pages (not the tables of contents, the
 // indexes, search pages or texinfo's XREF redirect stubs) to
@@ -63,6 +65,7 @@ type set struct {
 	parts                     []part                // several manuals in one corpus (pkg, dir unused)
 	dropTOC                   bool                  // also leave out pages that are mostly a toctree (tocPage)
 	answerLinks               bool                  // label FAQ questions by the pages their answers link (answerTargets)
+	bookIndex                 bool                  // label by the parts' DocBook back-of-book indexes (part.index)
 }
 
 // part is one manual of a set made of several: its pages go to the
@@ -70,6 +73,10 @@ type set struct {
 type part struct {
 	pkg, dir, prefix string
 	faq              []string // with answerLinks: the FAQ pages, left out of the corpus
+	index            string   // with bookIndex: the back-of-book index page, relative to dir
+	// extract: the package is unpacked, not installed, by scripts/dev-eval/run
+	// (pgpool2 is a server); dir is then inside WORK/pkgs/<pkg>.
+	extract bool
 }
 
 // rtdSkip leaves out a Sphinx manual's tables of contents, indexes,
@@ -141,6 +148,12 @@ func sets() []set {
 				{pkg: "borgbackup-doc", dir: "/usr/share/doc/borgbackup/html", prefix: "borg", faq: []string{"faq.html"}},
 				{pkg: "python-scrapy-doc", dir: "/usr/share/doc/python-scrapy-doc/html", prefix: "scrapy", faq: []string{"faq.html"}},
 			}},
+		{name: "dbindex", generator: "DocBook (DSSSL)", bookIndex: true,
+			skip: func(rel string) bool { return rel == "index.html" || rel == "bookindex.html" },
+			parts: []part{
+				{pkg: "pgpool2", dir: "/usr/share/doc/pgpool2", prefix: "pgpool", index: "bookindex.html", extract: true},
+				{pkg: "slony1-2-doc", dir: "/usr/share/doc/slony1-2-doc/adminguide", prefix: "slony", index: "bookindex.html", extract: true},
+			}},
 		{name: "git", pkg: "git-doc", generator: "AsciiDoc", dir: "/usr/share/doc/git-doc", identifiers: true, maxCases: 600,
 			skip: func(rel string) bool { return rel == "index.html" }},
 	}
@@ -191,7 +204,11 @@ func build(s set, out string) error {
 	var pages []string
 	src := map[string]string{}
 	var faqs []string // corpus-relative names of the FAQ pages (answerLinks), not copied
-	for _, pt := range parts {
+	for i, pt := range parts {
+		if pt.extract {
+			pt.dir = filepath.Join(filepath.Dir(out), "pkgs", pt.pkg, pt.dir)
+			parts[i] = pt
+		}
 		if _, err := os.Stat(pt.dir); err != nil {
 			return fmt.Errorf("%w (apt-get install -y %s)", err, pt.pkg)
 		}
@@ -234,7 +251,7 @@ func build(s set, out string) error {
 			return err
 		}
 		inCorpus[rel] = true
-		if s.index != "" || s.answerLinks {
+		if s.index != "" || s.answerLinks || s.bookIndex {
 			continue
 		}
 		var hs []string
@@ -272,6 +289,21 @@ func build(s set, out string) error {
 			}
 		}
 	}
+	for _, pt := range parts {
+		if !s.bookIndex || pt.index == "" {
+			continue
+		}
+		entries, err := docbookIndexEntries(filepath.Join(pt.dir, filepath.FromSlash(pt.index)))
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			page := path.Join(pt.prefix, path.Dir(pt.index), e[1])
+			if inCorpus[page] {
+				labels = append(labels, label{e[0], page})
+			}
+		}
+	}
 	if s.index != "" {
 		entries, err := indexEntries(s.dir, s.index, s.indexHref)
 		if err != nil {
@@ -297,10 +329,18 @@ func build(s set, out string) error {
 	var versions []string
 	for _, pt := range parts {
 		v, _ := exec.Command("dpkg-query", "-W", "-f", "${Version}", pt.pkg).Output()
+		if pt.extract {
+			debs, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "pkgs", pt.pkg+"_*.deb"))
+			if len(debs) > 0 {
+				v, _ = exec.Command("dpkg-deb", "-f", debs[0], "Version").Output()
+			}
+		}
 		versions = append(versions, pt.pkg+" "+strings.TrimSpace(string(v)))
 	}
 	how := "section headings (h1-h4, numbers and permalink marks removed, one-word headings and headings on more than 3 pages left out) -> the page"
 	switch {
+	case s.bookIndex:
+		how = "entries of the back-of-book indexes (\"term\" or \"term subterm\") -> the pages they link"
 	case s.index != "":
 		how = "entries of the index " + s.index + " -> the pages they link"
 	case s.answerLinks:
@@ -320,7 +360,7 @@ func build(s set, out string) error {
 		what, s.generator, strings.Join(versions, ", "), how, len(pages))}
 	var kept []string
 	for _, t := range order {
-		if s.index == "" && len(byText[strings.ToLower(t)]) > 3 {
+		if s.index == "" && !s.bookIndex && len(byText[strings.ToLower(t)]) > 3 {
 			continue
 		}
 		kept = append(kept, t)

@@ -109,3 +109,36 @@ func TestAnswerTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestDocbookIndexEntries reads a back-of-book index as the DocBook DSSSL
+// stylesheets write it (upper-case tags, the term before its links,
+// sub-entries in the following <dd>).
+func TestDocbookIndexEntries(t *testing.T) {
+	p := writePage(t, `<DIV CLASS="INDEX"><H1>Index</H1><DL>
+<DT>AUTH,
+    <A HREF="auth-a.html">Using different methods</A>,
+    <A HREF="auth-b.html#X">Using AES256</A></DT>
+<DT>failover_command configuration parameter,
+    <A HREF="runtime-config-failover.html#RUNTIME">Failover Settings</A></DT>
+<DT> Apache-style profiles for FreeBSD </DT>
+<DD><DL><DT>FreeBSD , <A HREF="additionalutils.html#BSD">slon.in-profiles</A></DT></DL></DD>
+<DT>pcp_attach_node, <A HREF="https://example.org/x.html">elsewhere</A></DT>
+</DL></DIV>`)
+	got, err := docbookIndexEntries(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]string{
+		{"AUTH", "auth-a.html"}, {"AUTH", "auth-b.html"},
+		{"failover_command configuration parameter", "runtime-config-failover.html"},
+		{"Apache-style profiles for FreeBSD FreeBSD", "additionalutils.html"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("entry %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}

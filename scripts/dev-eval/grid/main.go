@@ -63,7 +63,7 @@ const depth = 40
 
 func main() {
 	work := flag.String("work", filepath.Join(os.TempDir(), "askyourdocs-dev-eval"), "work folder of scripts/dev-eval/run")
-	sets := flag.String("sets", "octave,cmake,gnucash,mkdocs,zsh,apache,git,snakemake,apachefaq,django,rtd,faqlinks", "comma-separated set names")
+	sets := flag.String("sets", "octave,cmake,gnucash,mkdocs,zsh,apache,git,snakemake,apachefaq,django,rtd,faqlinks,dbindex", "comma-separated set names")
 	dim := flag.Int("dim", 1024, "dimension of the built-in embedder (the CLI's default)")
 	dump := flag.Bool("dump", false, "only build the cached lists")
 	verbose := flag.Bool("v", false, "print every setting's metrics per set")
@@ -437,12 +437,12 @@ func nonAdaptive(f askyourdocs.FusionOptions) askyourdocs.FusionOptions {
 func settings() []askyourdocs.FusionOptions {
 	var out []askyourdocs.FusionOptions
 	for _, k := range []int{2, 5, 10, 20, 60} {
-		for _, wv := range []float64{0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1} {
+		for _, wv := range []float64{0.005, 0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1} {
 			out = append(out, askyourdocs.FusionOptions{RRFK: k, VectorWeight: wv, TextWeight: 1})
 		}
 	}
 	for _, k := range []int{2, 5, 10} {
-		for _, wv := range []float64{0.05, 0.1} {
+		for _, wv := range []float64{0.01, 0.02, 0.05, 0.1} {
 			for _, ww := range []float64{0.5, 1, 2, 3} {
 				for _, stops := range []int{1, 2, 3} {
 					for _, spec := range []float64{0.3, 0.4, 0.5, 0.6} {
