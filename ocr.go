@@ -38,6 +38,9 @@ const (
 	defaultOCRPageTimeout = 2 * time.Minute
 	// defaultOCRMaxPages bounds the pages OCR reads in one document.
 	defaultOCRMaxPages = 1000
+	// defaultOCRDocumentTimeout bounds all OCR of one document: about twice
+	// what 1,000 pages take at 300 dpi on one core.
+	defaultOCRDocumentTimeout = 2 * time.Hour
 )
 
 // OCR reads text from scanned PDF pages and image files by running the
@@ -69,6 +72,11 @@ type OCR struct {
 	// MaxPages bounds the pages read per document (0: 1,000);
 	// a document needing more gives an error wrapping ErrDocumentTooLarge.
 	MaxPages int
+	// DocumentTimeout bounds all OCR of one document, its pages together
+	// (0: 2 hours); a document needing longer gives an error wrapping
+	// ErrDocumentTooLarge. A multi-page TIFF gets PageTimeout per page
+	// within it.
+	DocumentTimeout time.Duration
 
 	langsOnce sync.Once
 	langs     map[string]bool
@@ -125,6 +133,27 @@ func (o *OCR) pageTimeout() time.Duration {
 		return o.PageTimeout
 	}
 	return defaultOCRPageTimeout
+}
+
+func (o *OCR) documentTimeout() time.Duration {
+	if o.DocumentTimeout > 0 {
+		return o.DocumentTimeout
+	}
+	return defaultOCRDocumentTimeout
+}
+
+// documentBudget returns ctx bounded by DocumentTimeout, its cancel
+// function, and a function that turns the error of an OCR step ended by
+// that bound (not by ctx) into one wrapping ErrDocumentTooLarge.
+func (o *OCR) documentBudget(ctx context.Context) (context.Context, context.CancelFunc, func(error) error) {
+	d := o.documentTimeout()
+	dctx, cancel := context.WithTimeout(ctx, d)
+	return dctx, cancel, func(err error) error {
+		if err != nil && ctx.Err() == nil && errors.Is(dctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: OCR took longer than %s (OCR.DocumentTimeout)", ErrDocumentTooLarge, d)
+		}
+		return err
+	}
 }
 
 func (o *OCR) maxPages() int {

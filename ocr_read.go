@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxImageFileBytes bounds an image file handed to OCR.
@@ -30,10 +31,11 @@ func SupportedImageExt(ext string) bool {
 // path (.png, .jpg, .jpeg, .tif, .tiff; every page of a multi-page TIFF,
 // PageNum counting them from 1). Headings are guessed from the text size.
 // Errors wrap ErrOCRUnavailable, ErrOCRFailed, ErrDocumentTooLarge (over 64
-// MiB, 120 megapixels per page or MaxPages) or ErrInvalidDocument (not a
-// readable image).
+// MiB, 120 megapixels per page, MaxPages or DocumentTimeout) or
+// ErrInvalidDocument (not a readable image).
 func (o *OCR) readImage(ctx context.Context, path string) ([]Paragraph, error) {
-	if err := o.checkImage(path); err != nil {
+	pages, err := o.checkImage(path)
+	if err != nil {
 		return nil, fmt.Errorf("ocr %s: %w", path, err)
 	}
 	lang, err := o.languages(ctx, "")
@@ -44,13 +46,12 @@ func (o *OCR) readImage(ctx context.Context, path string) ([]Paragraph, error) {
 	if strings.HasPrefix(arg, "-") {
 		arg = "." + string(os.PathSeparator) + arg // not an option
 	}
-	// A multi-page TIFF takes a page's time per page, up to MaxPages.
-	timeout := o.pageTimeout()
-	if ext := strings.ToLower(filepath.Ext(path)); ext == ".tif" || ext == ".tiff" {
-		timeout *= 4
-	}
-	tsv, err := o.run(ctx, timeout, o.Tesseract, arg, "stdout", "-l", lang, "--psm", "3", "tsv")
-	if err != nil {
+	// A multi-page TIFF takes a page's time per page, within the
+	// document's budget.
+	dctx, cancel, budget := o.documentBudget(ctx)
+	defer cancel()
+	tsv, err := o.run(dctx, o.pageTimeout()*time.Duration(pages), o.Tesseract, arg, "stdout", "-l", lang, "--psm", "3", "tsv")
+	if err = budget(err); err != nil {
 		return nil, fmt.Errorf("ocr %s: %w", path, err)
 	}
 	words := ocrParseTSV(tsv)
@@ -70,44 +71,46 @@ func lastPage(words []ocrWord) int {
 
 // checkImage bounds an image file before tesseract sees it: its size, its
 // pixel count (a small file can declare a huge canvas) and, for a TIFF,
-// its number of pages, each page's pixels counted.
-func (o *OCR) checkImage(path string) error {
+// its number of pages, each page's pixels counted. It returns the number
+// of pages (1 but for a TIFF).
+func (o *OCR) checkImage(path string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if st.Size() > maxImageFileBytes {
-		return fmt.Errorf("%w: image of %d bytes, more than %d", ErrDocumentTooLarge, st.Size(), maxImageFileBytes)
+		return 0, fmt.Errorf("%w: image of %d bytes, more than %d", ErrDocumentTooLarge, st.Size(), maxImageFileBytes)
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".png", ".jpg", ".jpeg":
 		cfg, _, err := image.DecodeConfig(f)
 		if err != nil {
-			return fmt.Errorf("%w: not a readable image: %w", ErrInvalidDocument, err)
+			return 0, fmt.Errorf("%w: not a readable image: %w", ErrInvalidDocument, err)
 		}
 		if px := int64(cfg.Width) * int64(cfg.Height); px > ocrMaxPixels {
-			return fmt.Errorf("%w: image of %dx%d pixels, more than %d", ErrDocumentTooLarge, cfg.Width, cfg.Height, ocrMaxPixels)
+			return 0, fmt.Errorf("%w: image of %dx%d pixels, more than %d", ErrDocumentTooLarge, cfg.Width, cfg.Height, ocrMaxPixels)
 		}
 	case ".tif", ".tiff":
 		pages, err := tiffPageSizes(f, st.Size(), o.maxPages())
 		if err != nil {
-			return fmt.Errorf("%w: not a readable image: %w", ErrInvalidDocument, err)
+			return 0, fmt.Errorf("%w: not a readable image: %w", ErrInvalidDocument, err)
 		}
 		if len(pages) > o.maxPages() {
-			return fmt.Errorf("%w: more than the OCR limit of %d pages", ErrDocumentTooLarge, o.maxPages())
+			return 0, fmt.Errorf("%w: more than the OCR limit of %d pages", ErrDocumentTooLarge, o.maxPages())
 		}
 		for i, p := range pages {
 			if p.width > ocrMaxPixels || p.height > ocrMaxPixels || p.width*p.height > ocrMaxPixels {
-				return fmt.Errorf("%w: page %d of %dx%d pixels, more than %d", ErrDocumentTooLarge, i+1, p.width, p.height, ocrMaxPixels)
+				return 0, fmt.Errorf("%w: page %d of %dx%d pixels, more than %d", ErrDocumentTooLarge, i+1, p.width, p.height, ocrMaxPixels)
 			}
 		}
+		return len(pages), nil
 	}
-	return nil
+	return 1, nil
 }
 
 // ocrMinDPI is the lowest resolution a PDF page is rendered at for OCR.
@@ -158,14 +161,16 @@ func (o *OCR) readPDFPages(ctx context.Context, path string, pages []ocrPDFPage,
 	if strings.HasPrefix(arg, "-") {
 		arg = "." + string(os.PathSeparator) + arg
 	}
+	dctx, cancel, budget := o.documentBudget(ctx)
+	defer cancel()
 	stack := &ocrHeadingStack{}
 	var out []Paragraph
 	for _, pg := range pages {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		paras, err := o.readPDFPage(ctx, arg, dir, pg, lang, stack)
-		if err != nil {
+		paras, err := o.readPDFPage(dctx, arg, dir, pg, lang, stack)
+		if err = budget(err); err != nil {
 			return nil, fmt.Errorf("page %d: %w", pg.num, err)
 		}
 		out = append(out, paras...)

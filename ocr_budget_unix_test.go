@@ -1,0 +1,59 @@
+//go:build unix
+
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestOCRDocumentTimeout: OCR of one document stops at DocumentTimeout,
+// every page together, with ErrDocumentTooLarge, though no single page
+// reached PageTimeout. The programs are stand-ins that never finish
+// recognising (tesseract answers only --list-langs); the test ends on
+// the budget's deadline.
+func TestOCRDocumentTimeout(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	o := &OCR{
+		Tesseract:       script("tesseract", `[ "$1" = --list-langs ] && { echo 'List of available languages (1):'; echo eng; exit 0; }; exec sleep 600`),
+		Pdftoppm:        script("pdftoppm", `exec sleep 600`),
+		PageTimeout:     10 * time.Minute,
+		DocumentTimeout: 200 * time.Millisecond,
+	}
+	d := newPDFTestDoc()
+	for range 2 {
+		content := d.addStream("", "")
+		d.pages = append(d.pages, d.add(fmt.Sprintf("<< /Type /Page /Parent PAGES /MediaBox [0 0 595 842] /Contents %d 0 R >>", content)))
+	}
+	pdf := filepath.Join(dir, "scan.pdf")
+	tif := filepath.Join(dir, "scan.tif")
+	page := tiffPage{1000, 1400}
+	if err := os.WriteFile(pdf, d.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tif, buildTIFF(binary.LittleEndian, false, 4, page, page, page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{pdf, tif} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // the test's own bound
+		_, err := ExtractParagraphsWith(ctx, path, ExtractOptions{OCR: o})
+		cancel()
+		var de *DocumentError
+		if !errors.Is(err, ErrDocumentTooLarge) || !errors.As(err, &de) {
+			t.Errorf("%s: %v, want a *DocumentError wrapping ErrDocumentTooLarge", filepath.Base(path), err)
+		}
+	}
+}
