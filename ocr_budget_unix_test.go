@@ -20,19 +20,9 @@ import (
 // the budget's deadline.
 func TestOCRDocumentTimeout(t *testing.T) {
 	dir := t.TempDir()
-	script := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	o := &OCR{
-		Tesseract:       script("tesseract", `[ "$1" = --list-langs ] && { echo 'List of available languages (1):'; echo eng; exit 0; }; exec sleep 600`),
-		Pdftoppm:        script("pdftoppm", `exec sleep 600`),
-		PageTimeout:     10 * time.Minute,
-		DocumentTimeout: 200 * time.Millisecond,
-	}
+	o := fakeOCR(t, "exec sleep 600", "exec sleep 600")
+	o.PageTimeout = 10 * time.Minute
+	o.DocumentTimeout = 200 * time.Millisecond
 	d := newPDFTestDoc()
 	for range 2 {
 		content := d.addStream("", "")

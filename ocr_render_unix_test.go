@@ -20,18 +20,8 @@ import (
 // their arguments.
 func TestOCRPDFPageBoxAnyCornerOrder(t *testing.T) {
 	dir := t.TempDir()
-	script := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	argsFile := filepath.Join(dir, "pdftoppm.args")
-	o := &OCR{
-		Tesseract: script("tesseract", `[ "$1" = --list-langs ] && { echo 'List of available languages (1):'; echo eng; exit 0; }; exit 1`),
-		Pdftoppm:  script("pdftoppm", `echo "$@" >> '`+argsFile+`'; exit 1`),
-	}
+	o := fakeOCR(t, "exit 1", `echo "$@" >> '`+argsFile+`'; exit 1`)
 	for _, c := range []struct {
 		box     string
 		maxDPI  int // 0: refused before pdftoppm runs
