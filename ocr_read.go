@@ -6,6 +6,7 @@ import (
 	"image"
 	_ "image/jpeg" // DecodeConfig of .jpg scans
 	_ "image/png"  // DecodeConfig of .png scans
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -48,9 +49,13 @@ func (o *OCR) readImage(ctx context.Context, path string) ([]Paragraph, error) {
 	}
 	// A multi-page TIFF takes a page's time per page, within the
 	// document's budget.
+	timeout := o.pageTimeout() * time.Duration(pages)
+	if timeout <= 0 || timeout > o.documentTimeout() {
+		timeout = o.documentTimeout() // also a product past Duration's range
+	}
 	dctx, cancel, budget := o.documentBudget(ctx)
 	defer cancel()
-	tsv, err := o.run(dctx, o.pageTimeout()*time.Duration(pages), o.Tesseract, arg, "stdout", "-l", lang, "--psm", "3", "tsv")
+	tsv, err := o.run(dctx, timeout, o.Tesseract, arg, "stdout", "-l", lang, "--psm", "3", "tsv")
 	if err = budget(err); err != nil {
 		return nil, fmt.Errorf("ocr %s: %w", path, err)
 	}
@@ -125,7 +130,7 @@ func ocrRenderDPI(dpi int, w, h float64) (int, error) {
 	for dpi > ocrMinDPI && px(dpi) > ocrMaxPixels {
 		dpi = max(ocrMinDPI, dpi*3/4)
 	}
-	if p := px(dpi); p > ocrMaxPixels || p != p {
+	if p := px(dpi); p > ocrMaxPixels || math.IsNaN(p) {
 		return 0, fmt.Errorf("%w: a page of %.0f x %.0f points is over %d pixels even at %d dpi", ErrDocumentTooLarge, w, h, ocrMaxPixels, dpi)
 	}
 	return dpi, nil
