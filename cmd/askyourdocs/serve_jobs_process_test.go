@@ -331,8 +331,8 @@ func TestServeJobsTwoProcessesPG(t *testing.T) {
 
 // TestServeJobsOneDataDir: two serve processes on one --data directory
 // share its jobs through SQLite (River's riversqlite driver). A accepts an
-// upload and is killed while indexing it; B, running meanwhile, or A
-// after a restart indexes it within 60 s, and both see the outcome.
+// upload and is killed while indexing it; B, started then, or A after a
+// restart indexes it within 60 s, and both see the outcome.
 func TestServeJobsOneDataDir(t *testing.T) {
 	data := t.TempDir()
 	args := []string{"--data", data, "--job-dead-after", "3s"}
@@ -343,9 +343,11 @@ func TestServeJobsOneDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitRunning(t, a, id)
-	b := startServeProc(t, args...)
+	// Kill A at once: starting B first gave A the time to finish the
+	// upload before the kill (CI saw it, on a loaded machine).
 	a.kill()
 	killed := time.Now()
+	b := startServeProc(t, args...)
 	a = startServeProc(t, args...)
 	got := awaitFinished(t, a, []string{id}, 60*time.Second-time.Since(killed))
 	if done, _ := checkOutcomes(t, a, got, map[string][]string{id: fileNames(files)}); done != 1 {
