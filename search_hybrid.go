@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -73,6 +75,13 @@ type SearchOptions struct {
 	Rerank *SearchModel
 	// RerankOptions configure the rerank calls.
 	RerankOptions RerankOptions
+	// ReleaseNotesWeight multiplies the score of a hit from a
+	// release-notes page (its page title reads "Release notes",
+	// "Changelog", "What's new in", ...) unless the question asks about
+	// versions or changes or is the hit's own heading: such pages mention
+	// most features but rarely explain them. 0 means 0.5; 1 turns it off;
+	// outside 0 to 1 is an error.
+	ReleaseNotesWeight float64
 	// RerankCandidates is how many fused candidates are reranked; <= 0
 	// means max(2K, 20).
 	RerankCandidates int
@@ -103,6 +112,9 @@ type SearchReport struct {
 	HyDEPassage string
 	// Reranked reports that the hits are in rerank order.
 	Reranked bool
+	// ReleaseNotesDemoted is how many fused hits from release-notes pages
+	// had their score multiplied by SearchOptions.ReleaseNotesWeight.
+	ReleaseNotesDemoted int
 }
 
 // SearchHit is one result of Search.
@@ -111,7 +123,8 @@ type SearchHit struct {
 	Doc  *ai.Document
 	Text string
 	// Score is the fused score (for one list, that list's reciprocal
-	// rank share), higher is better.
+	// rank share), times SearchOptions.ReleaseNotesWeight for a demoted
+	// release-notes hit; higher is better.
 	Score float64
 	// VectorRank, TextRank and HyDERank are the chunk's 1-based ranks in
 	// the vector, keyword and HyDE lists, 0 when the list lacks it.
@@ -131,6 +144,11 @@ type SearchHit struct {
 	// Contents reports that the chunk (Text) looks like a table of contents or
 	// an index.
 	Contents bool
+	// ReleaseNotes reports that the chunk's page is release notes (the
+	// first part of Section reads "Release notes", "Changelog", "What's
+	// new in", ...); Demoted, that its Score was multiplied by
+	// SearchOptions.ReleaseNotesWeight for this question.
+	ReleaseNotes, Demoted bool
 	// Confidence (0-10, see ConfidenceLabelWith) is how well the passage
 	// seems to answer the question: the rerank score when reranked, else
 	// the evidence score docs/search.md describes; ConfidenceBasis says
@@ -205,6 +223,12 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	if o.Mode != SearchModeFusion && o.Mode != SearchModeVector && o.Mode != SearchModeKeyword {
 		return nil, fmt.Errorf("search: unknown mode %q (want fusion, vector or keyword)", o.Mode)
 	}
+	if o.ReleaseNotesWeight < 0 || o.ReleaseNotesWeight > 1 || math.IsNaN(o.ReleaseNotesWeight) {
+		return nil, fmt.Errorf("search: ReleaseNotesWeight %v out of range (want 0 to 1)", o.ReleaseNotesWeight)
+	}
+	if o.ReleaseNotesWeight == 0 {
+		o.ReleaseNotesWeight = defaultReleaseNotesWeight
+	}
 	ctx, end := searchSpan(ctx, "askyourdocs.search")
 	defer func() { end(len(hits), err) }()
 
@@ -268,6 +292,9 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	hits = make([]SearchHit, len(fused))
 	for i, f := range fused {
 		hits[i] = newSearchHit(f)
+	}
+	if n := demoteReleaseNotes(hits, question, o.ReleaseNotesWeight); o.Report != nil {
+		o.Report.ReleaseNotesDemoted = n
 	}
 	if o.Rerank != nil && len(hits) > 0 {
 		c, done := searchSpan(ctx, "askyourdocs.search.rerank")
@@ -342,6 +369,7 @@ func newSearchHit(f fusedHit) SearchHit {
 		h.URL, h.Source = metaString(m, MetaURL), metaString(m, MetaSource)
 		h.Pages, h.Section = metaString(m, MetaPages), metaString(m, MetaBreadcrumb)
 		h.Passage = metaString(m, MetaParentText)
+		h.ReleaseNotes = isReleaseNotesPage(h.Section)
 	}
 	if h.Passage == "" {
 		h.Passage = h.Text
@@ -397,8 +425,8 @@ func searchFusion(ctx context.Context, s Searcher, given *FusionOptions) (Fusion
 
 // indexFusion returns the fusion settings Search uses on s when the
 // options do not set them: those the index records (IndexInfo.Fusion;
-// a record of its embedder's defaults made before fusion was adaptive,
-// without the weak-query fields, means today's defaults), else the
+// a record of its embedder's former defaults, formerFusionDefaults, means
+// today's defaults), else the
 // defaults of the recorded embedder, else of the store's own embedder
 // (FusionDefaults), else the textbook fusion.
 func indexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
@@ -410,10 +438,10 @@ func indexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
 		if found {
 			if info.Fusion != nil {
 				f := info.Fusion.withDefaults()
-				if d := FusionDefaults(info.Embedder); f == nonAdaptive(d) {
-					// The embedder's defaults recorded before fusion was
-					// adaptive: they are the defaults of today.
-					f = d
+				if slices.Contains(formerFusionDefaults(info.Embedder), f) {
+					// The embedder's defaults of an earlier release: they
+					// are the defaults of today.
+					f = FusionDefaults(info.Embedder)
 				}
 				return f, nil
 			}

@@ -315,8 +315,9 @@ func TestFusionForQuery(t *testing.T) {
 }
 
 // TestIndexFusionRecordedDefaults checks that an index recording its
-// embedder's defaults from before fusion was adaptive gets today's
-// defaults, and one recording other settings keeps them.
+// embedder's former defaults (before fusion was adaptive, and the
+// built-in embedder's vector weight 0.1) gets today's defaults, and one
+// recording other settings keeps them.
 func TestIndexFusionRecordedDefaults(t *testing.T) {
 	ctx := t.Context()
 	for _, c := range []struct {
@@ -325,6 +326,9 @@ func TestIndexFusionRecordedDefaults(t *testing.T) {
 		want     FusionOptions
 	}{
 		{"old defaults", nonAdaptive(FusionDefaults(localEmbedderName(64))), FusionDefaults(localEmbedderName(64))},
+		{"vector weight 0.1", FusionOptions{RRFK: 5, VectorWeight: 0.1, TextWeight: 1, HyDEWeight: 0.08, WeakVectorWeight: 3, WeakSpecificity: 0.4, WeakStopWords: 3}, FusionDefaults(localEmbedderName(64))},
+		{"vector weight 0.1, not adaptive", FusionOptions{RRFK: 5, VectorWeight: 0.1, TextWeight: 1, HyDEWeight: 0.08}, FusionDefaults(localEmbedderName(64))},
+		{"the textbook fusion without weak queries, given for the built-in embedder", nonAdaptive(FusionDefaults("ollama/nomic-embed-text")), nonAdaptive(FusionDefaults("ollama/nomic-embed-text"))},
 		{"own settings", FusionOptions{RRFK: 2, VectorWeight: 0.2, TextWeight: 1, HyDEWeight: 0.1}, FusionOptions{RRFK: 2, VectorWeight: 0.2, TextWeight: 1, HyDEWeight: 0.1}},
 	} {
 		s := searchTestStore(t, "sqlite", NewLocalEmbedder(64), 64)

@@ -34,9 +34,12 @@ type FusionOptions struct {
 
 // Fusion defaults (docs/retrieval.md, "Fusion", has the grid they come
 // from). The built-in embedder's vector list is much weaker than BM25F on
-// manuals, so its fusion is lexical-first: k 5 and vector weight 0.1, the
-// best mean MRR@10 of the settings that keep fusion at least as good as
-// both lists on hit@1, hit@5 and MRR@10 on all seven dev sets. Any other
+// manuals, so its fusion is lexical-first: k 5 and vector weight 0.005,
+// which keeps fusion at least as good as both lists on hit@1, hit@5 and
+// MRR@10 on all thirteen dev sets (0.1, the default before, falls 0.0003
+// MRR@10 below the keyword list on dbindex; the mean MRR@10 of the two
+// differs by 0.0002). The vector list then breaks the keyword list's ties
+// and adds the chunks it lacks, and decides weak keyword queries. Any other
 // embedder gets the textbook fusion (k 60, every list weighted 1), which
 // lets a semantic list bring up passages sharing no word with the question.
 //
@@ -44,7 +47,7 @@ type FusionOptions struct {
 // common in the index ("What is a class?") weights the vector list 2,
 // above the keyword list, since the vector list sees the whole question.
 var (
-	localHashFusion = FusionOptions{RRFK: 5, VectorWeight: 0.1, TextWeight: 1, HyDEWeight: 0.08,
+	localHashFusion = FusionOptions{RRFK: 5, VectorWeight: 0.005, TextWeight: 1, HyDEWeight: 0.004,
 		WeakVectorWeight: 3, WeakSpecificity: defaultWeakSpecificity, WeakStopWords: defaultWeakStopWords}
 	textbookFusion = FusionOptions{RRFK: defaultRRFK, VectorWeight: 1, TextWeight: 1, HyDEWeight: 1,
 		WeakVectorWeight: 6, WeakSpecificity: defaultWeakSpecificity, WeakStopWords: defaultWeakStopWords}
@@ -66,6 +69,22 @@ func FusionDefaults(embedder string) FusionOptions {
 		return localHashFusion
 	}
 	return textbookFusion
+}
+
+// formerFusionDefaults returns the settings the named embedder's defaults
+// were before today's: without the weak-query fields (before fusion was
+// adaptive) and, for the built-in embedder, vector weight 0.1 (HyDE 0.08)
+// with and without them. An index recording one of them was not set by
+// hand, so Search gives it today's defaults (indexFusion).
+func formerFusionDefaults(embedder string) []FusionOptions {
+	d := FusionDefaults(embedder)
+	out := []FusionOptions{nonAdaptive(d)}
+	if d == localHashFusion {
+		old := localHashFusion
+		old.VectorWeight, old.HyDEWeight = 0.1, 0.08
+		out = append(out, old, nonAdaptive(old))
+	}
+	return out
 }
 
 // withDefaults fills zero fields from the textbook fusion (the weak-query

@@ -84,6 +84,9 @@ func fusePages(l line, f askyourdocs.FusionOptions, beta float64) []string {
 	for i, h := range hits {
 		u, _ := h.Doc.Metadata[askyourdocs.MetaURL].(string)
 		out[i] = scored{u, h.Score, i}
+		if slices.Contains(l.Demoted, h.Text) {
+			out[i].score *= releaseNotesWeight
+		}
 		for _, x := range lists {
 			if slices.ContainsFunc(x.es, func(e entry) bool { return e[1] == h.Text }) {
 				continue
@@ -119,8 +122,8 @@ func extraReport(names []string, data map[string][]line) {
 		fmt.Printf("  %-58s", x.label)
 		for _, s := range names {
 			lines := data[s]
-			v := triple(metrics(lines, func(l line) []string { return urls(l.Vector) }))
-			k := triple(metrics(lines, func(l line) []string { return urls(l.Keyword) }))
+			v := triple(metrics(lines, func(l line) []string { return single(l, l.Vector) }))
+			k := triple(metrics(lines, func(l line) []string { return single(l, l.Keyword) }))
 			m := metrics(lines, x.rank)
 			t := triple(m)
 			for j, name := range []string{"hit@1", "hit@5", "MRR@10"} {

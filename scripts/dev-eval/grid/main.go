@@ -57,7 +57,21 @@ type line struct {
 	Vector   []entry                       `json:"vector"`
 	Keyword  []entry                       `json:"keyword"`
 	Stats    askyourdocs.KeywordQueryStats `json:"stats"`
+	// Demoted are the text keys of the chunks whose score Search
+	// multiplies by the release-notes weight for this question
+	// (SearchHit.Demoted).
+	Demoted []string `json:"demoted"`
+	// Version is cacheVersion when the line was built.
+	Version int `json:"v"`
 }
+
+// cacheVersion changes when line gains what an older cache lacks (2:
+// Demoted).
+const cacheVersion = 2
+
+// releaseNotesWeight is SearchOptions.ReleaseNotesWeight's default, which
+// Search applies on the dev indexes.
+const releaseNotesWeight = 0.5
 
 const depth = 40
 
@@ -99,7 +113,7 @@ func load(ctx context.Context, dir string, dim int) ([]line, error) {
 		return nil, err
 	}
 	if ci, err := os.Stat(cache); err == nil && ci.ModTime().After(di.ModTime()) {
-		if lines, err := readCache(cache); err != nil || !staleStats(lines) {
+		if lines, err := readCache(cache); err != nil || !stale(lines) {
 			return lines, err
 		}
 	}
@@ -126,11 +140,14 @@ func load(ctx context.Context, dir string, dim int) ([]line, error) {
 	return lines, f.Close()
 }
 
-// staleStats reports a cache written before KeywordQueryStats had its
-// Specificity field: a line with a term found in the index and no
-// specificity (a found term always gives one above 0).
-func staleStats(lines []line) bool {
+// stale reports a cache of an older version, or one written before
+// KeywordQueryStats had its Specificity field: a line with a term found in
+// the index and no specificity (a found term always gives one above 0).
+func stale(lines []line) bool {
 	for _, l := range lines {
+		if l.Version != cacheVersion {
+			return true
+		}
 		for _, t := range l.Stats.Terms {
 			if t.DocFreq > 0 && l.Stats.Specificity == 0 {
 				return true
@@ -201,7 +218,22 @@ func build(ctx context.Context, db, dsPath string, dim int) ([]line, error) {
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.ID, err)
 		}
-		l := line{ID: c.ID, Question: c.Question, Relevant: c.Relevant, Vector: conv(vec), Keyword: conv(kw), Stats: rep.Keywords}
+		l := line{ID: c.ID, Question: c.Question, Relevant: c.Relevant, Vector: conv(vec), Keyword: conv(kw), Stats: rep.Keywords, Version: cacheVersion}
+		// Whether Search demotes a chunk depends on the chunk and the
+		// question alone: a search in each list's mode returns every chunk
+		// of that list with its Demoted.
+		for _, mode := range []askyourdocs.SearchMode{askyourdocs.SearchModeVector, askyourdocs.SearchModeKeyword} {
+			one, err := askyourdocs.Search(ctx, s, c.Question, &askyourdocs.SearchOptions{K: depth, Depth: depth, Mode: mode, Fusion: &probe})
+			if err != nil {
+				return nil, fmt.Errorf("case %s: %w", c.ID, err)
+			}
+			for _, h := range one {
+				k := sha256.Sum256([]byte(h.Text))
+				if key := hex.EncodeToString(k[:8]); h.Demoted && !slices.Contains(l.Demoted, key) {
+					l.Demoted = append(l.Demoted, key)
+				}
+			}
+		}
 		if got, want := searchURLs(hits), fuse(l, probe); !slices.Equal(got, want) {
 			return nil, fmt.Errorf("case %s: the grid's fusion differs from Search's:\n%q\n%q", c.ID, want, got)
 		}
@@ -260,10 +292,28 @@ func metrics(lines []line, rank func(l line) []string) askyourdocs.RetrievalMetr
 	return askyourdocs.EvaluateRetrieval(cases)
 }
 
-func urls(es []entry) []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e[0]
+// single ranks one list of a line as Search does in that list's mode:
+// its order, with the chunks Search demoted (release notes) scored by
+// releaseNotesWeight times their reciprocal rank share.
+func single(l line, es []entry) []string {
+	return rankFused(l, []askyourdocs.RankedList{{Docs: docs(es), Weight: 1}}, chosen.RRFK)
+}
+
+// rankFused fuses lists with reciprocal rank fusion (k), multiplies the
+// score of every chunk of l.Demoted by releaseNotesWeight, and returns
+// the URLs of the first depth in score order (stable) as Search does.
+func rankFused(l line, lists []askyourdocs.RankedList, k int) []string {
+	hits := askyourdocs.ReciprocalRankFusion(lists, k, 0)
+	for i := range hits {
+		if slices.Contains(l.Demoted, hits[i].Text) {
+			hits[i].Score *= releaseNotesWeight
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b askyourdocs.FusedDoc) int { return cmp.Compare(b.Score, a.Score) })
+	out := make([]string, 0, depth)
+	for _, h := range hits[:min(depth, len(hits))] {
+		u, _ := h.Doc.Metadata[askyourdocs.MetaURL].(string)
+		out = append(out, u)
 	}
 	return out
 }
@@ -271,7 +321,7 @@ func urls(es []entry) []string {
 // fuse ranks a line with setting f as Search does: weighted reciprocal
 // rank fusion of the vector and the keyword list (in that order for
 // ties), the vector list weighted by WeakVectorWeight for a weak keyword
-// query.
+// query, demoted chunks' scores multiplied by releaseNotesWeight.
 func fuse(l line, f askyourdocs.FusionOptions) []string {
 	wv := f.VectorWeight
 	if isWeak(f, l.Stats) {
@@ -284,13 +334,7 @@ func fuse(l line, f askyourdocs.FusionOptions) []string {
 	if len(l.Keyword) > 0 {
 		lists = append(lists, askyourdocs.RankedList{Docs: docs(l.Keyword), Weight: f.TextWeight})
 	}
-	hits := askyourdocs.ReciprocalRankFusion(lists, f.RRFK, depth)
-	out := make([]string, 0, depth)
-	for _, h := range hits {
-		u, _ := h.Doc.Metadata[askyourdocs.MetaURL].(string)
-		out = append(out, u)
-	}
-	return out
+	return rankFused(l, lists, f.RRFK)
 }
 
 // isWeak is FusionOptions' weak keyword query: an adaptive setting, no
@@ -316,8 +360,8 @@ func report(names []string, data map[string][]line, verbose bool) {
 	all := map[string][]askyourdocs.RetrievalMetrics{}
 	for _, s := range names {
 		lines := data[s]
-		v := metrics(lines, func(l line) []string { return urls(l.Vector) })
-		k := metrics(lines, func(l line) []string { return urls(l.Keyword) })
+		v := metrics(lines, func(l line) []string { return single(l, l.Vector) })
+		k := metrics(lines, func(l line) []string { return single(l, l.Keyword) })
 		base[s] = res{triple(v), triple(k)}
 		for _, g := range grid {
 			all[s] = append(all[s], metrics(lines, func(l line) []string { return fuse(l, g) }))
@@ -418,8 +462,8 @@ func weakReport(names []string, data map[string][]line) {
 			fmt.Println()
 			continue
 		}
-		v := metrics(weak, func(l line) []string { return urls(l.Vector) })
-		k := metrics(weak, func(l line) []string { return urls(l.Keyword) })
+		v := metrics(weak, func(l line) []string { return single(l, l.Vector) })
+		k := metrics(weak, func(l line) []string { return single(l, l.Keyword) })
 		base := metrics(weak, func(l line) []string { return fuse(l, nonAdaptive(chosen)) })
 		f := metrics(weak, func(l line) []string { return fuse(l, chosen) })
 		fmt.Printf("  vector %s | keyword %s | fusion without weak weighting %s | fusion %s\n", row(v), row(k), row(base), row(f))
@@ -442,7 +486,7 @@ func settings() []askyourdocs.FusionOptions {
 		}
 	}
 	for _, k := range []int{2, 5, 10} {
-		for _, wv := range []float64{0.01, 0.02, 0.05, 0.1} {
+		for _, wv := range []float64{0.005, 0.01, 0.02, 0.05, 0.1} {
 			for _, ww := range []float64{0.5, 1, 2, 3} {
 				for _, stops := range []int{1, 2, 3} {
 					for _, spec := range []float64{0.3, 0.4, 0.5, 0.6} {
