@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -96,15 +97,7 @@ func demoteReleaseNotes(hits []SearchHit, query string, weight float64) int {
 		}
 	}
 	if n > 0 {
-		slices.SortStableFunc(hits, func(a, b SearchHit) int {
-			switch {
-			case a.Score > b.Score:
-				return -1
-			case a.Score < b.Score:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(hits, func(a, b SearchHit) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	return n
 }
