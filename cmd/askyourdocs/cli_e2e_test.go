@@ -347,7 +347,7 @@ func TestJSONShapes(t *testing.T) {
 	}
 	var out struct{ Results []json.RawMessage }
 	json.Unmarshal([]byte(r.stdout), &out)
-	want := []string{"breadcrumb", "display", "keywordRank", "link", "n", "pages", "rank", "rerank", "score", "source", "text", "url", "vectorRank"}
+	want := []string{"breadcrumb", "display", "keywordRank", "link", "n", "pages", "rank", "releaseNotes", "rerank", "score", "source", "text", "url", "vectorRank"}
 	if len(out.Results) != 3 {
 		t.Fatalf("search -k 3: %d results", len(out.Results))
 	}

@@ -86,6 +86,9 @@ type hit struct {
 	level askyourdocs.ConfidenceLevel
 	// contents: the chunk looks like a table of contents or an index.
 	contents bool
+	// releaseNotes: the chunk's page is release notes; demoted: Search
+	// lowered its score for this question (SearchOptions.ReleaseNotesWeight).
+	releaseNotes, demoted bool
 	// excerpt is the chunk's best sentences for the question.
 	excerpt string
 }
@@ -144,7 +147,8 @@ func (b *backend) retrieve(ctx context.Context, question string, o retrieveOptio
 	out := &retrieval{hydeText: rep.HyDEPassage, reranked: rep.Reranked, fusion: rep.Fusion, hits: make([]hit, len(found))}
 	for i, h := range found {
 		out.hits[i] = hit{doc: h.Doc, text: h.Text, score: h.Score, vectorRank: h.VectorRank, keywordRank: h.TextRank,
-			rerank: h.Rerank, confidence: h.Confidence, confidenceBasis: h.ConfidenceBasis, level: h.Level, contents: h.Contents, excerpt: h.Excerpt}
+			rerank: h.Rerank, confidence: h.Confidence, confidenceBasis: h.ConfidenceBasis, level: h.Level, contents: h.Contents, excerpt: h.Excerpt,
+			releaseNotes: h.ReleaseNotes, demoted: h.Demoted}
 	}
 	return out, nil
 }
@@ -286,6 +290,9 @@ type searchResult struct {
 	VectorRank  int     `json:"vectorRank"`
 	KeywordRank int     `json:"keywordRank"`
 	Rerank      *int    `json:"rerank"`
+	// ReleaseNotes: the chunk's page is release notes, which Search ranks
+	// lower unless the query asks about changes (docs/search.md).
+	ReleaseNotes bool `json:"releaseNotes"`
 	citation
 	Text string `json:"text"`
 }
@@ -296,7 +303,7 @@ func searchResults(hits []hit) []searchResult {
 	for i, h := range hits {
 		c := citationOf(h)
 		c.N = i + 1
-		out[i] = searchResult{Rank: i + 1, Score: h.score, VectorRank: h.vectorRank, KeywordRank: h.keywordRank, citation: c, Text: h.text}
+		out[i] = searchResult{Rank: i + 1, Score: h.score, VectorRank: h.vectorRank, KeywordRank: h.keywordRank, ReleaseNotes: h.releaseNotes, citation: c, Text: h.text}
 		if h.rerank >= 0 {
 			r := h.rerank
 			out[i].Rerank = &r
@@ -363,6 +370,12 @@ func rankNote(h hit) string {
 	}
 	if h.rerank >= 0 {
 		parts = append(parts, fmt.Sprintf("rerank %d/10", h.rerank))
+	}
+	switch {
+	case h.demoted:
+		parts = append(parts, "release notes, ranked lower")
+	case h.releaseNotes:
+		parts = append(parts, "release notes")
 	}
 	if len(parts) == 0 {
 		return ""
