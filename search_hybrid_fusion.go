@@ -44,8 +44,9 @@ type FusionOptions struct {
 // lets a semantic list bring up passages sharing no word with the question.
 //
 // Both are adaptive: a question of mostly stop words whose keywords are
-// common in the index ("What is a class?") weights the vector list 2,
-// above the keyword list, since the vector list sees the whole question.
+// common in the index ("What is a class?") weights the vector list 3 (6
+// for other embedders), above the keyword list, since the vector list sees
+// the whole question.
 var (
 	localHashFusion = FusionOptions{RRFK: 5, VectorWeight: 0.005, TextWeight: 1, HyDEWeight: 0.004,
 		WeakVectorWeight: 3, WeakSpecificity: defaultWeakSpecificity, WeakStopWords: defaultWeakStopWords}
