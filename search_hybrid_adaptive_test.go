@@ -70,10 +70,7 @@ func TestFusionWeakKeywordQuery(t *testing.T) {
 	for _, name := range []string{"localvec", "sqlite", "pgvector"} {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
-			s := searchTestStore(t, name, NewLocalEmbedder(256), 256)
-			if err := IndexInBatches(ctx, s, corpus, nil); err != nil {
-				t.Fatal(err)
-			}
+			s := indexedTestStore(t, name, NewLocalEmbedder(256), 256, corpus)
 			defaults := FusionDefaults(localEmbedderName(256))
 			got := map[string]KeywordQueryStats{}
 			var lists [][]string
@@ -209,10 +206,7 @@ func TestFusionStrongEmbedderVectorWins(t *testing.T) {
 	}
 	// The class chunks after the notes, in keyword order (the keyword list
 	// does not depend on the embedder).
-	probe := searchTestStore(t, "localvec", NewLocalEmbedder(16), 16)
-	if err := IndexInBatches(t.Context(), probe, corpus, nil); err != nil {
-		t.Fatal(err)
-	}
+	probe := indexedTestStore(t, "localvec", NewLocalEmbedder(16), 16, corpus)
 	kw, err := probe.SearchText(t.Context(), q, defaultSearchDepth, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -227,10 +221,7 @@ func TestFusionStrongEmbedderVectorWins(t *testing.T) {
 	for _, name := range []string{"localvec", "sqlite", "pgvector"} {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
-			s := searchTestStore(t, name, emb, dim)
-			if err := IndexInBatches(ctx, s, corpus, nil); err != nil {
-				t.Fatal(err)
-			}
+			s := indexedTestStore(t, name, emb, dim, corpus)
 			vl, err := s.SearchVector(ctx, q, defaultSearchDepth, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -349,10 +340,7 @@ func TestIndexFusionRecordedDefaults(t *testing.T) {
 func TestFusionMayBeWeak(t *testing.T) {
 	ctx := t.Context()
 	corpus, _, _ := weakTestCorpus()
-	s := searchTestStore(t, "sqlite", NewLocalEmbedder(64), 64)
-	if err := IndexInBatches(ctx, s, corpus, nil); err != nil {
-		t.Fatal(err)
-	}
+	s := indexedTestStore(t, "sqlite", NewLocalEmbedder(64), 64, corpus)
 	f := FusionDefaults(localEmbedderName(64))
 	for _, c := range []struct {
 		q     string

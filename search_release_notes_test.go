@@ -111,10 +111,7 @@ func TestSearchDemotesReleaseNotes(t *testing.T) {
 	for _, name := range []string{"localvec", "sqlite", "pgvector"} {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
-			s := searchTestStore(t, name, NewLocalEmbedder(256), 256)
-			if err := IndexInBatches(ctx, s, corpus, nil); err != nil {
-				t.Fatal(err)
-			}
+			s := indexedTestStore(t, name, NewLocalEmbedder(256), 256, corpus)
 			search := func(q string, o SearchOptions) ([]SearchHit, SearchReport) {
 				t.Helper()
 				var rep SearchReport

@@ -27,6 +27,16 @@ func searchTestStore(t *testing.T, name string, emb ai.Embedder, dim int) Search
 	}
 }
 
+// indexedTestStore is searchTestStore holding docs (IndexInBatches).
+func indexedTestStore(t *testing.T, name string, emb ai.Embedder, dim int, docs []*ai.Document) Searcher {
+	t.Helper()
+	s := searchTestStore(t, name, emb, dim)
+	if err := IndexInBatches(t.Context(), s, docs, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // searchTestCorpus is a deterministic corpus of 120 chunks over 6 sources
 // and 24 pages, each text a distinct mix of words from a small vocabulary
 // and of a length no other has (so that no two chunks tie in BM25), with a
@@ -83,10 +93,7 @@ func TestStoreConformanceSearchSameRanking(t *testing.T) {
 	for _, name := range []string{"localvec", "sqlite", "pgvector"} {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
-			s := searchTestStore(t, name, NewLocalEmbedder(256), 256)
-			if err := IndexInBatches(ctx, s, searchTestCorpus(), nil); err != nil {
-				t.Fatal(err)
-			}
+			s := indexedTestStore(t, name, NewLocalEmbedder(256), 256, searchTestCorpus())
 			var lists [][]string
 			for _, q := range searchTestQuestions {
 				hits, err := Search(ctx, s, q, nil)
