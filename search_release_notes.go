@@ -40,6 +40,13 @@ var asksAboutChanges = regexp.MustCompile(`(?i)(\d+\.\d|\breleas|\bnew(er|est)?\
 // from a release-notes page.
 func isReleaseNotesPage(crumb string) bool {
 	title, _, _ := strings.Cut(crumb, " > ")
+	// Every title releaseNotesTitle matches holds one of these words; most
+	// titles hold none, and skip the regular expressions.
+	lower := strings.ToLower(title)
+	if !strings.Contains(lower, "releas") && !strings.Contains(lower, "change") &&
+		!strings.Contains(lower, "new") && !strings.Contains(lower, "version") {
+		return false
+	}
 	title = headingKey(title)
 	return title != "" && releaseNotesTitle.MatchString(title)
 }

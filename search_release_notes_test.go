@@ -163,3 +163,31 @@ func TestSearchDemotesReleaseNotes(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkReleaseNotesDemotion measures what the demotion adds to one
+// Search: classifying 80 fused hits (two lists of 40) by their breadcrumb
+// and demoting the release-notes ones (a quarter of them) for a question.
+func BenchmarkReleaseNotesDemotion(b *testing.B) {
+	base := make([]SearchHit, 80)
+	for i := range base {
+		crumb := fmt.Sprintf("%d.%d Configuring the server > Section %d", i/10+1, i%10, i)
+		if i%4 == 0 {
+			crumb = fmt.Sprintf("A.%d. Release 4.%d.%d > A.%d.1. Changes", i, i/10, i%10, i)
+		}
+		base[i] = SearchHit{Section: crumb, Score: 1 / float64(6+i),
+			Doc: ai.DocumentFromText("text", map[string]any{MetaBreadcrumb: crumb, MetaHeadings: "Bug fixes\nEnhancements"})}
+	}
+	hits := make([]SearchHit, len(base))
+	demoted := 0
+	for b.Loop() {
+		copy(hits, base)
+		for i := range hits {
+			hits[i].ReleaseNotes = isReleaseNotesPage(hits[i].Section)
+		}
+		demoted = demoteReleaseNotes(hits, "How do I configure the backend weight?", defaultReleaseNotesWeight)
+	}
+	if demoted != 20 {
+		b.Fatalf("%d hits demoted, want 20", demoted)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/search")
+}
