@@ -90,10 +90,14 @@ func (s *FileSource) Fetch(ctx context.Context) ([]Paragraph, error) {
 		return nil, newDocumentError(s.Path, err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > htmlMaxInputBytes {
+		// Refused by its size, unread, as a text file is.
+		return nil, newDocumentError(s.Path, fmt.Errorf("%w: more than %d bytes of HTML", ErrDocumentTooLarge, htmlMaxInputBytes))
+	}
 	paras, err := HTMLToStructuredText(f)
 	if err != nil {
 		var pe *fs.PathError
-		if !errors.As(err, &pe) {
+		if !errors.As(err, &pe) && !errors.Is(err, ErrDocumentTooLarge) {
 			err = fmt.Errorf("%w: %w", ErrInvalidDocument, err)
 		}
 		return nil, newDocumentError(s.Path, err)

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -25,6 +25,12 @@ const (
 	// htmlMaxLabel caps the length of a column label built from several
 	// header rows.
 	htmlMaxLabel = 200
+	// htmlMaxTitle caps the <title> text kept.
+	htmlMaxTitle = 4096
+	// htmlMaxParagraph is the length from which a paragraph ends at its
+	// next space and goes on in a new one, so that the text of a huge
+	// paragraph is held once, not in a buffer grown by doubling and a copy.
+	htmlMaxParagraph = 1 << 20
 )
 
 // HTMLToStructuredText returns the readable text of the HTML page read from r
@@ -36,9 +42,14 @@ const (
 // docs/api-reference.md.
 //
 // The character set is detected as for FetchWebPage's result, so raw bytes
-// of a page in any common encoding can be passed as they are. The input is
-// read completely; time and memory are linear in its size. An error is
-// returned only when r fails; a page without text gives no paragraphs.
+// of a page in any common encoding can be passed as they are (decided on
+// the first non-ASCII bytes, see docs/formats.md). The input is read as a
+// stream: at most 64 MiB of it, one token (text node, tag, script) of at
+// most 16 MiB, and 64 MiB of text in the paragraphs (a paragraph longer
+// than 1 MiB goes on in a new one at its next space); past a bound the
+// error wraps ErrDocumentTooLarge, so memory stays within a small multiple
+// of those bounds whatever the input. Another error is returned only when
+// r fails; a page without text gives no paragraphs.
 func HTMLToStructuredText(r io.Reader) ([]Paragraph, error) {
 	return htmlParse(r, true)
 }
@@ -47,31 +58,35 @@ func HTMLToStructuredText(r io.Reader) ([]Paragraph, error) {
 // out of the breadcrumbs (for EPUB chapters, which get the book's own
 // chapter titles).
 func htmlParse(r io.Reader, pageTitle bool) ([]Paragraph, error) {
-	var buf bytes.Buffer
-	if l, ok := r.(interface{ Len() int }); ok {
-		buf.Grow(l.Len() + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(r)
-	raw := buf.Bytes()
-	if err != nil {
-		return nil, fmt.Errorf("read HTML: %w", err)
-	}
-	src, err := webDecode(raw, "")
-	if err != nil {
-		return nil, fmt.Errorf("read HTML: %w", err)
-	}
-	b := &htmlBuilder{counts: make(map[string]int32), pageTitle: pageTitle}
-	z := html.NewTokenizer(bytes.NewReader(src))
+	return htmlParseText(r, pageTitle, maxDocumentTextBytes)
+}
+
+// htmlParseText is htmlParse with at most textLeft bytes of text in the
+// paragraphs.
+func htmlParseText(r io.Reader, pageTitle bool, textLeft int) ([]Paragraph, error) {
+	b := &htmlBuilder{counts: make(map[string]int32), pageTitle: pageTitle, textLeft: textLeft}
+	z := html.NewTokenizer(htmlDecodeReader(&htmlLimitReader{r: r, left: htmlMaxInputBytes}))
+	z.SetMaxBuf(htmlMaxToken)
 	for {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			if err := z.Err(); err != io.EOF {
-				return nil, fmt.Errorf("tokenize HTML: %w", err)
+			err := z.Err()
+			switch {
+			case err == io.EOF:
+				paras := b.finish()
+				if b.err != nil {
+					return nil, b.err
+				}
+				return paras, nil
+			case errors.Is(err, html.ErrBufferExceeded):
+				return nil, fmt.Errorf("%w: an HTML text node or tag of more than %d bytes", ErrDocumentTooLarge, htmlMaxToken)
+			case errors.Is(err, ErrDocumentTooLarge):
+				return nil, err
 			}
-			return b.finish(), nil
+			return nil, fmt.Errorf("read HTML: %w", err)
 		case html.TextToken:
-			if b.wantTitle {
+			if b.wantTitle && len(b.titleText) < htmlMaxTitle {
 				b.titleText = append(b.titleText, z.Text()...)
 			}
 			if !b.dropping() {
@@ -82,6 +97,9 @@ func htmlParse(r io.Reader, pageTitle bool) ([]Paragraph, error) {
 		case html.EndTagToken:
 			name, _ := z.TagName()
 			b.endTag(name)
+		}
+		if b.err != nil {
+			return nil, b.err
 		}
 	}
 }
@@ -166,6 +184,21 @@ type htmlBuilder struct {
 	pageTitle bool         // start every breadcrumb with the page title
 	wantTitle bool         // inside the first <title>
 	titleText []byte       // its text
+
+	// textLeft is the text the paragraphs may still take (see
+	// htmlBuilder.spend); err is set once it runs out.
+	textLeft int
+	cells    int // cells the open tables hold (see htmlMaxCells)
+	err      error
+}
+
+// spend takes n bytes of text from the budget; past it, it sets b.err to
+// an error wrapping ErrDocumentTooLarge and returns false.
+func (b *htmlBuilder) spend(n int) bool {
+	if b.textLeft -= n; b.textLeft < 0 && b.err == nil {
+		b.err = fmt.Errorf("%w: more than %d bytes of text", ErrDocumentTooLarge, maxDocumentTextBytes)
+	}
+	return b.err == nil
 }
 
 func (b *htmlBuilder) top() *htmlOpen {
@@ -204,13 +237,20 @@ func (b *htmlBuilder) sink() *[]htmlRawPara {
 // put writes one visible character sequence, inserting a pending space or
 // the list marker first.
 func (b *htmlBuilder) put(s []byte) {
-	if len(b.text) == 0 {
+	switch {
+	case len(b.text) == 0:
 		b.text = append(b.text, b.prefix...)
 		b.prefix = ""
-	} else if b.space {
+	case b.space && len(b.text) >= htmlMaxParagraph:
+		b.flush() // a long paragraph goes on in the next one
+	case b.space:
 		b.text = append(b.text, ' ')
 	}
 	b.space = false
+	if len(b.text)+len(s) > b.textLeft {
+		b.spend(len(b.text) + len(s))
+		return
+	}
 	b.text = append(b.text, s...)
 }
 
@@ -286,6 +326,9 @@ func (b *htmlBuilder) flush() {
 	}
 	if level > 0 && b.boxHead > 0 && htmlNamesBox(b.text) {
 		level = 0 // "Note", "Warning:": a box's label even when it is a link target
+	}
+	if !b.spend(len(b.text)) {
+		return
 	}
 	s := b.sink()
 	*s = append(*s, htmlRawPara{text: string(b.text), level: level, zone: zone, boil: boil})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -36,7 +37,13 @@ type htmlTable struct {
 	caption   []htmlRawPara
 	inCaption bool
 	thCount   int
+	cells     int // cells in rows, counted in htmlBuilder.cells too
 }
+
+// htmlMaxCells bounds the cells the open tables of a page hold at once
+// (about 100 bytes each until the table ends): a table of a million
+// cells is far beyond what the chunk limit lets a page give.
+const htmlMaxCells = 1_000_000
 
 // openCell returns the cell being filled, or nil.
 func (t *htmlTable) openCell() *htmlCell {
@@ -54,6 +61,7 @@ func (t *htmlTable) openCell() *htmlCell {
 // is a layout table, not at all when it is a navigation table, else as one
 // paragraph per data row (see HTMLToStructuredText).
 func (b *htmlBuilder) emitTable(t *htmlTable) {
+	b.cells -= t.cells
 	out := t.out
 	*out = append(*out, t.caption...)
 	var linkChars, textChars int32
@@ -79,7 +87,21 @@ func (b *htmlBuilder) emitTable(t *htmlTable) {
 	case t.thCount == 0 && linkChars > 0 && textChars == 0:
 		// A table of links only: a navigation bar laid out as a table.
 	default:
-		for _, row := range htmlDataRows(t) {
+		// The rows repeat the column labels: they spend their own text,
+		// and the cells' text (spent when each cell's paragraph ended)
+		// goes back once the rows replace it.
+		rows, size := htmlDataRows(t, b.textLeft)
+		if !b.spend(size) {
+			return
+		}
+		for _, r := range t.rows {
+			for _, c := range r.cells {
+				for _, p := range c.paras {
+					b.textLeft += len(p.text)
+				}
+			}
+		}
+		for _, row := range rows {
 			*out = append(*out, htmlRawPara{text: row, zone: t.zone, boil: t.boil})
 		}
 	}
@@ -106,8 +128,9 @@ func htmlCellText(c *htmlCell) string {
 // htmlDataRows formats a data table's rows. Cells are placed on a grid that
 // honours colspan and rowspan (a spanned cell's text is not repeated); the
 // leading rows that are in <thead> or consist of <th> cells only give each
-// column its label.
-func htmlDataRows(t *htmlTable) []string {
+// column its label. size is the bytes of the rows; past left it stops
+// early, returning size > left.
+func htmlDataRows(t *htmlTable, left int) (rows []string, size int) {
 	var (
 		labels      []string
 		span        []int32 // rows a column stays occupied by a rowspan
@@ -221,12 +244,19 @@ func htmlDataRows(t *htmlTable) []string {
 		}
 		if row != "" {
 			dataRows = append(dataRows, row)
+			if size += len(row); size > left {
+				return nil, size
+			}
 		}
 	}
 	if len(dataRows) == 0 {
-		return headerRows
+		size = 0
+		for _, h := range headerRows {
+			size += len(h)
+		}
+		return headerRows, size
 	}
-	return dataRows
+	return dataRows, size
 }
 
 // openStructure starts the table, row, cell or list item e opened.
@@ -270,6 +300,10 @@ func (b *htmlBuilder) openStructure(a atom.Atom, at htmlTagAttrs) {
 			}
 			r := &t.rows[len(t.rows)-1]
 			r.cells = append(r.cells, htmlCell{th: a == atom.Th, colspan: int32(at.colspan), rowspan: int32(at.rowspan)})
+			t.cells++
+			if b.cells++; b.cells > htmlMaxCells && b.err == nil {
+				b.err = fmt.Errorf("%w: tables of more than %d cells", ErrDocumentTooLarge, htmlMaxCells)
+			}
 			t.cellOpen = true
 			if a == atom.Th {
 				t.thCount++
