@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -92,6 +92,7 @@ func extractEpub(r io.ReaderAt, size int64) ([]Paragraph, error) {
 	}
 
 	var out []Paragraph
+	text := 0 // bytes of text in the chapters read
 	seen := map[string]bool{}
 	for _, ref := range pkg.Spine.Items {
 		it, ok := items[ref.IDRef]
@@ -104,16 +105,12 @@ func extractEpub(r io.ReaderAt, size int64) ([]Paragraph, error) {
 		default:
 			continue
 		}
-		data, err := a.readAll(it.href)
+		paras, err := epubReadChapter(a, it.href, maxDocumentTextBytes-text)
 		if err != nil {
 			return nil, err
 		}
-		if data == nil {
-			return nil, fmt.Errorf("%w: spine item %s is missing", ErrInvalidDocument, it.href)
-		}
-		paras, err := htmlParse(bytes.NewReader(data), false)
-		if err != nil {
-			return nil, fmt.Errorf("%w: chapter %s: %w", ErrInvalidDocument, it.href, err)
+		for _, p := range paras {
+			text += len(p.Text)
 		}
 		out = epubChapter(out, titles[it.href], paras)
 		if len(out) > maxDocumentParagraphs {
@@ -121,6 +118,28 @@ func extractEpub(r io.ReaderAt, size int64) ([]Paragraph, error) {
 		}
 	}
 	return out, nil
+}
+
+// epubReadChapter returns the paragraphs of the chapter in the named part,
+// streamed from the archive through the HTML reader with at most textLeft
+// bytes of text (its input bounded as an HTML file's, see htmlParse).
+func epubReadChapter(a *zipArchive, name string, textLeft int) ([]Paragraph, error) {
+	rc, err := a.open(name)
+	if err != nil {
+		return nil, err
+	}
+	if rc == nil {
+		return nil, fmt.Errorf("%w: spine item %s is missing", ErrInvalidDocument, name)
+	}
+	defer rc.Close()
+	paras, err := htmlParseText(rc, false, textLeft)
+	switch {
+	case errors.Is(err, ErrDocumentTooLarge):
+		return nil, fmt.Errorf("chapter %s: %w", name, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: chapter %s: %w", ErrInvalidDocument, name, err)
+	}
+	return paras, nil
 }
 
 // epubChapter appends a chapter's paragraphs to out under its title.

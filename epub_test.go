@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +50,27 @@ func TestExtractEpub(t *testing.T) {
 	broken := zipOf(t, map[string]string{"mimetype": "application/epub+zip"})
 	if _, err := extractEpub(bytes.NewReader(broken), int64(len(broken))); !errors.Is(err, ErrInvalidDocument) {
 		t.Errorf("no container: %v", err)
+	}
+}
+
+// TestExtractEpubBounds checks that chapters are streamed through the HTML
+// reader's bounds: one text node past 16 MiB is refused before it is
+// buffered (a 127 MiB chapter took index to 835 MB when the chapter was
+// read whole), and the chapters' text together stops at 64 MiB.
+func TestExtractEpubBounds(t *testing.T) {
+	node := epubPackage(t, "", "<p>"+strings.Repeat("word ", (htmlMaxToken>>2)+1000)+"</p>")
+	var err error
+	n := allocatedBy(func() { _, err = extractEpub(bytes.NewReader(node), int64(len(node))) })
+	if !errors.Is(err, ErrDocumentTooLarge) || !strings.Contains(err.Error(), "text node or tag") {
+		t.Errorf("one huge text node: err = %v, want ErrDocumentTooLarge", err)
+	}
+	if n > 100<<20 { // the tokenizer's buffer grows to 32 MiB by doubling
+		t.Errorf("allocated %d MB refusing one text node", n>>20)
+	}
+	chapter := strings.Repeat("<p>"+strings.Repeat("word ", 200)+"</p>", (36<<20)/1007)
+	two := epubPackage(t, "", chapter, chapter)
+	if _, err := extractEpub(bytes.NewReader(two), int64(len(two))); !errors.Is(err, ErrDocumentTooLarge) || !strings.Contains(err.Error(), "bytes of text") {
+		t.Errorf("two chapters of 36 MiB: err = %v, want ErrDocumentTooLarge for the text", err)
 	}
 }
 

@@ -49,7 +49,7 @@ func readODF(r io.ReaderAt, size int64, maxCells int) ([]Paragraph, error) {
 	// styles.xml holds the named list and table styles a text document or
 	// spreadsheet may use; a presentation's is mostly master pages, large
 	// and of no use here, so it is not read.
-	mime, err := a.readAll("mimetype")
+	mime, err := a.readHead("mimetype", 256)
 	if err != nil {
 		return nil, err
 	}

@@ -119,7 +119,7 @@ func (a *zipArchive) parse(name string, required bool, fn func(*xml.Decoder) err
 		return nil
 	}
 	defer rc.Close()
-	if err := fn(xml.NewDecoder(&xmlDepthReader{r: rc, max: xmlMaxDepth, part: name, invalid: a.invalid})); err != nil {
+	if err := fn(xml.NewDecoder(&xmlDepthReader{r: rc, max: xmlMaxDepth, maxToken: xmlMaxToken, part: name, invalid: a.invalid})); err != nil {
 		if errors.Is(err, ErrDocumentTooLarge) || errors.Is(err, a.invalid) {
 			return err
 		}
@@ -145,15 +145,16 @@ func xmlEachToken(d *xml.Decoder, fn func(xml.Token) error) error {
 	}
 }
 
-// readAll returns the content of the named part (nil when it is missing),
-// within the limits.
-func (a *zipArchive) readAll(name string) ([]byte, error) {
+// readHead returns at most the first n bytes of the named part (nil when it
+// is missing), reading no more of it: for a short part such as ODF's
+// mimetype, which a hostile file may inflate to the part limit.
+func (a *zipArchive) readHead(name string, n int64) ([]byte, error) {
 	rc, err := a.open(name)
 	if err != nil || rc == nil {
 		return nil, err
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(rc)
+	b, err := io.ReadAll(io.LimitReader(rc, n))
 	if err != nil {
 		if errors.Is(err, ErrDocumentTooLarge) {
 			return nil, err

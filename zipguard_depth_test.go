@@ -100,3 +100,55 @@ func (c *chunkReader) Read(b []byte) (int, error) {
 	c.s = c.s[k:]
 	return k, nil
 }
+
+// TestXMLDepthReaderToken checks the bound on one token's bytes for each
+// kind of token, across reads of any size, and that many tokens under the
+// bound pass.
+func TestXMLDepthReaderToken(t *testing.T) {
+	long := strings.Repeat("x", 101)
+	cases := []struct {
+		in   string
+		fail bool
+	}{
+		{"<a>" + strings.Repeat("x", 100) + "</a>", false},
+		{"<a>" + long + "</a>", true},
+		{"<a>" + long, true},
+		{`<a t="` + long + `"/>`, true},
+		{"<a><!--" + long + "--></a>", true},
+		{"<a><![CDATA[" + long + "]]></a>", true},
+		{"<a><![CDATA[" + strings.Repeat("<", 101) + "]]></a>", true},
+		{"<a><?pi " + long + "?></a>", true},
+		{"<a>" + strings.Repeat("<b>"+strings.Repeat("y", 90)+"</b>", 1000) + "</a>", false},
+		{"<a>" + strings.Repeat(`<b t="`+strings.Repeat("y", 80)+`">z</b>`, 1000) + "</a>", false},
+	}
+	for _, c := range cases {
+		for _, chunk := range []int{1, 7, 4096} {
+			r := &xmlDepthReader{r: &chunkReader{s: c.in, n: chunk}, max: 100, maxToken: 100, part: "p", invalid: ErrInvalidDocument}
+			_, err := io.ReadAll(r)
+			if got := errors.Is(err, ErrDocumentTooLarge); got != c.fail || !c.fail && err != nil {
+				t.Errorf("%.30q (reads of %d): err = %v, want failure %v", c.in, chunk, err, c.fail)
+			}
+		}
+	}
+}
+
+// TestZipGuardHugeToken checks that every zip-based reader refuses a part
+// holding one text node past xmlMaxToken (17 MiB inflated from 17 KB)
+// before the decoder has buffered it: a 127 MiB <w:t> run took 550 MB.
+func TestZipGuardHugeToken(t *testing.T) {
+	huge := strings.Repeat("x", xmlMaxToken+1<<20)
+	parts := map[string]string{"pptx": "_rels/.rels", "xlsx": "_rels/.rels", "odf": "content.xml", "epub": "META-INF/container.xml", "docx": "_rels/.rels"}
+	for kind, read := range zipReaders {
+		t.Run(kind, func(t *testing.T) {
+			data := zipOf(t, map[string]string{parts[kind]: `<?xml version="1.0"?><r>` + huge + `</r>`})
+			var err error
+			n := allocatedBy(func() { _, err = read(bytes.NewReader(data), int64(len(data))) })
+			if !errors.Is(err, ErrDocumentTooLarge) || !strings.Contains(err.Error(), "text node or tag") {
+				t.Errorf("err = %v, want ErrDocumentTooLarge for the token", err)
+			}
+			if n > 48<<20 {
+				t.Errorf("allocated %d MB refusing it", n>>20)
+			}
+		})
+	}
+}
