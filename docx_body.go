@@ -191,10 +191,16 @@ type docxText struct {
 	b     strings.Builder
 	block *docxBlock
 	p     *docxParser
+	err   error // the paragraph passed xmlMaxText
 }
 
-// add appends text s; visible text fixes the block's page.
+// add appends text s; visible text fixes the block's page. Past
+// xmlMaxText it keeps nothing and sets t.err.
 func (t *docxText) add(s string) {
+	if t.b.Len()+len(s) > xmlMaxText {
+		t.err = xmlTextError()
+		return
+	}
 	t.b.WriteString(s)
 	if t.block.page == 0 && strings.TrimSpace(s) != "" {
 		t.block.page, t.block.sect = t.p.page, t.p.sect
@@ -212,6 +218,9 @@ func (p *docxParser) parseParagraph() (docxBlock, error) {
 	var props docxParaProps
 	nest := 0
 	for {
+		if txt.err != nil {
+			return blk, txt.err
+		}
 		tok, err := p.d.Token()
 		if err != nil {
 			return blk, err

@@ -225,7 +225,9 @@ func (o *odfReader) readContent(d *xml.Decoder) error {
 			}
 		case xml.CharData:
 			if p := o.para(); p != nil {
-				p.sb.Write(t)
+				if err := xmlWriteText(&p.sb, t); err != nil {
+					return err
+				}
 			}
 		case xml.EndElement:
 			if err := o.end(t); err != nil {
@@ -250,7 +252,9 @@ func odfText(d *xml.Decoder) (string, error) {
 		case xml.EndElement:
 			depth--
 		case xml.CharData:
-			sb.Write(t)
+			if err := xmlWriteText(&sb, t); err != nil {
+				return "", err
+			}
 		}
 	}
 	return NormalizeSpaces(sb.String()), nil

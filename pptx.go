@@ -208,7 +208,9 @@ func (s *pptxSlide) read(d *xml.Decoder) error {
 			}
 		case xml.CharData:
 			if inText {
-				para.Write(t)
+				if err := xmlWriteText(&para, t); err != nil {
+					return err
+				}
 			}
 		case xml.EndElement:
 			depth--

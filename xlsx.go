@@ -176,7 +176,9 @@ func (x *xlsxReader) readSharedStrings(d *xml.Decoder) error {
 			}
 		case xml.CharData:
 			if inText {
-				sb.Write(t)
+				if err := xmlWriteText(&sb, t); err != nil {
+					return err
+				}
 			}
 		case xml.EndElement:
 			switch t.Name.Local {
@@ -267,7 +269,9 @@ func (x *xlsxReader) readSheet(d *xml.Decoder) error {
 			}
 		case xml.CharData:
 			if inV || inT {
-				val.Write(t)
+				if err := xmlWriteText(&val, t); err != nil {
+					return err
+				}
 			}
 		case xml.EndElement:
 			switch t.Name.Local {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // xmlMaxDepth bounds the element nesting of an XML part, as
@@ -19,6 +20,25 @@ const xmlMaxDepth = 10000
 // inflated from 130 KB took 550 MB. Real runs, cells and strings are a
 // few KiB.
 const xmlMaxToken = 16 << 20
+
+// xmlMaxText bounds the text one paragraph, cell or string of an XML part
+// gathers from its runs, each within xmlMaxToken: a builder grown by
+// doubling to hold 60 MiB of one .docx paragraph took index to 330 MB.
+const xmlMaxText = 16 << 20
+
+// xmlWriteText appends t to sb; when sb would pass xmlMaxText it appends
+// nothing and returns an error wrapping ErrDocumentTooLarge.
+func xmlWriteText(sb *strings.Builder, t []byte) error {
+	if sb.Len()+len(t) > xmlMaxText {
+		return xmlTextError()
+	}
+	sb.Write(t)
+	return nil
+}
+
+func xmlTextError() error {
+	return fmt.Errorf("%w: a paragraph or cell of more than %d bytes of text", ErrDocumentTooLarge, xmlMaxText)
+}
 
 // xmlDepthReader passes an XML part through, counting the nesting of its
 // elements from the markup (start, end and empty-element tags; comments,

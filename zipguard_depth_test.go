@@ -152,3 +152,31 @@ func TestZipGuardHugeToken(t *testing.T) {
 		})
 	}
 }
+
+// TestXMLParagraphTextBound checks that each XML format refuses a
+// paragraph (or cell, or shared string) gathering more than xmlMaxText
+// from many runs, each far under xmlMaxToken, before its builder doubles
+// past it: 60 MiB of one .docx paragraph took index to 330 MB.
+func TestXMLParagraphTextBound(t *testing.T) {
+	chunk := strings.Repeat("word ", 1000)
+	n := xmlMaxText/len(chunk) + 10
+	docs := map[string][]byte{
+		"docx": docxBytes(t, docxPara("", strings.Repeat(docxRun(chunk), n))),
+		"odf":  odfPackage(t, "", `<office:text><text:p>`+strings.Repeat(`<text:span>`+chunk+`</text:span>`, n)+`</text:p></office:text>`),
+		"pptx": zipOf(t, pptxPackage([]string{pptxSp("", 0, 0, strings.Repeat(chunk+`</a:t></a:r><a:r><a:t>`, n))}, nil, nil)),
+		"xlsx": zipOf(t, xlsxPackage([][3]string{{"S", "", `<row r="1"><c r="A1" t="s"><v>0</v></c></row>`}},
+			`<si>`+strings.Repeat(`<r><t>`+chunk+`</t></r>`, n)+`</si>`, "")),
+	}
+	for kind, data := range docs {
+		t.Run(kind, func(t *testing.T) {
+			var err error
+			all := allocatedBy(func() { _, err = zipReaders[kind](bytes.NewReader(data), int64(len(data))) })
+			if !errors.Is(err, ErrDocumentTooLarge) || !strings.Contains(err.Error(), "paragraph or cell") {
+				t.Errorf("err = %v, want ErrDocumentTooLarge for the paragraph", err)
+			}
+			if all > 160<<20 { // all allocations, the inflated part's copies included
+				t.Errorf("allocated %d MB refusing it", all>>20)
+			}
+		})
+	}
+}
