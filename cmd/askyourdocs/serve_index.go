@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,7 @@ type indexInput struct {
 // one listed.
 func (s *server) runIndex(ctx context.Context, in indexInput, progress func(string)) (*indexReport, error) {
 	start := time.Now()
+	defer returnJobMemory()
 	rep := newIndexReport()
 	var jobs []indexJob
 	for _, p := range in.Paths {
@@ -110,6 +112,16 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 	progress(fmt.Sprintf("done: %d %s, %d chunks, %d failed", rep.Sources, plural(rep.Sources, "source", "sources"),
 		rep.Chunks, len(rep.Failed)))
 	return rep, nil
+}
+
+// returnJobMemory gives the memory an index job left as garbage back to
+// the operating system at once. The runtime would keep it until a later
+// GC and return it slowly (a failed job on a 127 MiB EPUB chapter left
+// serve at 593 MiB); a forced GC costs milliseconds next to a job.
+func returnJobMemory() {
+	t := time.Now()
+	debug.FreeOSMemory()
+	slog.Debug("serve: index job's memory returned", "took", time.Since(t))
 }
 
 // cmp0 returns v, or def when v <= 0.
