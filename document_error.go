@@ -26,9 +26,11 @@ var (
 	// really inflates to more than 128 MiB (256 MiB for all parts read
 	// together). The sizes are counted while inflating, so an archive lying
 	// about them in its headers is caught too; such files are zip bombs or not
-	// documents. Spreadsheets are also capped at 2,000,000 non-empty cells,
-	// Markdown and plain text files at 64 MiB, and a PDF page at 64 MiB of
-	// decoded content streams and 1,048,576 characters.
+	// documents. One XML token or paragraph of those may hold 16 MiB.
+	// Spreadsheets are also capped at 2,000,000 non-empty cells, Markdown,
+	// plain text and HTML files at 64 MiB (an HTML token at 16 MiB), and a
+	// PDF page at 64 MiB of decoded content streams and 1,048,576
+	// characters. docs/formats.md lists every bound.
 	ErrDocumentTooLarge = errors.New("document exceeds the size limits")
 
 	// ErrNoText is wrapped by the error ExtractParagraphs returns for a readable
