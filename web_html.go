@@ -65,7 +65,11 @@ func htmlParse(r io.Reader, pageTitle bool) ([]Paragraph, error) {
 // paragraphs.
 func htmlParseText(r io.Reader, pageTitle bool, textLeft int) ([]Paragraph, error) {
 	b := &htmlBuilder{counts: make(map[string]int32), pageTitle: pageTitle, textLeft: textLeft}
-	z := html.NewTokenizer(htmlDecodeReader(&htmlLimitReader{r: r, left: htmlMaxInputBytes}))
+	size := 0
+	if l, ok := r.(interface{ Len() int }); ok {
+		size = l.Len()
+	}
+	z := html.NewTokenizer(htmlDecodeReader(&htmlLimitReader{r: r, left: htmlMaxInputBytes}, size))
 	z.SetMaxBuf(htmlMaxToken)
 	for {
 		tt := z.Next()

@@ -59,8 +59,14 @@ func (l *htmlLimitReader) Read(b []byte) (int, error) {
 // (invalid sequences later on become U+FFFD), anything else in the
 // encoding the page's <meta> declares in its first 1,024 bytes
 // (windows-1252 when it declares none).
-func htmlDecodeReader(r io.Reader) io.Reader {
-	br := bufio.NewReaderSize(r, 64<<10)
+// size, when > 0, is the input's length if known: a smaller input gets a
+// buffer of its size.
+func htmlDecodeReader(r io.Reader, size int) io.Reader {
+	bufSize := 64 << 10
+	if size > 0 {
+		bufSize = min(bufSize, max(size+1, 1024))
+	}
+	br := bufio.NewReaderSize(r, bufSize)
 	head, _ := br.Peek(1024) // a read error shows on the next Read
 	switch {
 	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
