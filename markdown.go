@@ -271,7 +271,12 @@ func (m *mdReader) htmlBlock(n *ast.HTMLBlock) {
 	}
 	paras, err := HTMLToStructuredText(strings.NewReader(sb.String()))
 	if err != nil {
-		return // a strings.Reader does not fail
+		// Only a bound of the HTML reader (a token past 16 MiB): a
+		// strings.Reader does not fail.
+		if m.err == nil {
+			m.err = err
+		}
+		return
 	}
 	for _, p := range paras {
 		m.para(p.Text)

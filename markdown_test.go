@@ -93,3 +93,12 @@ func FuzzExtractMarkdown(f *testing.F) {
 		checkParagraphs(t, paras)
 	})
 }
+
+// TestMarkdownHTMLBlockBound checks that a Markdown file whose HTML block
+// passes a bound of the HTML reader is refused, not read without the block.
+func TestMarkdownHTMLBlockBound(t *testing.T) {
+	src := "# Title\n\n<div>" + strings.Repeat("x", htmlMaxToken+10) + "</div>\n\nafter\n"
+	if _, err := extractMarkdown([]byte(src)); !errors.Is(err, ErrDocumentTooLarge) {
+		t.Errorf("err = %v, want ErrDocumentTooLarge", err)
+	}
+}
