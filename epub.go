@@ -240,7 +240,7 @@ func epubNavTitles(a *zipArchive, navPath string, titles map[string]string) erro
 				}
 			case xml.CharData:
 				if inLink {
-					sb.Write(t)
+					return xmlWriteText(&sb, t)
 				}
 			case xml.EndElement:
 				switch t.Name.Local {
@@ -282,7 +282,7 @@ func epubNCXTitles(a *zipArchive, ncxPath string, titles map[string]string) erro
 				}
 			case xml.CharData:
 				if inText {
-					label.Write(t)
+					return xmlWriteText(&label, t)
 				}
 			case xml.EndElement:
 				if t.Name.Local == "text" {

@@ -154,7 +154,8 @@ func TestZipGuardHugeToken(t *testing.T) {
 }
 
 // TestXMLParagraphTextBound checks that each XML format refuses a
-// paragraph (or cell, or shared string) gathering more than xmlMaxText
+// paragraph (or cell, shared string, EPUB table-of-contents label)
+// gathering more than xmlMaxText
 // from many runs, each far under xmlMaxToken, before its builder doubles
 // past it: 60 MiB of one .docx paragraph took index to 330 MB.
 func TestXMLParagraphTextBound(t *testing.T) {
@@ -164,6 +165,7 @@ func TestXMLParagraphTextBound(t *testing.T) {
 		"docx": docxBytes(t, docxPara("", strings.Repeat(docxRun(chunk), n))),
 		"odf":  odfPackage(t, "", `<office:text><text:p>`+strings.Repeat(`<text:span>`+chunk+`</text:span>`, n)+`</text:p></office:text>`),
 		"pptx": zipOf(t, pptxPackage([]string{pptxSp("", 0, 0, strings.Repeat(chunk+`</a:t></a:r><a:r><a:t>`, n))}, nil, nil)),
+		"epub": epubPackage(t, `<navPoint><navLabel><text>`+strings.Repeat(chunk+`<!---->`, n)+`</text></navLabel><content src="text/c0.xhtml"/></navPoint>`, "<p>a</p>"),
 		"xlsx": zipOf(t, xlsxPackage([][3]string{{"S", "", `<row r="1"><c r="A1" t="s"><v>0</v></c></row>`}},
 			`<si>`+strings.Repeat(`<r><t>`+chunk+`</t></r>`, n)+`</si>`, "")),
 	}
