@@ -43,9 +43,9 @@ const (
 //
 // The character set is detected as for FetchWebPage's result, so raw bytes
 // of a page in any common encoding can be passed as they are (decided on
-// the first non-ASCII bytes, see docs/formats.md). The input is read as a
-// stream: at most 64 MiB of it, one token (text node, tag, script) of at
-// most 16 MiB, and 64 MiB of text in the paragraphs (a paragraph longer
+// the first non-ASCII bytes, see docs/api-reference.md). The input is read
+// as a stream: at most 64 MiB of it, one token (text node, tag, script) of
+// at most 16 MiB, and 64 MiB of text in the paragraphs (a paragraph longer
 // than 1 MiB goes on in a new one at its next space); past a bound the
 // error wraps ErrDocumentTooLarge, so memory stays within a small multiple
 // of those bounds whatever the input. Another error is returned only when
@@ -92,6 +92,9 @@ func htmlParseText(r io.Reader, pageTitle bool, textLeft int) ([]Paragraph, erro
 		case html.TextToken:
 			if b.wantTitle && len(b.titleText) < htmlMaxTitle {
 				b.titleText = append(b.titleText, z.Text()...)
+				if len(b.titleText) > htmlMaxTitle {
+					b.titleText = htmlTrimPartialRune(b.titleText[:htmlMaxTitle])
+				}
 			}
 			if !b.dropping() {
 				b.appendText(z.Text())

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // htmlRepeatReader streams head, unit repeated until size bytes, then
@@ -138,5 +139,19 @@ func TestHTMLToStructuredTextLateCharset(t *testing.T) {
 		if got := paras[len(paras)-1].Text; got != c.want {
 			t.Errorf("%s: last paragraph %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestHTMLToStructuredTextLongTitle checks that a <title> past
+// htmlMaxTitle is cut at a character boundary.
+func TestHTMLToStructuredTextLongTitle(t *testing.T) {
+	in := "<title>x" + strings.Repeat("é", htmlMaxTitle) + "</title><h2>A</h2><p>x</p><h2>B</h2><p>y</p>"
+	paras, err := HTMLToStructuredText(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crumb := paras[len(paras)-1].Breadcrumb
+	if !utf8.ValidString(crumb) || len(crumb) > htmlMaxTitle+len(" > B") || !strings.HasPrefix(crumb, "xé") {
+		t.Errorf("breadcrumb of %d bytes, valid UTF-8 %v: %.20q", len(crumb), utf8.ValidString(crumb), crumb)
 	}
 }
