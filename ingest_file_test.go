@@ -131,3 +131,28 @@ func mustGetwd(t *testing.T) string {
 	}
 	return wd
 }
+
+// TestFileSourceHTMLRefusedBySize checks that an HTML file over 64 MiB is
+// refused by its size, unread (as a text file is): the file here is
+// sparse, 65 MiB of NUL bytes, which reading would refuse for another
+// reason (one text node past 16 MiB).
+func TestFileSourceHTMLRefusedBySize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.html")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(htmlMaxInputBytes + 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	src, err := NewFileSource(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = src.Fetch(context.Background())
+	var de *DocumentError
+	if !errors.Is(err, ErrDocumentTooLarge) || !errors.As(err, &de) || !strings.Contains(err.Error(), "bytes of HTML") {
+		t.Errorf("err = %v, want a *DocumentError wrapping ErrDocumentTooLarge for the file's size", err)
+	}
+}
