@@ -20,8 +20,9 @@ type hostileFormat struct {
 
 // writeHostileFormats writes the hostile files of the per-format memory
 // tests into dir, streaming (none is held in memory): HTML of 300 MB, of
-// one 200 MB text node and of one 60 MB paragraph of inline elements (under
-// the 64 MiB cap, so it is parsed); an EPUB whose one chapter inflates to
+// one 200 MB text node, of one 60 MB paragraph of inline elements and of a
+// 60 MB table whose rows repeat 150-byte column labels (under the 64 MiB
+// cap, so they are parsed); an EPUB whose one chapter inflates to
 // 127 MiB; a .docx with one 127 MiB <w:t> run and one with a 127 MiB
 // paragraph of small runs; an .odt and a .pptx with one 127 MiB text node.
 // The zip-based files are 1-2 MB on disk. withBig false leaves out the
@@ -39,7 +40,10 @@ func writeHostileFormats(t *testing.T, dir string, withBig bool) []hostileFormat
 			hostileFormat{"node.html", "more than 67108864 bytes of HTML"})
 	}
 	writeRepeated(t, filepath.Join(dir, "para.html"), "<html><body><p>", words+"<b>x</b> ", 60_000_000, "</p></body></html>")
-	out = append(out, hostileFormat{"para.html", "more than the limit of 20000 per document"})
+	writeRepeated(t, filepath.Join(dir, "cells.html"), "<table><tr><th>"+strings.Repeat("L", 150)+"<th>"+strings.Repeat("M", 150)+"</tr>",
+		"<tr><td>a<td>b", 60_000_000, "</table>")
+	out = append(out, hostileFormat{"para.html", "more than the limit of 20000 per document"},
+		hostileFormat{"cells.html", "tables of more than 1000000 cells"})
 
 	writeZipPart(t, filepath.Join(dir, "chapter.epub"), map[string]string{
 		"mimetype":               "application/epub+zip",

@@ -14,7 +14,7 @@ const maxServeRSSAfterJob = 32 << 20
 
 // TestServeUploadBoundedMemory uploads each hostile file of
 // writeHostileFormats that fits serve's upload limit (the zip-based ones,
-// 1-2 MB each, and the 60 MB HTML paragraph) to a serve child, one job
+// 1-2 MB each, and the 60 MB HTML paragraph and table) to a serve child, one job
 // each. Each job reports the file failed with the bound it passed; serve's
 // peak RSS stays under 300 MB, and once the job has ended its RSS is back
 // within 32 MiB of its level before the upload (an EPUB chapter of 127 MiB
