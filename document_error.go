@@ -179,17 +179,20 @@ func detailAfter(err, sentinel error) string {
 	return oneLine(d)
 }
 
-// oneLine joins the lines of s with "; ".
+// oneLine joins the lines of s with "; " and escapes what else is not
+// printable (printableText): a reason is one clean line.
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
+	if strings.ContainsAny(s, "\r\n") {
+		s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
 	}
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
+	return printableText(s)
 }
 
 // checkDocumentFile returns a *DocumentError when path cannot be a document
-// file: missing, not permitted, or not a regular file (a named pipe would
-// block the reader, a directory has no content). A nil error means the
+// file: missing, not permitted, not a regular file (a named pipe would
+// block the reader, a directory has no content), or on a pseudo
+// filesystem (specialFilesystem: /proc/self/environ is a regular file to
+// os.Stat). A nil error means the
 // readers may open it.
 func checkDocumentFile(path string) error {
 	fi, err := os.Stat(path)
@@ -197,6 +200,10 @@ func checkDocumentFile(path string) error {
 		return newDocumentError(path, err)
 	}
 	if fi.Mode().IsRegular() {
+		if special := specialFilesystem(path); special != "" {
+			return &DocumentError{Path: path, Format: documentFormat(path), Reason: "on the " + special + " pseudo filesystem, not a document",
+				Err: fmt.Errorf("%w: %s lies on the %s pseudo filesystem (process or device state, not a document)", ErrUnsupportedFormat, path, special)}
+		}
 		return nil
 	}
 	kind := nonRegularKind(fi.Mode())

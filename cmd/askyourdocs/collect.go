@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -30,11 +31,59 @@ type collected struct {
 	complete bool
 	// dir is the absolute folder walked, "" for a single file.
 	dir string
+	// links are the symlinks not followed, with why (logged by the
+	// caller once logging is set up).
+	links []skippedLink
 }
 
-// walker collects the files of one argument, following symlinks.
+// skippedLink is a symlink the walk did not follow.
+type skippedLink struct {
+	link, target, reason string
+}
+
+// Skip reasons of symlinks, as the "Skipped" line counts them.
+const (
+	skipOutside = "symlink out of folder"
+	skipSpecial = "special filesystem"
+)
+
+// specialRoots are the mount points of Linux's pseudo filesystems: their
+// files (/proc/self/environ: the indexing process's environment) are
+// process and device state, never documents, and are not read even with
+// --follow-symlinks-outside. The engine's readers refuse them too, also
+// where statfs finds such a filesystem mounted elsewhere.
+var specialRoots = []string{"/proc", "/sys", "/dev"}
+
+// onSpecialFS reports whether the resolved path real lies below one of
+// specialRoots.
+func onSpecialFS(real string) bool {
+	for _, root := range specialRoots {
+		if within(root, real) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path p is root or lies below it (both cleaned,
+// absolute).
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	if !strings.HasSuffix(root, string(filepath.Separator)) {
+		root += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, root)
+}
+
+// walker collects the files of one argument, following symlinks whose
+// target lies inside the argument's folder (or anywhere but a special
+// filesystem, with outside).
 type walker struct {
 	arg, root string // as given, and absolute
+	realRoot  string // root with its symlinks resolved
+	outside   bool   // follow symlinks out of realRoot (--follow-symlinks-outside)
 	excludes  *ignore.GitIgnore
 	skipped   map[string]int
 	out       *collected
@@ -51,8 +100,12 @@ type ignoreLevel struct {
 // following symlinks with loop detection); unsupported files are counted
 // by extension in skipped, files matching excludes (gitignore patterns,
 // relative to the folder) or a .askyourdocsignore are left out. Hidden
-// folders (.git, .askyourdocs) are not entered.
-func collectFiles(arg string, excludes []string, skipped map[string]int) (*collected, error) {
+// folders (.git, .askyourdocs) are not entered. A symlink inside the
+// folder is followed only when its target lies inside the folder too,
+// unless outside is set (--follow-symlinks-outside); files on /proc, /sys
+// and /dev are never read. An argument that is itself a symlink is
+// followed: the user named it, and its target is the folder.
+func collectFiles(arg string, excludes []string, skipped map[string]int, outside bool) (*collected, error) {
 	abs, err := filepath.Abs(arg)
 	if err != nil {
 		return nil, err
@@ -70,6 +123,13 @@ func collectFiles(arg string, excludes []string, skipped map[string]int) (*colle
 			return nil, errors.New("no such file or directory")
 		}
 		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	if onSpecialFS(real) {
+		return nil, fmt.Errorf("%s is on a special filesystem (process or device state, not documents): not indexed", real)
 	}
 	out := &collected{found: map[string]bool{}, complete: true}
 	if !info.IsDir() && !info.Mode().IsRegular() {
@@ -90,12 +150,8 @@ func collectFiles(arg string, excludes []string, skipped map[string]int) (*colle
 		return out, nil
 	}
 	out.dir = abs
-	w := &walker{arg: arg, root: abs, skipped: skipped, out: out, realSeen: map[string]bool{},
+	w := &walker{arg: arg, root: abs, realRoot: real, outside: outside, skipped: skipped, out: out, realSeen: map[string]bool{},
 		excludes: ignore.CompileIgnoreLines(excludes...)}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, err
-	}
 	w.walk(abs, "", map[string]bool{real: true}, nil)
 	return out, nil
 }
@@ -130,6 +186,9 @@ func (w *walker) walk(dir, rel string, ancestors map[string]bool, levels []ignor
 				w.skipped["unreadable"]++
 				w.out.complete = false
 			}
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 && !w.followLink(p) {
 			continue
 		}
 		if info.IsDir() {
@@ -183,6 +242,41 @@ func (w *walker) walk(dir, rel string, ancestors map[string]bool, levels []ignor
 			w.realSeen[real] = true
 		}
 		w.out.jobs = append(w.out.jobs, indexJob{display: filepath.Join(w.arg, r), src: newFileSource(p, w.root, kind)})
+	}
+}
+
+// followLink reports whether the walk follows the symlink p: its target
+// lies inside the folder (or outside is set) and not on a special
+// filesystem. A link not followed is counted and recorded with its reason.
+func (w *walker) followLink(p string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		w.skipped["broken symlink"]++
+		return false
+	}
+	reason := ""
+	switch {
+	case onSpecialFS(real):
+		reason = skipSpecial
+	case !w.outside && !within(w.realRoot, real):
+		reason = skipOutside
+	default:
+		return true
+	}
+	w.skipped[reason]++
+	w.out.links = append(w.out.links, skippedLink{link: p, target: real, reason: reason})
+	return false
+}
+
+// logSkippedLinks logs each symlink a walk did not follow, at Info (the
+// CLI shows it with --verbose, serve in its log).
+func logSkippedLinks(c *collected) {
+	for _, l := range c.links {
+		hint := ""
+		if l.reason == skipOutside {
+			hint = "--follow-symlinks-outside indexes it"
+		}
+		slog.Info("index: symlink not followed", "link", l.link, "target", l.target, "reason", l.reason, "hint", hint)
 	}
 }
 

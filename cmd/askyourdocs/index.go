@@ -39,6 +39,9 @@ type docSource struct {
 	fetch func(ctx context.Context) ([]askyourdocs.Paragraph, error)
 	// maxChunks is the chunk limit IndexSource applies (MaxChunks).
 	maxChunks int
+	// ident is a file's identity when it was read, recorded on its
+	// chunks (fileident.go).
+	ident *fileIdentity
 }
 
 // MaxChunks returns the source's chunk limit for IndexSource (a
@@ -60,6 +63,9 @@ func (s *docSource) Documents(chunks []askyourdocs.Chunk) []*ai.Document {
 	docs := (&askyourdocs.FileSource{Path: s.url, Source: s.source}).Documents(chunks)
 	for _, d := range docs {
 		d.Metadata[metaKind] = s.kind
+		if s.ident != nil {
+			s.ident.metadata(d.Metadata)
+		}
 	}
 	return docs
 }
@@ -92,7 +98,15 @@ func newFileSource(abs, source, kind string) *docSource {
 	s := &docSource{url: abs, source: source, kind: kind}
 	// The engine's FileSource reads every format by its extension (HTML
 	// through HTMLToStructuredText); the CLI adds its own metadata.
-	s.fetch = (&askyourdocs.FileSource{Path: abs, OCR: cliOCR()}).Fetch
+	fetch := (&askyourdocs.FileSource{Path: abs, OCR: cliOCR()}).Fetch
+	s.fetch = func(ctx context.Context) ([]askyourdocs.Paragraph, error) {
+		// The identity is taken before the text: a file changed in
+		// between is refused by /files until it is indexed again, never
+		// served as what was indexed. A file that cannot be read leaves
+		// the error to the reader, which says it in its words.
+		s.ident, _ = readFileIdentity(abs)
+		return fetch(ctx)
+	}
 	return s
 }
 
@@ -218,6 +232,8 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	maxChunks := fset.Int("max-chunks", defaultMaxChunks, "refuse a document that gives more chunks than this (0: no limit)")
 	var excludes stringList
 	fset.Var(&excludes, "exclude", "leave out files and folders matching this gitignore pattern, relative to the folder (repeatable)")
+	outside := fset.Bool("follow-symlinks-outside", false, "also follow symlinks whose target lies outside the folder "+
+		"(whoever may write to the folder can then make readers of the index see any file this process can read)")
 	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
@@ -250,7 +266,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		case isURL(p):
 			jobs = append(jobs, indexJob{display: p, src: newPageSource(pages, p)})
 		default:
-			found, err := collectFiles(p, excludes, rep.Skipped)
+			found, err := collectFiles(p, excludes, rep.Skipped, *outside)
 			if err != nil {
 				rep.Failed = append(rep.Failed, failedSource{Source: p, URL: absoluteOf(p), Reason: err.Error()})
 				if h := errorHint(err); h != "" {
@@ -271,6 +287,9 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	for _, f := range folders {
+		logSkippedLinks(f)
+	}
 	rep.Store, rep.Embedder = storeLabel(b.store), b.manifest.Embedder
 	embeddedBefore := b.emb.docs.Load()
 	before, err := b.store.Sources(ctx)
@@ -476,7 +495,7 @@ func (ix *indexer) sync(ctx context.Context, folders []*collected, before []asky
 			}
 			ix.rep.Deleted += n
 			ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: s.URL, Display: shortPath(s.URL, root)})
-			ix.prog.note(fmt.Sprintf("removed %s (%s): no longer in %s", shortPath(s.URL, root), count(n, "chunk", "chunks"), displayPath(root)))
+			ix.prog.note(fmt.Sprintf("removed %s (%s): no longer in %s", printable(shortPath(s.URL, root)), count(n, "chunk", "chunks"), printable(displayPath(root))))
 		}
 	}
 	return nil
@@ -572,14 +591,14 @@ func (a *cliApp) printIndexSummary(rep *indexReport) {
 	if len(rep.Removed) > 0 {
 		names := make([]string, len(rep.Removed))
 		for i, r := range rep.Removed {
-			names[i] = r.Display
+			names[i] = printable(r.Display)
 		}
 		fmt.Fprintf(w, "Removed %s no longer in the folder: %s\n", count(len(rep.Removed), "file", "files"), strings.Join(names, ", "))
 	}
 	if len(rep.Empty) > 0 {
 		fmt.Fprintf(w, "Skipped %s without text:\n", count(len(rep.Empty), "document", "documents"))
 		for _, f := range rep.Empty {
-			fmt.Fprintf(w, "  %s: %s\n", f.Source, f.Reason)
+			fmt.Fprintf(w, "  %s: %s\n", printable(f.Source), printable(f.Reason))
 		}
 	}
 	if n := sumCounts(rep.Skipped); n > 0 {
@@ -601,17 +620,17 @@ func (a *cliApp) printIndexSummary(rep *indexReport) {
 				fmt.Fprintf(w, "  ... and %d more (--json lists them all)\n", n-i)
 				break
 			}
-			fmt.Fprintf(w, "  %s: %s\n", f.Source, f.Reason)
+			fmt.Fprintf(w, "  %s: %s\n", printable(f.Source), printable(f.Reason))
 		}
 	}
 	if len(rep.Failed) > 0 {
 		fmt.Fprintf(w, "%s\n", st.red(fmt.Sprintf("Failed %d:", len(rep.Failed))))
 		for _, f := range rep.Failed {
-			fmt.Fprintf(w, "  %s: %s\n", f.Source, f.Reason)
+			fmt.Fprintf(w, "  %s: %s\n", printable(f.Source), printable(f.Reason))
 		}
 	}
 	if rep.Interrupted != "" {
-		fmt.Fprintf(w, "Interrupted while indexing %s: rolled back; everything before it is kept.\n", rep.Interrupted)
+		fmt.Fprintf(w, "Interrupted while indexing %s: rolled back; everything before it is kept.\n", printable(rep.Interrupted))
 	}
 }
 

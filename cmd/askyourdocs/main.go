@@ -77,7 +77,7 @@ func init() {
 	commands = append([]*command{
 		{name: "index", args: "PATH|URL ...", summary: "index files, folders, web pages or (with --crawl) whole sites",
 			long: "Indexes documents (" + supportedExtList + "),\n" +
-				"folders (recursively, following symlinks), web pages and, with --crawl, sites. Indexing a folder again is a sync: changed files are re-embedded,\n" +
+				"folders (recursively, following symlinks that stay inside the folder), web pages and, with --crawl, sites. Indexing a folder again is a sync: changed files are re-embedded,\n" +
 				"unchanged ones skipped, and files that are gone from the folder are removed from the index.\n" +
 				"Files matching --exclude or a pattern of a .askyourdocsignore file (gitignore syntax, in the\n" +
 				"folder or below) are left out. Empty documents and documents without text are reported as\n" +

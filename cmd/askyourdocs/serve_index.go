@@ -51,11 +51,12 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 	rep := newIndexReport()
 	var jobs []indexJob
 	for _, p := range in.Paths {
-		found, err := collectFiles(p, nil, rep.Skipped)
+		found, err := collectFiles(p, nil, rep.Skipped, false)
 		if err != nil {
 			rep.Failed = append(rep.Failed, failedSource{Source: s.displayName(p), Reason: err.Error()})
 			continue
 		}
+		logSkippedLinks(found)
 		for i := range found.jobs {
 			found.jobs[i].display = s.displayName(found.jobs[i].src.url)
 		}
@@ -371,10 +372,10 @@ func (s *server) handleFile(w http.ResponseWriter, r *http.Request) {
 		jsonOrPageError(w, r, http.StatusInternalServerError, "the sources could not be listed")
 		return
 	}
-	indexed := false
+	indexed, source := false, ""
 	for _, src := range srcs {
 		if src.URL == p {
-			indexed = true
+			indexed, source = true, src.Source
 			break
 		}
 	}
@@ -382,17 +383,15 @@ func (s *server) handleFile(w http.ResponseWriter, r *http.Request) {
 		jsonOrPageError(w, r, http.StatusNotFound, "no indexed file "+p)
 		return
 	}
-	f, err := os.Open(p)
+	f, info, err := s.openIndexedFile(r.Context(), p, source)
 	if err != nil {
-		jsonOrPageError(w, r, http.StatusNotFound, "the file is no longer there")
+		if errors.Is(err, errNotIndexedFile) {
+			slog.Warn("serve: /files refused a file", "url", p, "reason", err)
+		}
+		jsonOrPageError(w, r, http.StatusNotFound, "the file is no longer the one indexed")
 		return
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		jsonOrPageError(w, r, http.StatusNotFound, "the file is no longer there")
-		return
-	}
 	name := filepath.Base(p)
 	disp := "attachment"
 	if strings.EqualFold(filepath.Ext(p), ".pdf") {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -94,7 +97,12 @@ func (s *server) handleFileView(w http.ResponseWriter, r *http.Request) {
 	}
 	ref := r.URL.Query().Get("chunk")
 	var page viewPage
-	paras, err := (&askyourdocs.FileSource{Path: p}).Fetch(r.Context())
+	paras, err := s.readIndexedFile(r.Context(), p)
+	if errors.Is(err, errNotIndexedFile) && !errors.Is(err, errFileChanged) {
+		slog.Warn("serve: /view refused a file", "url", p, "reason", err)
+		jsonOrPageError(w, r, http.StatusNotFound, "the file is no longer the one indexed")
+		return
+	}
 	if err == nil {
 		page = buildViewPage(paras, ref)
 	}
@@ -127,6 +135,39 @@ func (s *server) handlePageView(w http.ResponseWriter, r *http.Request) {
 // viewMaxChunks caps the chunks of one source the stored view looks
 // through.
 const viewMaxChunks = 5000
+
+// readIndexedFile returns the paragraphs of the indexed file p, read only
+// if it still is the file that was indexed (openIndexedFile; an edited
+// file's error wraps errFileChanged).
+func (s *server) readIndexedFile(ctx context.Context, p string) ([]askyourdocs.Paragraph, error) {
+	srcs, err := s.b.store.Sources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	source := ""
+	for _, src := range srcs {
+		if src.URL == p {
+			source = src.Source
+			break
+		}
+	}
+	f, _, err := s.openIndexedFile(ctx, p, source)
+	if err != nil {
+		return nil, err
+	}
+	real := f.Name()
+	f.Close()
+	// Read by p, whose extension says the format as at indexing, and
+	// check that p still led to the checked file once it was read.
+	paras, err := (&askyourdocs.FileSource{Path: p}).Fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if again, err := filepath.EvalSymlinks(p); err != nil || again != real {
+		return nil, fmt.Errorf("%w: %s was swapped while it was read", errNotIndexedFile, p)
+	}
+	return paras, nil
+}
 
 // storedViewPage renders the chunk ref of source u from the index: its
 // stored window (ParentText, bounded by the section) with the section's
