@@ -152,7 +152,7 @@ func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 	func() {
 		defer func() {
 			if x := recover(); x != nil {
-				r, err = nil, fmt.Errorf("%v", x)
+				r, err = nil, parserError{fmt.Errorf("%v", x)}
 			}
 		}()
 		r, err = pdf.NewReader(bytes.NewReader(data), int64(len(data)))
@@ -168,13 +168,13 @@ func pdfOpen(data []byte) (r *pdf.Reader, err error) {
 	case errors.Is(err, pdf.ErrInvalidPassword):
 		return nil, fmt.Errorf("%w: a password is needed to open it", ErrPDFEncrypted)
 	case encrypted && strings.Contains(err.Error(), "encrypt"):
-		return nil, fmt.Errorf("%w: the reader does not support its encryption (AES-256 needs a decrypted copy): %w", ErrPDFEncrypted, err)
+		return nil, fmt.Errorf("%w: the reader does not support its encryption (AES-256 needs a decrypted copy): %w", ErrPDFEncrypted, parserError{err})
 	case strings.Contains(err.Error(), "%%EOF") || strings.Contains(err.Error(), "startxref"):
 		// The parser's own words ("missing %%EOF") mean nothing to a
 		// reader; say what they mean.
 		return nil, fmt.Errorf("%w: the file is truncated (no end-of-file marker; an interrupted download or copy?)", ErrInvalidDocument)
 	}
-	return nil, fmt.Errorf("%w: %w", ErrInvalidDocument, err)
+	return nil, fmt.Errorf("%w: %w", ErrInvalidDocument, parserError{err})
 }
 
 // pdfPage is one leaf of the page tree with its inherited attributes.

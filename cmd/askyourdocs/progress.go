@@ -64,14 +64,14 @@ func (p *progress) done(name string, chunks int, note string) {
 		p.draw(false)
 		return
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s: %s\n", p.finished, max(p.total, p.finished), name, note)
+	fmt.Fprintf(p.w, "[%d/%d] %s: %s\n", p.finished, max(p.total, p.finished), printable(name), printable(note))
 }
 
 func (p *progress) fail(name, reason string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finished++
-	p.line(fmt.Sprintf("[%d/%d] %s: FAILED: %s", p.finished, max(p.total, p.finished), name, reason))
+	p.line(fmt.Sprintf("[%d/%d] %s: FAILED: %s", p.finished, max(p.total, p.finished), printable(name), printable(reason)))
 }
 
 func (p *progress) note(msg string) {
@@ -176,7 +176,7 @@ func (p *progress) draw(force bool) {
 	}
 	line := head
 	if room := width - utf8.RuneCountInString(head) - 2; room >= 12 && p.current != "" {
-		line += "  " + shortenMiddle(p.current, room)
+		line += "  " + shortenMiddle(printable(p.current), room)
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s", line)
 	p.drawn = true

@@ -198,7 +198,8 @@ func citationOf(h hit) citation {
 // section): two hits with the same key are cited once.
 func (c citation) key() string { return c.URL + "\x00" + c.Pages + "\x00" + c.Breadcrumb }
 
-// String renders a citation: its short path with pages and section.
+// String renders a citation: its short path with pages and section, as
+// one line of printable text (printable).
 func (c citation) String() string {
 	s := c.Display
 	if s == "" {
@@ -214,7 +215,7 @@ func (c citation) String() string {
 	if c.Breadcrumb != "" {
 		s += " (" + c.Breadcrumb + ")"
 	}
-	return s
+	return printable(s)
 }
 
 // shortPath shortens an absolute file path: relative to the working

@@ -65,11 +65,11 @@ func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHUNKS\tFILE OR URL\tINDEXED FROM")
 	for _, e := range out.Results {
-		from := displayPath(e.Source)
+		from := printable(displayPath(e.Source))
 		if e.Source == e.URL {
 			from = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\n", e.Chunks, st.link(citationLink(e.URL, "", ""), e.Display), from)
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", e.Chunks, st.link(citationLink(e.URL, "", ""), printable(e.Display)), from)
 	}
 	tw.Flush()
 	fmt.Fprintf(a.stdout, "%s, %s in %s (embedder %s)\n", count(len(srcs), "document", "documents"),
@@ -139,7 +139,7 @@ func (a *cliApp) cmdDelete(ctx context.Context, args []string) error {
 			verb = "Would delete"
 		}
 		for _, e := range out.Results {
-			fmt.Fprintf(a.stdout, "%s %s (%s)\n", verb, e.Display, count(e.Chunks, "chunk", "chunks"))
+			fmt.Fprintf(a.stdout, "%s %s (%s)\n", verb, printable(e.Display), count(e.Chunks, "chunk", "chunks"))
 		}
 		if len(out.Results) > 1 {
 			fmt.Fprintf(a.stdout, "%s %s, %s in total\n", verb, count(len(out.Results), "document", "documents"), count(out.Chunks, "chunk", "chunks"))

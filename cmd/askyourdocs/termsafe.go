@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -171,4 +172,20 @@ func escapeLen(p []byte) int {
 		return len(p)
 	}
 	return 2
+}
+
+// printable returns s (a file name, URL or error reason) as one line of
+// printable text for human output: when s holds a newline, tab, other
+// control character or invalid UTF-8, it is escaped as Go's %q escapes it,
+// without the quotes ("evil\nIndexed 999 sources.txt" prints as
+// evil\nIndexed 999 sources.txt on one line); else s is returned as it
+// is. --json output keeps the real name.
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || r != ' ' && !strconv.IsPrint(r) {
+			q := strconv.Quote(s)
+			return q[1 : len(q)-1]
+		}
+	}
+	return s
 }
