@@ -111,6 +111,11 @@ func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, err
 		return nil, err
 	}
 	s.sessions = sessions
+	if s.authRequired() {
+		if s.limiter.shared, err = openLoginShared(ctx, b, opts.dataDir); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+	}
 	fb, err := openServeFeedback(ctx, b, opts.dataDir, opts.logOut)
 	if err != nil {
 		return nil, err
@@ -132,7 +137,13 @@ func newServer(ctx context.Context, b *backend, opts serveOptions) (*server, err
 
 // Close stops the job workers: a running job is cancelled and goes back
 // to the queue, for the next start or another serve process.
-func (s *server) Close() error { return s.jobs.Close() }
+func (s *server) Close() error {
+	err := s.jobs.Close()
+	if s.limiter.shared != nil {
+		err = errors.Join(err, s.limiter.shared.Close())
+	}
+	return err
+}
 
 // ServeHTTP serves the app.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

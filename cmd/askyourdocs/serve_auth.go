@@ -72,11 +72,11 @@ func (s *server) adminAuth(r *http.Request) (bool, time.Duration) {
 func (s *server) login(r *http.Request, user, password string) (bool, time.Duration) {
 	client := clientKey(r)
 	account := user == s.opts.user
-	if ok, wait := s.limiter.allow(client, user, account); !ok {
+	if ok, wait := s.limiter.allow(r.Context(), client, user, account); !ok {
 		return false, wait
 	}
 	ok := s.checkPassword(user, password)
-	s.limiter.result(client, user, account, ok)
+	s.limiter.result(r.Context(), client, user, account, ok)
 	return ok, 0
 }
 

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -20,6 +22,10 @@ import (
 // 5 a second, and after 20 failures in a row the same doubling backoff.
 // A refused attempt is answered 429 with Retry-After without looking at
 // the password. A success clears the client's and the account's failures.
+// The failures and lockouts are shared by every process on the same
+// database (serve_auth_shared.go) when the limiter has a loginShared: a
+// client locked out by one process is locked out by all, and a restart
+// keeps the lockout; the token buckets are per process.
 const (
 	loginClientEvery    = time.Second
 	loginClientBurst    = 10
@@ -49,6 +55,12 @@ type loginLimiter struct {
 	log     *slog.Logger
 	clients map[string]*loginBucket
 	account *loginBucket
+	// shared, when set, holds the failures of every process on the
+	// database; fails counts failures recorded there (for pruning).
+	shared loginShared
+	fails  atomic.Int64
+	// sharedDown is set while the shared table fails (logged once).
+	sharedDown atomic.Bool
 }
 
 func newLoginLimiter() *loginLimiter {
@@ -77,11 +89,23 @@ func clientKey(r *http.Request) string {
 // allow reports whether a password check may run for a request from
 // client for user (account is true when user is the configured one), and
 // if not, how long to wait.
-func (l *loginLimiter) allow(client, user string, account bool) (bool, time.Duration) {
+func (l *loginLimiter) allow(ctx context.Context, client, user string, account bool) (bool, time.Duration) {
+	var shared time.Time // the later lockout end the shared table holds
+	if l.shared != nil {
+		_, cu, err := l.shared.state(ctx, "client:"+client)
+		if err == nil && account {
+			var au time.Time
+			_, au, err = l.shared.state(ctx, "account:"+user)
+			cu = later(cu, au)
+		}
+		l.sharedResult(err)
+		shared = cu
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	c := l.client(client, now)
+	c.until = later(c.until, shared)
 	wait := c.until.Sub(now)
 	if account {
 		wait = max(wait, l.account.until.Sub(now))
@@ -105,8 +129,61 @@ func rateDelay(lim *rate.Limiter, now time.Time) time.Duration {
 	return max(time.Duration(missing/float64(lim.Limit())*float64(time.Second)), time.Second)
 }
 
+// sharedResult logs the shared table's failure once while it lasts, and
+// its recovery: throttling falls back to this process's counts meanwhile.
+func (l *loginLimiter) sharedResult(err error) {
+	if err != nil {
+		if !l.sharedDown.Swap(true) {
+			l.log.Warn("serve: the shared login table failed; login throttling counts this process's attempts only until it answers again", "err", err)
+		}
+		return
+	}
+	if l.sharedDown.Swap(false) {
+		l.log.Info("serve: the shared login table answers again")
+	}
+}
+
+// recordShared records the outcome of a password check in the shared
+// table and returns the failures and lockout ends it holds now (client's,
+// account's).
+func (l *loginLimiter) recordShared(ctx context.Context, client, user string, account, ok bool) (cn, an int, cu, au time.Time) {
+	if ok {
+		err := l.shared.clear(ctx, "client:"+client)
+		if err == nil && account {
+			err = l.shared.clear(ctx, "account:"+user)
+		}
+		l.sharedResult(err)
+		return
+	}
+	now := l.now()
+	cn, cu, err := l.shared.fail(ctx, "client:"+client, now, func(n int) time.Time {
+		if n < loginClientFailures {
+			return time.Time{}
+		}
+		return now.Add(backoff(n - loginClientFailures))
+	})
+	if err == nil && account {
+		an, au, err = l.shared.fail(ctx, "account:"+user, now, func(n int) time.Time {
+			if n < loginAccountFails {
+				return time.Time{}
+			}
+			return now.Add(backoff(n - loginAccountFails))
+		})
+	}
+	l.sharedResult(err)
+	if err == nil && l.fails.Add(1)%loginPruneEvery == 0 {
+		l.sharedResult(l.shared.prune(ctx, now.Add(-loginIdle)))
+	}
+	return cn, an, cu, au
+}
+
 // result records the outcome of a password check allowed by allow.
-func (l *loginLimiter) result(client, user string, account, ok bool) {
+func (l *loginLimiter) result(ctx context.Context, client, user string, account, ok bool) {
+	var cn, an int
+	var cu, au time.Time
+	if l.shared != nil {
+		cn, an, cu, au = l.recordShared(ctx, client, user, account, ok)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -121,15 +198,15 @@ func (l *loginLimiter) result(client, user string, account, ok bool) {
 	// Failures spend the buckets' tokens; successes are free, so a script
 	// sending basic auth with every request is never throttled.
 	c.lim.AllowN(now, 1)
-	c.failures++
+	c.failures = max(c.failures+1, cn)
 	if c.failures >= loginClientFailures {
-		c.until = now.Add(backoff(c.failures - loginClientFailures))
+		c.until = later(now.Add(backoff(c.failures-loginClientFailures)), cu)
 	}
 	if account {
 		l.account.lim.AllowN(now, 1)
-		l.account.failures++
+		l.account.failures = max(l.account.failures+1, an)
 		if l.account.failures >= loginAccountFails {
-			l.account.until = now.Add(backoff(l.account.failures - loginAccountFails))
+			l.account.until = later(now.Add(backoff(l.account.failures-loginAccountFails)), au)
 		}
 	}
 	if c.failures >= loginClientFailures || (account && l.account.failures >= loginAccountFails) {

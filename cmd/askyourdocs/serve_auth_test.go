@@ -184,9 +184,9 @@ func TestLoginLimiterBackoffAndAccount(t *testing.T) {
 	l.now = clock.now
 	l.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	fail := func(client string) bool {
-		ok, _ := l.allow(client, "admin", true)
+		ok, _ := l.allow(t.Context(), client, "admin", true)
 		if ok {
-			l.result(client, "admin", true, false)
+			l.result(t.Context(), client, "admin", true, false)
 		}
 		return ok
 	}
@@ -198,7 +198,7 @@ func TestLoginLimiterBackoffAndAccount(t *testing.T) {
 	}
 	for _, wait := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second} {
 		clock.add(wait - time.Millisecond)
-		if ok, left := l.allow("10.0.0.1", "admin", true); ok || left <= 0 {
+		if ok, left := l.allow(t.Context(), "10.0.0.1", "admin", true); ok || left <= 0 {
 			t.Fatalf("allowed before the %v backoff ended", wait)
 		}
 		clock.add(time.Millisecond)
@@ -212,16 +212,16 @@ func TestLoginLimiterBackoffAndAccount(t *testing.T) {
 	l2.log = l.log
 	allowed := 0
 	for i := range 200 {
-		if ok, _ := l2.allow(fmt.Sprintf("10.1.%d.%d", i/250, i%250), "admin", true); ok {
+		if ok, _ := l2.allow(t.Context(), fmt.Sprintf("10.1.%d.%d", i/250, i%250), "admin", true); ok {
 			allowed++
-			l2.result(fmt.Sprintf("10.1.%d.%d", i/250, i%250), "admin", true, false)
+			l2.result(t.Context(), fmt.Sprintf("10.1.%d.%d", i/250, i%250), "admin", true, false)
 		}
 	}
 	if allowed != loginAccountFails {
 		t.Errorf("200 clients got %d guesses at the account, want %d", allowed, loginAccountFails)
 	}
 	// Another user name is not the account: only the client limit holds.
-	if ok, _ := l2.allow("10.2.0.1", "nobody", false); !ok {
+	if ok, _ := l2.allow(t.Context(), "10.2.0.1", "nobody", false); !ok {
 		t.Error("a wrong user name from a fresh client is throttled by the account")
 	}
 	// IPv6 clients are throttled by their /64.
@@ -234,7 +234,7 @@ func TestLoginLimiterBackoffAndAccount(t *testing.T) {
 	l3 := newLoginLimiter()
 	l3.now = clock.now
 	for i := range loginMaxClients + 500 {
-		l3.allow(fmt.Sprintf("c%d", i), "x", false)
+		l3.allow(t.Context(), fmt.Sprintf("c%d", i), "x", false)
 	}
 	if n := len(l3.clients); n > loginMaxClients {
 		t.Errorf("%d clients kept", n)

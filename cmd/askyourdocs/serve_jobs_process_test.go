@@ -37,8 +37,15 @@ var serveAddrRE = regexp.MustCompile(`askyourdocs serve: (http://127\.0\.0\.1:\d
 // minute for its address line. It fails the test if serve exits first.
 func startServeProc(t *testing.T, args ...string) *serveProc {
 	t.Helper()
+	return startServeProcEnv(t, nil, args...)
+}
+
+// startServeProcEnv is startServeProc with env (KEY=VALUE) added to the
+// process's environment.
+func startServeProcEnv(t *testing.T, env []string, args ...string) *serveProc {
+	t.Helper()
 	cmd := exec.Command(buildCLI(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = cliEnv()
+	cmd.Env = cliEnv(env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
