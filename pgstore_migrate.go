@@ -185,6 +185,7 @@ var pgvecMigrations = []pgvecMigrationStep{
 	{version: 5, what: "keyword postings with whole identifiers (analyzer change)", apply: pgvecCreateV5},
 	{version: 6, what: "index of chunk lengths (keyword threshold search)", apply: pgvecCreateV6},
 	{version: 7, what: "impact index with term frequencies and lengths (index-only keyword scoring)", apply: pgvecCreateV7},
+	{version: 8, what: "keyword postings with CJK bigrams and NFKC text (analyzer change)", apply: pgvecCreateV8},
 }
 
 // pgvecCreateV7 rebuilds the impact index (term, w DESC, cid DESC) with
@@ -218,6 +219,13 @@ func pgvecCreateV6(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string
 // indexes identifiers whole ("max_log_file_size", "--allow-private") and
 // the parts of CamelCase words (text_analyze_ident.go).
 func pgvecCreateV5(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string, language string) error {
+	return pgvecRebuildTerms(ctx, tx, n, language)
+}
+
+// pgvecCreateV8 rebuilds the postings: from version 8 the analyzer reads
+// text in NFKC and cuts runs of Han, kana and Hangul characters into
+// overlapping bigrams (text_analyze.go).
+func pgvecCreateV8(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string, language string) error {
 	return pgvecRebuildTerms(ctx, tx, n, language)
 }
 

@@ -123,7 +123,9 @@ const keywordMinRunes = 3
 // everything else (spaces, punctuation, hyphens, apostrophes, SQL or regular
 // expression metacharacters such as % _ ' \ * ?) separates words, so
 // "E-Mail-Adresse" gives "mail" and "adresse" and "100%" gives "100".
-// Words shorter than three runes are dropped. stopWords holds lower-case words
+// Words shorter than three runes are dropped, but for a word of Han, kana
+// or Hangul characters two are enough ("密码", "設定": such scripts write
+// many words in two characters). stopWords holds lower-case words
 // to drop (a nil map drops none); the caller chooses the language, for
 // example German articles plus its own meta-query words such as "finde".
 // It returns nil when no keyword is left.
@@ -134,7 +136,8 @@ func ExtractKeywords(text string, stopWords map[string]bool) []string {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r)
 	})
 	for _, w := range words {
-		if utf8.RuneCountInString(w) < keywordMinRunes || stopWords[w] || seen[w] {
+		n := utf8.RuneCountInString(w)
+		if n < keywordMinRunes && (n < 2 || !isCJKRune(firstRune(w))) || stopWords[w] || seen[w] {
 			continue
 		}
 		seen[w] = true

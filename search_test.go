@@ -65,7 +65,7 @@ func TestExtractKeywords(t *testing.T) {
 		{`der die und`, nil},
 		{`x y z ab abc`, []string{"abc"}}, // 3+ letters, as the original engine
 		{`Café café CAFÉ`, []string{"café"}},
-		{`naïve` + "\u0301" + ` 東京都 タワー 東京`, []string{"naïve\u0301", "東京都", "タワー"}},
+		{`naïve` + "\u0301" + ` 東京都 タワー 東京`, []string{"naïve\u0301", "東京都", "タワー", "東京"}}, // two CJK characters are a keyword
 	}
 	for _, tt := range tests {
 		if got := ExtractKeywords(tt.in, stop); !slices.Equal(got, tt.want) {

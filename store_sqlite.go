@@ -31,8 +31,10 @@ const sqliteProvider = "askyourdocs-sqlite"
 // may store a vector sparse (sqliteEncodeVec), which older versions would
 // misread, so they refuse it; version 7 stores a chunk's text once (the
 // document JSON leaves it to the text column, the cut column says how:
-// store_sqlite_compact.go). sqliteSchema's meta row says the same number.
-const sqliteSchemaVersion = 7
+// store_sqlite_compact.go); version 8 re-analyses the keyword index for
+// the analyzer's CJK bigrams and NFKC normalisation (text_analyze.go).
+// sqliteSchema's meta row says the same number.
+const sqliteSchemaVersion = 8
 
 // sqliteSchema creates the tables of an SQLiteStore database. chunks holds
 // one row per chunk: its stable ID (see chunkID), its "url" and "source"
@@ -47,7 +49,7 @@ const sqliteSchemaVersion = 7
 // readers notice changes with one cheap query.
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 7), ('language', '` + defaultTextSearchLanguage + `');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 8), ('language', '` + defaultTextSearchLanguage + `');
 CREATE TABLE IF NOT EXISTS chunks (
 	rid INTEGER PRIMARY KEY AUTOINCREMENT,
 	id TEXT NOT NULL UNIQUE,

@@ -145,8 +145,8 @@ func TestSQLiteSchema6Migrates(t *testing.T) {
 	}
 	defer s.Close()
 	var version, compact int
-	if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&version); err != nil || version != 7 {
-		t.Fatalf("schema %d (%v) after opening a schema 6 database, want 7", version, err)
+	if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&version); err != nil || version != sqliteSchemaVersion {
+		t.Fatalf("schema %d (%v) after opening a schema 6 database, want %d", version, err, sqliteSchemaVersion)
 	}
 	if err := s.Index(ctx, added); err != nil {
 		t.Fatal(err)

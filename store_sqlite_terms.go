@@ -236,6 +236,17 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 			}
 		}
 	}
+	if version < 8 {
+		// Version 8's analyzer cuts CJK runs into bigrams and reads text
+		// in NFKC: the terms are redone.
+		if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = 8 WHERE key = 'schema'`); err != nil {
+			return "", fmt.Errorf("migrate schema %d to 8: %w", version, err)
+		}
+		if !rebuild {
+			slog.Info("sqlite store: rebuilding keyword index for CJK bigrams and NFKC text", "path", path, "from", version, "to", 8, "language", recorded)
+		}
+		rebuild = true
+	}
 	if language != "" {
 		an, err := newTextAnalyzer(language)
 		if err != nil {

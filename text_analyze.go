@@ -10,6 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	snowball "github.com/blevesearch/snowballstem"
 	"github.com/blevesearch/snowballstem/arabic"
 	"github.com/blevesearch/snowballstem/danish"
@@ -71,7 +73,9 @@ const textStemCacheMax = 1 << 18
 // queries: lower-cased words, stemmed by the Snowball stemmer of its
 // language, and symbol tokens. It is safe for concurrent use.
 //
-// A word is a maximal run of Unicode letters, digits and combining marks;
+// Text is NFKC-normalised first. A run of Han, kana or Hangul characters
+// gives its overlapping bigrams (cjkBigrams). A word is a maximal run of
+// other Unicode letters, digits and combining marks;
 // single letters ("C", "R") and numbers are kept, and a word directly
 // followed by "++" or "#" keeps them ("c++", "c#"). Only words of letters
 // alone are stemmed. A symbol token is a maximal run of the operator
@@ -124,9 +128,65 @@ func isTextOperator(r rune) bool {
 	return strings.ContainsRune(`+-*/%=<>!&|^~@$\`, r)
 }
 
-// isTextWordRune reports whether r belongs to a word.
+// isTextWordRune reports whether r belongs to a word (of a language
+// written with spaces: CJK characters are not word runes, isCJKRune).
 func isTextWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) && !isCJKRune(r)
+}
+
+// isCJKRune reports whether r belongs to a script written without spaces
+// between words, which the analyzer cuts into overlapping bigrams: Han
+// (kanji, hanzi, hanja), Hiragana, Katakana with its prolonged sound mark
+// "ー", and Hangul.
+func isCJKRune(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	return r == 0x30FC || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// textNFKC returns text in Unicode normalization form NFKC: full-width
+// "ＡＢＣ１２３" reads "ABC123", half-width kana full-width, the ligature
+// "ﬁ" "fi". ASCII text and text already in NFKC are returned as they are,
+// without a copy.
+func textNFKC(text string) string {
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			// From the ASCII character before: a combining mark composes
+			// with it.
+			i = max(i-1, 0)
+			if norm.NFKC.IsNormalString(text[i:]) {
+				return text
+			}
+			return text[:i] + norm.NFKC.String(text[i:])
+		}
+	}
+	return text
+}
+
+// cjkBigrams calls fn with the terms of run, a run of CJK characters
+// (isCJKRune): every two adjacent characters as one term ("受験者数" gives
+// "受験", "験者", "者数"), or the character itself when the run has one, as
+// Lucene's CJKBigramFilter does. Any substring of two characters or more of
+// a text is then a run of its terms, so a query matches inside a longer
+// clause. The terms count as extra (no word pairs are formed from them:
+// the overlapping bigrams hold the adjacency already).
+func cjkBigrams(run string, fn func(word, term string, extra bool)) {
+	_, first := utf8.DecodeRuneInString(run)
+	if first == len(run) {
+		fn(run, run, true)
+		return
+	}
+	for i := 0; i+first < len(run); {
+		_, second := utf8.DecodeRuneInString(run[i+first:])
+		bg := run[i : i+first+second]
+		fn(bg, bg, true)
+		i += first
+		first = second
+	}
 }
 
 // tokens calls fn for every token of text with the lower-cased surface
@@ -141,8 +201,11 @@ func (a *textAnalyzer) tokens(text string, fn func(word, term string)) {
 // whether it is an extra term of an identifier (a whole identifier after
 // its parts, or a CamelCase word's parts after the word; see
 // text_analyze_ident.go). Term pairs are formed from the other tokens.
+// Text is analysed in NFKC (textNFKC), and a run of CJK characters gives
+// its bigrams (cjkBigrams, extra terms).
 func (a *textAnalyzer) tokenize(text string, fn func(word, term string, extra bool)) {
 	var env *snowball.Env
+	text = textNFKC(text)
 	lower := strings.ToLower(text)
 	camel := len(lower) == len(text) // byte offsets agree: the case of text is at hand
 	prevWord := false                // the rune before i ended a word
@@ -154,6 +217,17 @@ func (a *textAnalyzer) tokenize(text string, fn func(word, term string, extra bo
 		}
 		r, size := utf8.DecodeRuneInString(lower[i:])
 		switch {
+		case isCJKRune(r):
+			j := i + size
+			for j < len(lower) {
+				r2, s2 := utf8.DecodeRuneInString(lower[j:])
+				if !isCJKRune(r2) {
+					break
+				}
+				j += s2
+			}
+			cjkBigrams(lower[i:j], fn)
+			i, prevWord = j, false
 		case isTextWordRune(r):
 			if identEnd == 0 {
 				if s, e, ok := textIdentSpan(lower, i); ok {

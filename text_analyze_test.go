@@ -81,3 +81,74 @@ func TestTextAnalyzerIdentifiers(t *testing.T) {
 		}
 	}
 }
+
+// TestTextAnalyzerCJK: runs of Han, kana and Hangul give overlapping
+// bigrams (a lone character itself), Latin words and identifiers next to
+// them stay whole, and text is read in NFKC.
+func TestTextAnalyzerCJK(t *testing.T) {
+	a, err := newTextAnalyzer("english")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"受験者数", []string{"受験", "験者", "者数"}},
+		{"数", []string{"数"}},
+		{"数 を", []string{"数", "を"}},
+		{"試験問題用紙を印刷", []string{"試験", "験問", "問題", "題用", "用紙", "紙を", "を印", "印刷"}},
+		{"サーバー", []string{"サー", "ーバ", "バー"}},
+		{"ｻｰﾊﾞｰ", []string{"サー", "ーバ", "バー"}}, // half-width kana
+		{"密码。配置", []string{"密码", "配置"}},
+		{"한국어 문서", []string{"한국", "국어", "문서"}},
+		{"ＡＢＣ１２３", []string{"abc123"}},     // full-width
+		{"ﬁle", []string{"file"}},          // the ligature
+		{"e\u0301cole", []string{"école"}}, // composed
+		{"PostgreSQLの設定", []string{"postgresql", "postgr", "sql", "の設", "設定"}},
+		{"設定max_log_file_sizeを変更", []string{"設定", "max", "log", "file", "size", "max_log_file_size", "を変", "変更"}},
+	} {
+		if got := a.terms(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("%q = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+	// Bigrams are extra terms: no word pairs are formed from them.
+	var extra []bool
+	a.tokenize("受験者数 max", func(_, _ string, x bool) { extra = append(extra, x) })
+	if !slices.Equal(extra, []bool{true, true, true, false}) {
+		t.Errorf("extra flags %v, want the bigrams extra and max not", extra)
+	}
+}
+
+// TestExtractKeywordsCJK: a two-character word of a CJK script is a
+// keyword (three runes are needed elsewhere).
+func TestExtractKeywordsCJK(t *testing.T) {
+	if got := ExtractKeywords("密码 ab 設定ファイル", nil); !slices.Equal(got, []string{"密码", "設定ファイル"}) {
+		t.Errorf("ExtractKeywords = %q", got)
+	}
+}
+
+// BenchmarkTextAnalyzerNFKC measures the analyzer on English text (the
+// NFKC check's ASCII fast path) and on Japanese text, in bytes/s.
+func BenchmarkTextAnalyzerNFKC(b *testing.B) {
+	a, err := newTextAnalyzer("english")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct{ name, text string }{
+		{"english", strings.Repeat("The server reads max_log_file_size from its configuration file at start-up. ", 40)},
+		{"japanese", strings.Repeat("サーバーは起動時に設定ファイルからmax_log_file_sizeを読み込みます。", 40)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.text)))
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				a.tokenize(tc.text, func(_, _ string, _ bool) { n++ })
+			}
+			if n == 0 {
+				b.Fatal("no terms")
+			}
+		})
+	}
+}
