@@ -463,7 +463,11 @@ func Excerpt(text string, o ExcerptOptions) string {
 	best := bestExcerptSentence(sentences, excerptTerms(question))
 	out := sentences[best]
 	for j := best + 1; j < len(sentences); j++ {
-		next := out + " " + sentences[j]
+		sep := " "
+		if n := len(out); n >= 3 && cjkSentenceEnd(out[n-3:]) > 0 {
+			sep = "" // CJK text has no space between sentences
+		}
+		next := out + sep + sentences[j]
 		if utf8.RuneCountInString(next) > maxChars {
 			break
 		}
@@ -529,7 +533,7 @@ func fieldsJoined(s string) bool {
 func bestExcerptSentence(sentences, terms []string) int {
 	ts := make([]excerptTerm, len(terms))
 	for i, t := range terms {
-		ts[i] = excerptTerm{word: t, prefix: excerptPrefix(t)}
+		ts[i] = excerptTerm{word: t, prefix: excerptPrefix(t), cjk: isCJKRune(firstRune(t))}
 	}
 	hit := make([]bool, len(terms))
 	best, bestScore := 0, 0
@@ -556,12 +560,24 @@ func cutExcerpt(s string, maxChars int) string {
 }
 
 // SplitSentences splits text after ".", "!" or "?" followed by a space,
-// not after a single letter ("z. B."), as the excerpt functions do; the
-// sentences keep their end punctuation.
+// not after a single letter ("z. B."), and after the CJK sentence ends
+// "。", "！" and "？" (followed by a space or not), as the excerpt functions
+// do; the sentences keep their end punctuation.
 func SplitSentences(text string) []string {
 	var out []string
 	start := 0
 	for i := 0; i < len(text)-1; i++ {
+		if n := cjkSentenceEnd(text[i:]); n > 0 {
+			end := i + n
+			if strings.TrimSpace(text[start:end]) != "" {
+				out = append(out, strings.TrimLeft(text[start:end], " "))
+			}
+			if end < len(text) && text[end] == ' ' {
+				end++
+			}
+			start, i = end, end-1
+			continue
+		}
 		if (text[i] == '.' || text[i] == '!' || text[i] == '?') && text[i+1] == ' ' {
 			// Not after a single digit or letter (1. / z. B.).
 			if i >= 1 && (i < 2 || text[i-2] == ' ') && unicode.IsLetter(rune(text[i-1])) {
@@ -577,24 +593,68 @@ func SplitSentences(text string) []string {
 	return out
 }
 
+// cjkSentenceEnd returns the length of the CJK sentence end ("。", "！",
+// "？", the ideographic full stop and full-width marks) s starts with, or 0.
+func cjkSentenceEnd(s string) int {
+	if len(s) < 3 || s[0] < 0xE3 || s[0] > 0xEF {
+		return 0
+	}
+	for _, end := range []string{"。", "！", "？"} {
+		if strings.HasPrefix(s, end) {
+			return len(end)
+		}
+	}
+	return 0
+}
+
 // excerptTerms returns the lower-cased words of question with 3 or more
-// letters, once each.
+// letters, once each; a run of CJK characters gives its bigrams
+// (cjkBigrams), which excerptScoreTerms finds inside a sentence's runs.
 func excerptTerms(question string) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if utf8.RuneCountInString(w) >= 3 && !seen[w] {
+	add := func(w string) {
+		if !seen[w] {
 			seen[w] = true
 			out = append(out, w)
+		}
+	}
+	for _, w := range strings.FieldsFunc(strings.ToLower(textNFKC(question)), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if !strings.ContainsFunc(w, isCJKRune) {
+			if utf8.RuneCountInString(w) >= 3 {
+				add(w)
+			}
+			continue
+		}
+		// Split the word into its CJK runs (bigrams) and the rest.
+		for len(w) > 0 {
+			r, _ := utf8.DecodeRuneInString(w)
+			cjk := isCJKRune(r)
+			end := strings.IndexFunc(w, func(r rune) bool { return isCJKRune(r) != cjk })
+			if end < 0 {
+				end = len(w)
+			}
+			part := w[:end]
+			w = w[end:]
+			switch {
+			case cjk && utf8.RuneCountInString(part) >= 2:
+				cjkBigrams(part, func(bg, _ string, _ bool) { add(bg) })
+			case !cjk && utf8.RuneCountInString(part) >= 3:
+				add(part)
+			}
 		}
 	}
 	return out
 }
 
-// excerptTerm is a term of excerptScoreTerms with its excerptPrefix.
-type excerptTerm struct{ word, prefix string }
+// excerptTerm is a term of excerptScoreTerms with its excerptPrefix; a
+// CJK bigram (cjk) matches anywhere inside a sentence.
+type excerptTerm struct {
+	word, prefix string
+	cjk          bool
+}
 
 // excerptScoreTerms counts the terms that occur in sentence, their
 // prefixes computed once; hit (one per term, overwritten) is its scratch space. A word of
@@ -603,6 +663,12 @@ func excerptScoreTerms(sentence string, terms []excerptTerm, hit []bool) int {
 	clear(hit)
 	lower := strings.ToLower(sentence)
 	score := 0
+	for k, t := range terms {
+		if t.cjk && strings.Contains(lower, t.word) {
+			hit[k] = true
+			score++
+		}
+	}
 	match := func(w string) {
 		wp := excerptPrefix(w)
 		for k, t := range terms {

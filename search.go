@@ -26,6 +26,9 @@ var quotePairs = map[rune]string{
 	'\'':     `'`,
 	'\u2018': "\u2019\u2018", // ‘...’
 	'\u201A': "\u2018\u2019", // ‚...‘
+	'「':      "」",            // Japanese and Chinese corner brackets
+	'『':      "』",
+	'〝':      "〟〞",
 }
 
 // singleQuotes are the marks that double as apostrophes ("don't",
@@ -35,7 +38,8 @@ const singleQuotes = "'\u2018\u2019\u201A"
 
 // ExtractQuotedPhrases returns the phrases enclosed in quotation marks in
 // text, lower-cased, in order of appearance: ASCII "..." and '...', German
-// „...“ and ‚...‘, English “...” and ‘...’, and guillemets «...» or »...«.
+// „...“ and ‚...‘, English “...” and ‘...’, guillemets «...» or »...«,
+// and the CJK corner brackets 「...」 and 『...』 (and 〝...〟).
 // A phrase is the text between an opening mark and the first closing mark
 // that matches it, with runs of white space collapsed to one space and
 // trimmed. A single quote counts only at a word boundary (before the

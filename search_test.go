@@ -32,6 +32,9 @@ func TestExtractQuotedPhrases(t *testing.T) {
 		{`mixed "one» two"`, []string{"one» two"}},
 		{`metachars "100% _x_ o'neil \d"`, []string{`100% _x_ o'neil \d`}},
 		{"\"multi\nline\tphrase\"", []string{"multi line phrase"}},
+		{`「印刷」ボタンと『設定ファイル』`, []string{"印刷", "設定ファイル"}},
+		{`点击“保存”按钮，再看〝注意〟`, []string{"保存", "注意"}},
+		{`「閉じない`, nil},
 		// The original engine's: single quotes, and phrases lower-cased.
 		{`Suche 'Modulhandbuch Informatik' bitte`, []string{"modulhandbuch informatik"}},
 		{`'Erster Teil' und "Zweiter TEIL" und 'erster teil'`, []string{"erster teil", "zweiter teil"}},
