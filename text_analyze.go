@@ -148,6 +148,20 @@ func isCJKRune(r rune) bool {
 	return r == 0x30FC || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
+// cjkJoinable reports whether a line break next to r joins without a
+// space: Chinese and Japanese characters (Han, kana) and their
+// punctuation and full-width forms, written without spaces. Hangul is not:
+// Korean puts spaces between words, and a line break is one of them.
+func cjkJoinable(r rune) bool {
+	switch {
+	case r < 0x3000:
+		return false
+	case r <= 0x303F, r >= 0xFF01 && r <= 0xFF60:
+		return true
+	}
+	return isCJKRune(r) && !unicode.Is(unicode.Hangul, r)
+}
+
 // textNFKC returns text in Unicode normalization form NFKC: full-width
 // "ＡＢＣ１２３" reads "ABC123", half-width kana full-width, the ligature
 // "ﬁ" "fi". ASCII text and text already in NFKC are returned as they are,

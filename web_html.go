@@ -177,6 +177,9 @@ type htmlBuilder struct {
 
 	text    []byte // current paragraph, whitespace collapsed
 	space   bool   // a space is pending before the next visible character
+	// spaceNL: the pending space holds a line break, which between two
+	// Chinese or Japanese characters is no space (cjkJoinable).
+	spaceNL bool
 	prefix  string // list marker for the paragraph's first character
 	brRun   int    // consecutive <br> without text between
 	scratch []byte
@@ -250,15 +253,26 @@ func (b *htmlBuilder) put(s []byte) {
 		b.prefix = ""
 	case b.space && len(b.text) >= htmlMaxParagraph:
 		b.flush() // a long paragraph goes on in the next one
+	case b.space && b.spaceNL && htmlJoinsCJK(b.text, s):
+		// A line break inside Chinese or Japanese text.
 	case b.space:
 		b.text = append(b.text, ' ')
 	}
-	b.space = false
+	b.space, b.spaceNL = false, false
 	if len(b.text)+len(s) > b.textLeft {
 		b.spend(len(b.text) + len(s))
 		return
 	}
 	b.text = append(b.text, s...)
+}
+
+// htmlJoinsCJK reports whether the paragraph text so far and the next
+// characters s meet at a line break that needs no space: both sides
+// Chinese or Japanese (cjkJoinable).
+func htmlJoinsCJK(text, s []byte) bool {
+	before, _ := utf8.DecodeLastRune(text)
+	after, _ := utf8.DecodeRune(s)
+	return cjkJoinable(before) && cjkJoinable(after)
 }
 
 // appendText adds text to the current paragraph with whitespace collapsed.
@@ -269,7 +283,10 @@ func (b *htmlBuilder) appendText(s []byte) {
 		if c < utf8.RuneSelf {
 			i++
 			switch {
-			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			case c == '\n' || c == '\r':
+				b.space, b.spaceNL = true, true
+				continue
+			case c == ' ' || c == '\t' || c == '\f':
 				b.space = true
 				continue
 			case c < 0x20 || c == 0x7f:
@@ -321,7 +338,7 @@ func (b *htmlBuilder) appendText(s []byte) {
 // flush ends the current paragraph.
 func (b *htmlBuilder) flush() {
 	b.brRun = 0
-	b.space = false
+	b.space, b.spaceNL = false, false
 	if len(b.text) == 0 {
 		return
 	}

@@ -404,3 +404,23 @@ func BenchmarkHTMLToStructuredText(b *testing.B) {
 		})
 	}
 }
+
+// TestHTMLJoinsCJKLines: a line break of the HTML source inside Chinese or
+// Japanese text is no space (a word may be split across lines); between
+// Latin words, Korean words or a CJK and a Latin word it stays one.
+func TestHTMLJoinsCJKLines(t *testing.T) {
+	page := "<p>受験者\n数を入力してから、試験問題\n  用紙を印刷します。</p>" +
+		"<p>配置文件位于\n系统目录中。</p><p>한국어\n문서 and Latin\nwords, 設定\nfile 受験 者</p>"
+	paras, err := HTMLToStructuredText(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range paras {
+		got = append(got, p.Text)
+	}
+	want := []string{"受験者数を入力してから、試験問題用紙を印刷します。", "配置文件位于系统目录中。", "한국어 문서 and Latin words, 設定 file 受験 者"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("paragraphs = %q, want %q", got, want)
+	}
+}
