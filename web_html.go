@@ -175,8 +175,8 @@ type htmlBuilder struct {
 	tables []*htmlTable
 	paras  []htmlRawPara
 
-	text    []byte // current paragraph, whitespace collapsed
-	space   bool   // a space is pending before the next visible character
+	text  []byte // current paragraph, whitespace collapsed
+	space bool   // a space is pending before the next visible character
 	// spaceNL: the pending space holds a line break, which between two
 	// Chinese or Japanese characters is no space (cjkJoinable).
 	spaceNL bool
