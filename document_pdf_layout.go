@@ -353,6 +353,15 @@ func pdfColumnLike(segs []*pdfSeg, width float64) bool {
 	return full >= 3 && 2*full >= len(segs)
 }
 
+// pdfJoinsCJK reports whether two words of a line, before and next, meet
+// inside Chinese or Japanese text (cjkJoinable on both sides): a gap
+// between such glyphs is spacing, not a space between words.
+func pdfJoinsCJK(before, next string) bool {
+	r, _ := utf8.DecodeLastRuneInString(before)
+	n, _ := utf8.DecodeRuneInString(next)
+	return cjkJoinable(r) && cjkJoinable(n)
+}
+
 // pdfLeafLines turns a region that cannot be cut further into lines.
 func pdfLeafLines(segs []*pdfSeg) []pdfLine {
 	rows := pdfRows(segs, func(s **pdfSeg) (float64, float64) { return (*s).y, (*s).size })
@@ -370,7 +379,7 @@ func pdfLeafLines(segs []*pdfSeg) []pdfLine {
 				primary, ln.y = s.size, s.y
 			}
 			for _, w := range s.words {
-				if b.Len() > 0 {
+				if b.Len() > 0 && !pdfJoinsCJK(b.String(), w.text) {
 					b.WriteByte(' ')
 				}
 				b.WriteString(w.text)

@@ -256,7 +256,8 @@ func pdfContinues(b *pdfBlock, ln pdfLine, newPage bool, rules []pdfRule, lead m
 // at a line end is joined: the hyphen goes before a lower-case letter
 // ("exam-" + "ple" gives "example") and inside an upper-case word ("ELE-" +
 // "MENT" gives "ELEMENT"); otherwise it stays ("Jean-" + "Paul" gives
-// "Jean-Paul").
+// "Jean-Paul"). Lines ending and starting in Chinese or Japanese text
+// (cjkJoinable) join without a space, as pdftotext joins them.
 func pdfJoinLines(lines []pdfLine) string {
 	var b strings.Builder
 	for i, ln := range lines {
@@ -269,7 +270,8 @@ func pdfJoinLines(lines []pdfLine) string {
 					b.Reset()
 					b.WriteString(s[:len(s)-1])
 				}
-			} else {
+			} else if !(cjkJoinable(pdfLastRune(s)) && cjkJoinable(pdfFirstRune(t))) {
+				// Chinese and Japanese lines join without a space.
 				b.WriteByte(' ')
 			}
 		}
