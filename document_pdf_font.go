@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -70,6 +71,7 @@ type pdfFont struct {
 	cmap       *pdfCMap
 	enc        pdf.TextEncoding // /Encoding fallback for simple fonts
 	names      *[256]string     // glyph names by code (simple fonts without ToUnicode)
+	texCodes   int              // names are a TeX bitmap font's "a<code>": 1 OT1, 2 T1 (pdfTeXCodeNames)
 	uni        [256]string
 	uniOK      [256]bool
 	uni2       map[uint16]string
@@ -115,6 +117,53 @@ func (f *pdfFont) decode(code int) string {
 	return s
 }
 
+// pdfTeXOT1Low is the text of codes 0-31 of TeX's OT1 text encoding
+// (Computer Modern): Greek capitals, the ligatures ff fi fl ffi ffl at
+// 11-15, dotless i and j, letters at 25-31; the accents at 18-24 are ""
+// (they sit over a letter of the word).
+var pdfTeXOT1Low = [32]string{"Γ", "Δ", "Θ", "Λ", "Ξ", "Π", "Σ", "Υ", "Φ", "Ψ", "Ω", "ff", "fi", "fl", "ffi", "ffl",
+	"ı", "ȷ", "", "", "", "", "", "", "", "ß", "æ", "œ", "ø", "Æ", "Œ", "Ø"}
+
+// pdfTeXT1Low is the text of codes 0-31 of TeX's T1 (Cork) encoding (the
+// EC fonts): accents at 0-12 (""), quotes and dashes at 13-22, dotless i
+// and j at 25-26, the ligatures ff fi fl ffi ffl at 27-31.
+var pdfTeXT1Low = [32]string{"", "", "", "", "", "", "", "", "", "", "", "", "", "‚", "‹", "›",
+	"“", "”", "„", "«", "»", "–", "—", "", "", "ı", "ȷ", "ff", "fi", "fl", "ffi", "ffl"}
+
+// pdfTeXCodeNames reports whether names are those TeX's bitmap (Type 3)
+// fonts get from pdfTeX and dvips: "a<code>" for each glyph used ("a12"
+// for code 12), and whether the font is T1 rather than OT1 encoded: it
+// uses a ligature code of T1 (27-31) and none of OT1's (11-15).
+func pdfTeXCodeNames(names *[256]string) (tex, t1 bool) {
+	ot1Lig, t1Lig := false, false
+	for code, name := range names {
+		if name == "" || name == ".notdef" {
+			continue
+		}
+		if len(name) < 2 || name[0] != 'a' || name[1:] != strconv.Itoa(code) {
+			return false, false
+		}
+		tex = true
+		ot1Lig = ot1Lig || code >= 11 && code <= 15
+		t1Lig = t1Lig || code >= 27 && code <= 31
+	}
+	return tex, t1Lig && !ot1Lig
+}
+
+// pdfTeXLowCode returns the text of a code below 32 of a TeX bitmap font
+// (f.texCodes, pdfTeXCodeNames): read as ASCII it is a control character,
+// and "find" read "nd", "flattened" "attened". ok is false for other codes
+// and fonts.
+func (f *pdfFont) pdfTeXLowCode(code int) (string, bool) {
+	if f.texCodes == 0 || code < 0 || code >= 32 {
+		return "", false
+	}
+	if f.texCodes == 2 {
+		return pdfTeXT1Low[code], true
+	}
+	return pdfTeXOT1Low[code], true
+}
+
 func (f *pdfFont) decodeSimple(code int) (s string) {
 	if f.cmap != nil {
 		if t, ok := f.cmap.lookup(uint32(code), 1); ok {
@@ -124,6 +173,9 @@ func (f *pdfFont) decodeSimple(code int) (s string) {
 	if f.names != nil {
 		if t := pdfGlyphText(f.names[code]); t != "" {
 			return pdfCleanGlyphText(t)
+		}
+		if t, ok := f.pdfTeXLowCode(code); ok {
+			return t
 		}
 	}
 	if f.enc == nil {
@@ -290,6 +342,12 @@ func pdfLoadFontInto(f *pdfFont, v pdf.Value) {
 		}
 		if names, ok := pdfFontNames(v, desc); ok {
 			f.names = &names
+			if tex, t1 := pdfTeXCodeNames(&names); tex {
+				f.texCodes = 1
+				if t1 {
+					f.texCodes = 2
+				}
+			}
 		}
 	}
 	if !f.twoByte {
