@@ -2,57 +2,24 @@ package engine
 
 import (
 	"strconv"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
 // printableText returns s with every rune that is not printable (control
-// characters, bidirectional overrides, invalid UTF-8) escaped as Go's %q
-// escapes it, without the quotes: "\n", "\x1b", "\xbd", "\u202e". Text
-// that needs no escape is returned as it is. Error messages pass through
-// it wherever they may quote bytes of a file, so that no byte of a
-// document reaches a terminal or a log line raw.
+// characters, bidirectional overrides and other format characters,
+// invalid UTF-8) escaped as Go's %q escapes it, without the quotes: "\n",
+// "\x1b", "\xbd", "\u202e". Text that needs no escape is returned as it
+// is. Error messages pass through it wherever they may quote bytes of a
+// file, so that no byte of a document reaches a terminal or a log line
+// raw.
 func printableText(s string) string {
-	if textIsPrintable(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\x`)
-			b.WriteString(strconv.FormatUint(uint64(s[i])>>4, 16))
-			b.WriteString(strconv.FormatUint(uint64(s[i])&15, 16))
-		case r == ' ' || strconv.IsPrint(r) && !unicode.Is(unicode.Bidi_Control, r):
-			b.WriteString(s[i : i+size])
-		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// textIsPrintable reports whether s is valid UTF-8 of printable runes and
-// spaces only.
-func textIsPrintable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			goto slow
-		}
-	}
-	return true
-slow:
 	for _, r := range s {
-		if r == utf8.RuneError || r != ' ' && (!strconv.IsPrint(r) || unicode.Is(unicode.Bidi_Control, r)) {
-			return false
+		if r == utf8.RuneError || r != ' ' && !strconv.IsPrint(r) {
+			q := strconv.Quote(s)
+			return q[1 : len(q)-1]
 		}
 	}
-	return true
+	return s
 }
 
 // parserError is the error of a third-party parser (ledongthuc/pdf and

@@ -232,14 +232,7 @@ func (a *textAnalyzer) tokenize(text string, fn func(word, term string, extra bo
 		r, size := utf8.DecodeRuneInString(lower[i:])
 		switch {
 		case isCJKRune(r):
-			j := i + size
-			for j < len(lower) {
-				r2, s2 := utf8.DecodeRuneInString(lower[j:])
-				if !isCJKRune(r2) {
-					break
-				}
-				j += s2
-			}
+			j := textRunEnd(lower, i+size, isCJKRune)
 			cjkBigrams(lower[i:j], fn)
 			i, prevWord = j, false
 		case isTextWordRune(r):
@@ -287,14 +280,7 @@ func (a *textAnalyzer) tokenize(text string, fn func(word, term string, extra bo
 			}
 			i, prevWord = j, true
 		case isTextOperator(r):
-			j := i + size
-			for j < len(lower) {
-				r2, s2 := utf8.DecodeRuneInString(lower[j:])
-				if !isTextOperator(r2) {
-					break
-				}
-				j += s2
-			}
+			j := textRunEnd(lower, i+size, isTextOperator)
 			sym := lower[i:j]
 			joiner := prevWord && (sym == "-" || sym == "/") && j < len(lower) && isTextWordRune(firstRune(lower[j:]))
 			if !joiner {

@@ -96,10 +96,14 @@ func textIdentJoined(s string, p int) bool {
 }
 
 // textWordEnd returns the end of the run of word runes starting at i.
-func textWordEnd(s string, i int) int {
+func textWordEnd(s string, i int) int { return textRunEnd(s, i, isTextWordRune) }
+
+// textRunEnd returns the end of the run of runes of s starting at i for
+// which in holds.
+func textRunEnd(s string, i int, in func(rune) bool) int {
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if !isTextWordRune(r) {
+		if !in(r) {
 			break
 		}
 		i += size
