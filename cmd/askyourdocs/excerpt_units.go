@@ -86,11 +86,19 @@ func passageUnits(passage string, knownHeadings []string) []excerptUnit {
 }
 
 // unitScore counts the question's keywords in a unit (words of 5 or more
-// letters also by their first 5 letters, as the engine's excerpts do).
+// letters also by their first 5 letters, as the engine's excerpts do; a
+// pair of CJK characters, cjkTerms, anywhere in its text).
 func unitScore(text string, terms []string) int {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	lower := strings.ToLower(text)
+	words := strings.FieldsFunc(lower, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	n := 0
 	for _, t := range terms {
+		if isCJKPair(t) {
+			if strings.Contains(lower, t) {
+				n++
+			}
+			continue
+		}
 		tp := keywordPrefix(t)
 		for _, w := range words {
 			if w == t || (utf8.RuneCountInString(tp) == 5 && strings.HasPrefix(w, tp)) {
@@ -109,7 +117,9 @@ func unitScore(text string, terms []string) int {
 // list introduced by "...:"), extended by the following units of the same
 // section up to the next link or navigation fragment while the quote stays within maxChars,
 // and always by the unit a ":" introduces (up to twice maxChars). Code blocks, list items and table rows are never cut; lines
-// are kept apart with "\n".
+// are kept apart with "\n". maxChars counts terminal columns (textWidth: a
+// CJK character two), and Chinese or Japanese sentences join without a
+// space.
 func unitExcerpt(passage, question string, headings []string, maxChars int) string {
 	if maxChars <= 0 {
 		maxChars = 400
@@ -118,7 +128,7 @@ func unitExcerpt(passage, question string, headings []string, maxChars int) stri
 	if len(units) == 0 {
 		return askyourdocs.Excerpt(passage, askyourdocs.ExcerptOptions{Query: question, MaxChars: maxChars})
 	}
-	terms := askyourdocs.ExtractKeywords(question, cliStopWords)
+	terms := cjkTerms(askyourdocs.ExtractKeywords(question, cliStopWords))
 	best, bestScore := -1, 0
 	for i, u := range units {
 		if weakUnit(u) {
@@ -141,10 +151,10 @@ func unitExcerpt(passage, question string, headings []string, maxChars int) stri
 	if start > 0 && units[start].whole && strings.HasSuffix(units[start-1].text, ":") && units[start-1].heading == units[start].heading {
 		start--
 	}
-	n := utf8.RuneCountInString(units[start].text)
+	n := textWidth(units[start].text)
 	end := start + 1
 	for end < len(units) && units[end].heading == units[start].heading && (end <= best || !navFragment(units[end])) {
-		l := utf8.RuneCountInString(units[end].text) + 1
+		l := textWidth(units[end].text) + 1
 		forced := strings.HasSuffix(units[end-1].text, ":") || end <= best
 		if n+l > maxChars && !(forced && n+l <= 2*maxChars) {
 			break
@@ -168,7 +178,9 @@ func unitExcerpt(passage, question string, headings []string, maxChars int) stri
 		text := cutRunes(u.text, limit)
 		if i > start {
 			if u.line == units[i-1].line {
-				b.WriteByte(' ')
+				if !joinsCJK(units[i-1].text, text) {
+					b.WriteByte(' ')
+				}
 			} else {
 				b.WriteByte('\n')
 			}

@@ -200,3 +200,25 @@ func TestBestExcerptDistinct(t *testing.T) {
 		t.Errorf("excerpts %q then %q", first, second)
 	}
 }
+
+// TestUnitExcerptCJK: a Japanese question finds the sentence that answers
+// it (its keyword is a whole clause, matched by pairs of characters), the
+// quote joins Japanese sentences without a space, and its length counts a
+// CJK character as two columns.
+func TestUnitExcerptCJK(t *testing.T) {
+	passage := "試験の準備\n" +
+		"このマニュアルでは試験の流れを説明します。採点の前に答案を読み込みます。" +
+		"試験の準備では、まず受験者数を入力してから、人数分の試験問題用紙を印刷してください。予備の用紙も用意すると安心です。" +
+		"補足として関連する項目も確認しておくと作業が円滑に進みます。"
+	got := unitExcerpt(passage, "受験者数はどこで入力しますか", []string{"試験の準備"}, 120)
+	want := "試験の準備\n試験の準備では、まず受験者数を入力してから、人数分の試験問題用紙を印刷してください。予備の用紙も用意すると安心です。"
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if terms := cjkTerms([]string{"postgresqlの設定", "kayak"}); strings.Join(terms, ",") != "postgresql,の設,設定,kayak" {
+		t.Errorf("cjkTerms = %q", terms)
+	}
+	if w := textWidth("ab設定"); w != 6 {
+		t.Errorf("textWidth = %d, want 6", w)
+	}
+}
