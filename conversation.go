@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -609,44 +610,14 @@ func cjkSentenceEnd(s string) int {
 
 // excerptTerms returns the lower-cased words of question with 3 or more
 // letters, once each; a run of CJK characters gives its bigrams
-// (cjkBigrams), which excerptScoreTerms finds inside a sentence's runs.
+// (cjkKeywords), which excerptScoreTerms finds inside a sentence's runs.
 func excerptTerms(question string) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(w string) {
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	for _, w := range strings.FieldsFunc(strings.ToLower(textNFKC(question)), func(r rune) bool {
+	words := strings.FieldsFunc(strings.ToLower(textNFKC(question)), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if !strings.ContainsFunc(w, isCJKRune) {
-			if utf8.RuneCountInString(w) >= 3 {
-				add(w)
-			}
-			continue
-		}
-		// Split the word into its CJK runs (bigrams) and the rest.
-		for len(w) > 0 {
-			r, _ := utf8.DecodeRuneInString(w)
-			cjk := isCJKRune(r)
-			end := strings.IndexFunc(w, func(r rune) bool { return isCJKRune(r) != cjk })
-			if end < 0 {
-				end = len(w)
-			}
-			part := w[:end]
-			w = w[end:]
-			switch {
-			case cjk && utf8.RuneCountInString(part) >= 2:
-				cjkBigrams(part, func(bg, _ string, _ bool) { add(bg) })
-			case !cjk && utf8.RuneCountInString(part) >= 3:
-				add(part)
-			}
-		}
-	}
-	return out
+	})
+	return cjkKeywords(slices.DeleteFunc(words, func(w string) bool {
+		return utf8.RuneCountInString(w) < 3 && !strings.ContainsFunc(w, isCJKRune)
+	}))
 }
 
 // excerptTerm is a term of excerptScoreTerms with its excerptPrefix; a

@@ -319,7 +319,7 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	if chars <= 0 {
 		chars = defaultExcerptChars
 	}
-	cc := &confidenceChecker{s: s, question: question, keywords: ExtractKeywords(question, searchStopWords), absent: map[string]bool{}}
+	cc := &confidenceChecker{s: s, question: question, keywords: cjkKeywords(ExtractKeywords(question, searchStopWords)), absent: map[string]bool{}}
 	for _, f := range fused {
 		cc.cands = append(cc.cands, f.Text)
 	}

@@ -162,6 +162,50 @@ func cjkJoinable(r rune) bool {
 	return isCJKRune(r) && !unicode.Is(unicode.Hangul, r)
 }
 
+// cjkKeywords returns keywords (lower-case words, as ExtractKeywords gives
+// them) with each word that holds CJK characters replaced by the bigrams
+// of its CJK runs (cjkBigrams; a lone character is left out) and its other
+// runs of three letters or more, every term once. A Chinese or Japanese
+// question's keyword is a whole clause, which no text holds as it is; its
+// bigrams are what the excerpt and confidence rules look for.
+func cjkKeywords(keywords []string) []string {
+	out := make([]string, 0, len(keywords))
+	add := func(t string) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	for _, w := range keywords {
+		if !strings.ContainsFunc(w, isCJKRune) {
+			add(w)
+			continue
+		}
+		for len(w) > 0 {
+			cjk := isCJKRune(firstRune(w))
+			end := strings.IndexFunc(w, func(r rune) bool { return isCJKRune(r) != cjk })
+			if end < 0 {
+				end = len(w)
+			}
+			part := w[:end]
+			w = w[end:]
+			switch n := utf8.RuneCountInString(part); {
+			case cjk && n >= 2:
+				// Bigrams of hiragana alone are Japanese grammar (particles,
+				// endings: "ます", "すか"), unless the run has nothing else.
+				kanaOnly := !strings.ContainsFunc(part, func(r rune) bool { return !unicode.Is(unicode.Hiragana, r) })
+				cjkBigrams(part, func(bg, _ string, _ bool) {
+					if kanaOnly || strings.ContainsFunc(bg, func(r rune) bool { return !unicode.Is(unicode.Hiragana, r) }) {
+						add(bg)
+					}
+				})
+			case !cjk && n >= 3:
+				add(part)
+			}
+		}
+	}
+	return out
+}
+
 // textNFKC returns text in Unicode normalization form NFKC: full-width
 // "ＡＢＣ１２３" reads "ABC123", half-width kana full-width, the ligature
 // "ﬁ" "fi". ASCII text and text already in NFKC are returned as they are,

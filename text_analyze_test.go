@@ -152,3 +152,20 @@ func BenchmarkTextAnalyzerNFKC(b *testing.B) {
 		})
 	}
 }
+
+// TestCJKKeywords: a Japanese question's clause keyword becomes its
+// bigrams, and the confidence of the passage that answers it counts them
+// in its quoted sentences (it read "0 of 1 question terms" before).
+func TestCJKKeywords(t *testing.T) {
+	got := cjkKeywords(ExtractKeywords("受験者数はどこで入力しますか kayak postgresqlの設定", nil))
+	want := []string{"受験", "験者", "者数", "数は", "で入", "入力", "力し", "kayak", "postgresql", "の設", "設定"}
+	if !slices.Equal(got, want) {
+		t.Errorf("cjkKeywords = %q\nwant %q", got, want)
+	}
+	q := "受験者数はどこで入力しますか"
+	c := &confidenceChecker{question: q, keywords: cjkKeywords(ExtractKeywords(q, searchStopWords)), absent: map[string]bool{}}
+	score, basis := c.evidenceConfidence(t.Context(), "採点の前に答案を読み込みます。試験の準備では、まず受験者数を入力してから、試験問題用紙を印刷してください。", false, 0, 0)
+	if score < 6 || !strings.HasPrefix(basis, "5 of 7 question terms") {
+		t.Errorf("confidence %d (%s), want 5 of the 7 bigrams quoted", score, basis)
+	}
+}

@@ -47,8 +47,11 @@ func joinsCJK(prev, next string) bool {
 
 // cjkTerms replaces each keyword that holds wide characters by the pairs
 // of adjacent wide characters in it ("受験者数を" gives "受験", "験者",
-// "者数", "数を"), which unitScore finds inside a unit's text, and its
-// runs of other letters of 3 or more ("PostgreSQLの" keeps "postgresql").
+// "者数", "数を"; pairs of hiragana alone, particles and endings, only
+// when the keyword has nothing else), which unitScore finds inside a
+// unit's text, and its runs of other letters of 3 or more ("PostgreSQLの"
+// keeps "postgresql"). The engine's confidence rule expands keywords the
+// same way (its cjkKeywords).
 func cjkTerms(terms []string) []string {
 	out := make([]string, 0, len(terms))
 	seen := map[string]bool{}
@@ -64,6 +67,8 @@ func cjkTerms(terms []string) []string {
 			continue
 		}
 		rs := []rune(t)
+		hira := func(r rune) bool { return unicode.Is(unicode.Hiragana, r) }
+		kanaOnly := !strings.ContainsFunc(t, func(r rune) bool { return wideRune(r) && !hira(r) })
 		start := -1 // start of the current run of other letters
 		for i, r := range rs {
 			if !wideRune(r) {
@@ -76,7 +81,7 @@ func cjkTerms(terms []string) []string {
 				add(string(rs[start:i]))
 			}
 			start = -1
-			if i+1 < len(rs) && wideRune(rs[i+1]) {
+			if i+1 < len(rs) && wideRune(rs[i+1]) && (kanaOnly || !hira(r) || !hira(rs[i+1])) {
 				add(string(rs[i : i+2]))
 			}
 		}
