@@ -66,7 +66,12 @@ type set struct {
 	dropTOC                   bool                  // also leave out pages that are mostly a toctree (tocPage)
 	answerLinks               bool                  // label FAQ questions by the pages their answers link (answerTargets)
 	bookIndex                 bool                  // label by the parts' DocBook back-of-book indexes (part.index)
+	loIndex                   bool                  // label by LibreOffice help's translated keyword index (loIndexEntries)
+	manPages                  bool                  // man pages rendered to text, labelled by their descriptions (manCorpus)
 }
+
+// label is one question and a page it names.
+type label struct{ text, page string }
 
 // part is one manual of a set made of several: its pages go to the
 // corpus folder prefix.
@@ -154,10 +159,14 @@ func sets() []set {
 				{pkg: "pgpool2", dir: "/usr/share/doc/pgpool2", prefix: "pgpool", index: "bookindex.html", extract: true},
 				{pkg: "slony1-2-doc", dir: "/usr/share/doc/slony1-2-doc/adminguide", prefix: "slony", index: "bookindex.html", extract: true},
 			}},
+		// The non-English sets (languages.go) follow git.
 		{name: "git", pkg: "git-doc", generator: "AsciiDoc", dir: "/usr/share/doc/git-doc", identifiers: true, maxCases: 600,
 			skip: func(rel string) bool { return rel == "index.html" }},
 	}
 }
+
+// allSets are the English sets and then the non-English ones.
+func allSets() []set { return append(sets(), languageSets()...) }
 
 type evalCase struct {
 	ID       string   `json:"id"`
@@ -175,7 +184,7 @@ func main() {
 	work := flag.String("work", filepath.Join(os.TempDir(), "askyourdocs-dev-eval"), "work folder")
 	only := flag.String("sets", "", "comma-separated set names (default all)")
 	flag.Parse()
-	for _, s := range sets() {
+	for _, s := range allSets() {
 		if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
 			continue
 		}
@@ -202,6 +211,7 @@ func build(s set, out string) error {
 	}
 	// pages are corpus paths; src maps them to the file they copy.
 	var pages []string
+	var labels []label
 	src := map[string]string{}
 	var faqs []string // corpus-relative names of the FAQ pages (answerLinks), not copied
 	for i, pt := range parts {
@@ -211,6 +221,14 @@ func build(s set, out string) error {
 		}
 		if _, err := os.Stat(pt.dir); err != nil {
 			return fmt.Errorf("%w (apt-get install -y %s)", err, pt.pkg)
+		}
+		if s.manPages {
+			ps, ls, err := manCorpus(pt.dir, corpus)
+			if err != nil {
+				return err
+			}
+			pages, labels = append(pages, ps...), append(labels, ls...)
+			continue
 		}
 		err := filepath.WalkDir(pt.dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
@@ -243,15 +261,17 @@ func build(s set, out string) error {
 	}
 	sort.Strings(pages)
 	inCorpus := map[string]bool{}
-	type label struct{ text, page string }
-	var labels []label
 	for _, rel := range pages {
-		src := src[rel]
+		src, ok := src[rel]
+		if !ok { // written by manCorpus
+			inCorpus[rel] = true
+			continue
+		}
 		if err := copyFile(src, filepath.Join(corpus, filepath.FromSlash(rel))); err != nil {
 			return err
 		}
 		inCorpus[rel] = true
-		if s.index != "" || s.answerLinks || s.bookIndex {
+		if s.index != "" || s.answerLinks || s.bookIndex || s.loIndex {
 			continue
 		}
 		var hs []string
@@ -304,6 +324,20 @@ func build(s set, out string) error {
 			}
 		}
 	}
+	for _, pt := range parts {
+		if !s.loIndex {
+			break
+		}
+		entries, err := loIndexEntries(pt.dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if inCorpus[e[1]] {
+				labels = append(labels, label{e[0], e[1]})
+			}
+		}
+	}
 	if s.index != "" {
 		entries, err := indexEntries(s.dir, s.index, s.indexHref)
 		if err != nil {
@@ -339,6 +373,10 @@ func build(s set, out string) error {
 	}
 	how := "section headings (h1-h4, numbers and permalink marks removed, one-word headings and headings on more than 3 pages left out) -> the page"
 	switch {
+	case s.loIndex:
+		how = "translated entries of the keyword index (bookmarks.js; \"term -- subterm\" as \"term subterm\") -> the pages they link"
+	case s.manPages:
+		how = "the description of each page's NAME line (after \"name - \"), descriptions on more than 3 pages left out -> the page"
 	case s.bookIndex:
 		how = "entries of the back-of-book indexes (\"term\" or \"term subterm\") -> the pages they link"
 	case s.index != "":
@@ -360,7 +398,7 @@ func build(s set, out string) error {
 		what, s.generator, strings.Join(versions, ", "), how, len(pages))}
 	var kept []string
 	for _, t := range order {
-		if s.index == "" && !s.bookIndex && len(byText[strings.ToLower(t)]) > 3 {
+		if s.index == "" && !s.bookIndex && !s.loIndex && len(byText[strings.ToLower(t)]) > 3 {
 			continue
 		}
 		kept = append(kept, t)

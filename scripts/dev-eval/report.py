@@ -53,7 +53,8 @@ def main():
             rows.append((label, "ours: " + r["mode"], m["HitAt1"], m["HitAt5"], m["MRRAt10"], m["NDCGAt10"], m["MeanLatency"] / 1e6))
             label = ""
         m = base["metrics"]
-        rows.append(("", "BM25 baseline (FTS5)", m["hitAt1"], m["hitAt5"], m["mrrAt10"], m["ndcgAt10"], None))
+        name = "BM25 baseline (FTS5, CJK bigrams, unstemmed)" if base["mode"] == "bm25-fts5-cjk" else "BM25 baseline (FTS5)"
+        rows.append(("", name, m["hitAt1"], m["hitAt5"], m["mrrAt10"], m["ndcgAt10"], None))
         quality.append((s,) + chunk_stats(f"{work}/{s}/index/askyourdocs.db") + (base["pieces"],))
     print("| set | retriever | hit@1 | hit@5 | MRR@10 | nDCG@10 | mean ms |")
     print("|---|---|---|---|---|---|---|")
