@@ -48,8 +48,8 @@
 //   - store_localvec*.go: [LocalvecStore]
 //   - store_sqlite*.go: [SQLiteStore]
 //   - pgstore*.go: [PgvecStore]
-//   - search*.go, text_analyze*.go: [Search], the hybrid pipeline; keyword search (BM25 index, SQL search,
-//     the stemming text analyzer)
+//   - search*.go, text_analyze*.go, text_language.go: [Search], the hybrid pipeline; keyword search (BM25
+//     index, SQL search, the stemming text analyzer); the language detected in each chunk
 //   - retrieve.go: HyDE, fusion, rerank
 //   - conversation*.go: multi-turn helpers
 //   - safety*.go, injection.go: prompt-injection hardening, answer sanitising

@@ -26,6 +26,8 @@ require (
 	modernc.org/sqlite v1.59.0
 )
 
+require github.com/abadojack/whatlanggo v1.0.1
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect

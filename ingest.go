@@ -28,7 +28,10 @@ type IngestSource interface {
 // writes the others too. The keyword ranking of the stores reads
 // MetaBreadcrumb and MetaHeadings (their terms weigh more), and an app
 // shows MetaPages in citations and gives the model MetaParentText, the
-// wider window around the chunk.
+// wider window around the chunk. IndexSource also writes "language", the
+// ISO 639-1 code of the language the chunk is written in ("en", "de",
+// "ja"; text_language.go), unless the source set it; SearchHit.Language
+// reads it.
 const (
 	// MetaURL is the metadata key holding a chunk's URL (or file path).
 	MetaURL = "url"
@@ -259,6 +262,7 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 	if len(docs) == 0 {
 		return 0, 0, fmt.Errorf("index source %q: %w", name, ErrNoDocuments)
 	}
+	annotateLanguages(docs)
 	if err := ctx.Err(); err != nil {
 		return 0, 0, fmt.Errorf("index source %q: %w", name, err)
 	}

@@ -138,6 +138,10 @@ type SearchHit struct {
 	// URL, Source, Pages and Section are the chunk's MetaURL, MetaSource,
 	// MetaPages and MetaBreadcrumb metadata ("" when absent).
 	URL, Source, Pages, Section string
+	// Language is the chunk's "language" metadata: the ISO 639-1 code of
+	// the language IndexSource detected in it ("en", "de", "ja"), "" when
+	// none was told.
+	Language string
 	// Passage is the text to show or give a model: MetaParentText when
 	// the chunk has one, else Text.
 	Passage string
@@ -369,6 +373,7 @@ func newSearchHit(f fusedHit) SearchHit {
 		h.URL, h.Source = metaString(m, MetaURL), metaString(m, MetaSource)
 		h.Pages, h.Section = metaString(m, MetaPages), metaString(m, MetaBreadcrumb)
 		h.Passage = metaString(m, MetaParentText)
+		h.Language = metaString(m, metaLanguage)
 		h.ReleaseNotes = isReleaseNotesPage(h.Section)
 	}
 	if h.Passage == "" {

@@ -234,6 +234,8 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	fset.Var(&excludes, "exclude", "leave out files and folders matching this gitignore pattern, relative to the folder (repeatable)")
 	outside := fset.Bool("follow-symlinks-outside", false, "also follow symlinks whose target lies outside the folder "+
 		"(whoever may write to the folder can then make readers of the index see any file this process can read)")
+	language := fset.String("keyword-language", "", "stem the embedded index's keywords as this language: simple (no stemming), "+
+		"english (a new index's default), german, french, ... (the index is re-analysed once when it changes)")
 	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err
@@ -282,7 +284,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		return usageError("index", "--crawl needs at least one http(s) URL")
 	}
 
-	b, err := a.open(ctx, cf, openOptions{write: true})
+	b, err := a.open(ctx, cf, openOptions{write: true, keywordLanguage: *language})
 	if err != nil {
 		return err
 	}

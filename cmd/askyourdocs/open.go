@@ -40,7 +40,7 @@ func absDir(dir string) string {
 // migrating a JSON index of an earlier version into it once (with a message
 // on stderr). Without write, a directory holding no index is an error that
 // names the directory; nothing is created.
-func (a *cliApp) openLocal(ctx context.Context, b *backend, cf *commonFlags, write bool) (cliStore, error) {
+func (a *cliApp) openLocal(ctx context.Context, b *backend, cf *commonFlags, write bool, language string) (cliStore, error) {
 	dbPath, jsonPath := sqlitePath(cf.data, cf.name), jsonIndexPath(cf.data, cf.name)
 	_, dbErr := os.Stat(dbPath)
 	_, jsonErr := os.Stat(jsonPath)
@@ -50,7 +50,7 @@ func (a *cliApp) openLocal(ctx context.Context, b *backend, cf *commonFlags, wri
 	if err := os.MkdirAll(cf.data, 0o755); err != nil {
 		return nil, err
 	}
-	ss, err := askyourdocs.NewSQLiteStore(ctx, b.g, b.emb, dbPath, &askyourdocs.SQLiteOptions{Name: cf.name})
+	ss, err := askyourdocs.NewSQLiteStore(ctx, b.g, b.emb, dbPath, &askyourdocs.SQLiteOptions{Name: cf.name, KeywordLanguage: language})
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +137,9 @@ type openOptions struct {
 	write bool
 	// models: resolve LLM_MODEL and RERANK_MODEL.
 	models bool
+	// keywordLanguage is the embedded store's keyword language (index
+	// --keyword-language); "" keeps the recorded one.
+	keywordLanguage string
 }
 
 // open sets up logging, models and the store for a command, and checks
@@ -227,6 +230,9 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 	if dsn == "" {
 		dsn = strings.TrimSpace(a.getenv("ASKYOURDOCS_DSN"))
 	}
+	if dsn != "" && opts.keywordLanguage != "" {
+		return nil, usageError("index", "--keyword-language applies to the embedded store; a PostgreSQL store ranks keywords in English")
+	}
 	if dsn != "" {
 		// NewPgvecStore re-embeds a table built with another dimension, so
 		// the recorded embedder is checked before the store is opened.
@@ -258,7 +264,7 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 		}
 		b.store = &pgStore{PgvecStore: ps, name: cf.name}
 	} else {
-		st, err := a.openLocal(ctx, b, cf, opts.write)
+		st, err := a.openLocal(ctx, b, cf, opts.write, opts.keywordLanguage)
 		if err != nil {
 			return nil, err
 		}

@@ -164,6 +164,9 @@ type citation struct {
 	Source     string `json:"source"`
 	Pages      string `json:"pages"`
 	Breadcrumb string `json:"breadcrumb"`
+	// Language is the ISO 639-1 code of the language the engine detected
+	// in the chunk ("en", "ja"; the chunk's "language" metadata).
+	Language string `json:"language"`
 	// Link opens the place: file:///…/manual.pdf#page=62, or the page URL
 	// with a text fragment (#:~:text=Heading) that scrolls to the section.
 	Link string `json:"link"`
@@ -181,7 +184,7 @@ type citation struct {
 // citationOf returns the citation of a hit.
 func citationOf(h hit) citation {
 	c := citation{URL: h.meta(askyourdocs.MetaURL), Source: h.meta(askyourdocs.MetaSource),
-		Pages: h.meta(metaPages), Breadcrumb: h.meta(metaBreadcrumb)}
+		Pages: h.meta(metaPages), Breadcrumb: h.meta(metaBreadcrumb), Language: h.meta("language")}
 	c.Display = shortPath(c.URL, c.Source)
 	c.Link = citationLink(c.URL, c.Pages, c.Breadcrumb)
 	c.chunk = h.text
