@@ -128,6 +128,9 @@ func extractPDFData(data []byte, ocr pdfOCRFunc) (paras []Paragraph, err error) 
 		slog.Warn("pdf: pages read incompletely, keeping the text read before the failure",
 			"pages", failed, "of", len(pages), "first", firstErr.Error())
 	}
+	if err := pdfUndecodable(run.shown, run.undecoded); err != nil {
+		return nil, err
+	}
 	paras = pdfParagraphs(doc)
 	if len(paras) == 0 {
 		return nil, fmt.Errorf("%w: only page furniture (headers, footers, page numbers) found", ErrNoText)
@@ -307,4 +310,35 @@ func pdfReadPage(pg pdfPage, run *pdfPageRun) (lines []pdfLine, rules []pdfRule,
 		}
 	}
 	return pdfLayoutPage(run.glyphs, run.rules), run.rules, glyphs, err
+}
+
+// pdfUndecodableShare is the share of a document's character codes
+// without text past which pdfUndecodable refuses it; pdfUndecodableWarn
+// the share past which it is logged.
+const (
+	pdfUndecodableShare = 0.8
+	pdfUndecodableWarn  = 0.2
+	pdfUndecodableMin   = 50 // fewer undecodable codes are never refused
+)
+
+// pdfUndecodable judges a document of which shown character codes were
+// drawn in a font and undecoded had no text (a CID font without a
+// ToUnicode map in an encoding not read here, a symbolic font without
+// glyph names): mostly undecodable is an error wrapping ErrNoText that
+// says so, since what decodes is then digits and punctuation around
+// missing words; a fifth or more is logged at Warn.
+func pdfUndecodable(shown, undecoded int) error {
+	if shown == 0 || undecoded == 0 {
+		return nil
+	}
+	share := float64(undecoded) / float64(shown)
+	if undecoded >= pdfUndecodableMin && share >= pdfUndecodableShare {
+		return fmt.Errorf("%w: %d of %d characters could not be decoded (fonts without a ToUnicode map in an encoding "+
+			"not supported here); the text would be mostly missing", ErrNoText, undecoded, shown)
+	}
+	if share >= pdfUndecodableWarn {
+		slog.Warn("pdf: characters without text (fonts without a ToUnicode map), kept what decoded",
+			"undecoded", undecoded, "of", shown)
+	}
+	return nil
 }

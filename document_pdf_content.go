@@ -69,6 +69,9 @@ type pdfPageRun struct {
 	lex    pdfLexer // buffers reused from page to page (top level only)
 	left   int64    // bytes the page's content and form streams may still decode to
 	err    error    // the page limit passed (wraps ErrDocumentTooLarge), nil while within
+	// shown and undecoded count, over the whole document, the character
+	// codes shown in a font and those of them without text (pdfUndecodable).
+	shown, undecoded int
 }
 
 // stream returns the decoded data of the content or form stream v,
@@ -330,6 +333,10 @@ func (p *pdfPageRun) show(s []byte, g *pdfGState, tm *pdfMatrix) {
 		w0, text := 0.5, ""
 		if f != nil {
 			w0, text = f.width(code), f.decode(code)
+			p.shown++
+			if text == "" {
+				p.undecoded++
+			}
 		} else if s[i] >= 32 && s[i] < 127 {
 			text = string(rune(s[i]))
 		}

@@ -69,6 +69,7 @@ type pdfFont struct {
 	widths     []float64 // by code-first (simple fonts) or by CID (Type0)
 	defWidth   float64
 	cmap       *pdfCMap
+	cid        *pdfCIDDecoder   // Type0 fonts without ToUnicode (document_pdf_cid.go)
 	enc        pdf.TextEncoding // /Encoding fallback for simple fonts
 	names      *[256]string     // glyph names by code (simple fonts without ToUnicode)
 	texCodes   int              // names are a TeX bitmap font's "a<code>": 1 OT1, 2 T1 (pdfTeXCodeNames)
@@ -109,6 +110,8 @@ func (f *pdfFont) decode(code int) string {
 		if t, ok := f.cmap.lookup(uint32(c), 2); ok {
 			s = pdfCleanGlyphText(t)
 		}
+	} else if f.cid != nil {
+		s = pdfCleanGlyphText(f.cid.decode(c))
 	}
 	if f.uni2 == nil {
 		f.uni2 = make(map[uint16]string)
@@ -268,9 +271,10 @@ func pdfLoadFontInto(f *pdfFont, v pdf.Value) {
 	}
 	desc := v.Key("FontDescriptor")
 	scale := 0.001
+	var d pdf.Value // a Type0 font's descendant CIDFont
 	if subtype == "Type0" {
 		f.twoByte = true
-		d := v.Key("DescendantFonts").Index(0)
+		d = v.Key("DescendantFonts").Index(0)
 		if dd := d.Key("FontDescriptor"); !dd.IsNull() {
 			desc = dd
 		}
@@ -333,6 +337,10 @@ func pdfLoadFontInto(f *pdfFont, v pdf.Value) {
 		if data, _ := pdfStreamBytes(tu); len(data) > 0 {
 			f.cmap = pdfParseCMap(data)
 		}
+	}
+	if f.twoByte && f.cmap == nil {
+		csi := d.Key("CIDSystemInfo")
+		f.cid = pdfNewCIDDecoder(v.Key("Encoding").Name(), csi.Key("Registry").RawString(), csi.Key("Ordering").RawString())
 	}
 	if !f.twoByte && f.cmap == nil {
 		encV := v.Key("Encoding")
