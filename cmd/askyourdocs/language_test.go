@@ -74,3 +74,30 @@ func TestCLIKeywordLanguageAndDetectedLanguage(t *testing.T) {
 		t.Errorf("--keyword-language with --pg:\n%s", r)
 	}
 }
+
+// TestProgressLineFitsWideNames draws the progress bar with file names of
+// Chinese and Japanese characters, which take two terminal columns each:
+// the line stays within the terminal's width (a longer one wraps and
+// leaves a trail of bars), keeping the name's end.
+func TestProgressLineFitsWideNames(t *testing.T) {
+	for _, width := range []int{40, 60, 80} {
+		var b strings.Builder
+		p := newProgress(&b, 10, true)
+		p.tty, p.width = true, func() int { return width }
+		name := "/srv/文書/マニュアル/設定ファイルの書き方と起動時の読み込みについて.pdf"
+		p.begin(name)
+		line := b.String()[strings.LastIndex(b.String(), "\r\033[K")+len("\r\033[K"):]
+		if w := textWidth(line); w > width-1 {
+			t.Errorf("width %d: the line takes %d columns: %q", width, w, line)
+		}
+		if width >= 80 && !strings.HasSuffix(line, "について.pdf") {
+			t.Errorf("width %d: the name's end is lost: %q", width, line)
+		}
+	}
+	if got := shortenMiddle("設定ファイル.pdf", 9); textWidth(got) > 9 || !strings.HasSuffix(got, ".pdf") {
+		t.Errorf("shortenMiddle = %q (%d columns)", got, textWidth(got))
+	}
+	if got := fitWidth("設定ab", 3); got != "設" {
+		t.Errorf("fitWidth = %q", got)
+	}
+}

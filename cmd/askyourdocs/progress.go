@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // progress reports an index run on stderr: a bar redrawn in place that
@@ -171,27 +170,47 @@ func (p *progress) draw(force bool) {
 		}
 		head = fmt.Sprintf("[%s] %d/%d %s  %s  ETA %s", bar, p.finished, total, p.units, count(p.chunks, "chunk", "chunks"), eta)
 	}
-	if utf8.RuneCountInString(head) > width {
-		head = string([]rune(head)[:max(width, 0)])
-	}
+	head = fitWidth(head, max(width, 0))
 	line := head
-	if room := width - utf8.RuneCountInString(head) - 2; room >= 12 && p.current != "" {
+	if room := width - textWidth(head) - 2; room >= 12 && p.current != "" {
 		line += "  " + shortenMiddle(printable(p.current), room)
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s", line)
 	p.drawn = true
 }
 
-// shortenMiddle fits s into n runes, keeping its start and its end (the
+// shortenMiddle fits s into n terminal columns (a Chinese or Japanese
+// character takes two, textWidth), keeping its start and its end (the
 // file name) around an ellipsis.
 func shortenMiddle(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if textWidth(s) <= n {
 		return s
 	}
+	r := []rune(s)
 	tail := (n - 1) * 2 / 3
 	head := n - 1 - tail
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+	i, w := 0, 0 // the head: as many runes as fit in head columns
+	for i < len(r) && w+textWidth(string(r[i])) <= head {
+		w += textWidth(string(r[i]))
+		i++
+	}
+	j, w := len(r), 0 // the tail, from the end
+	for j > i && w+textWidth(string(r[j-1])) <= tail {
+		w += textWidth(string(r[j-1]))
+		j--
+	}
+	return string(r[:i]) + "…" + string(r[j:])
+}
+
+// fitWidth cuts s to at most n terminal columns.
+func fitWidth(s string, n int) string {
+	w := 0
+	for i, c := range s {
+		if w += textWidth(string(c)); w > n {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 func fmtClock(d time.Duration) string {
