@@ -536,6 +536,13 @@ func FuzzExtractPDF(f *testing.F) {
 	g.page(c.String() + "BT /G 12 Tf 72 600 Td <00010010> Tj ET" + pdfTestLine("F1", 9, 290, 40, "1"))
 	f.Add(g.bytes())
 	f.Add(pdfTestBuiltinDoc().bytes())
+	// CJK fonts without ToUnicode: Identity-H through Adobe-Japan1, and
+	// UniGB-UCS2-H as UTF-16 (document_pdf_cid.go).
+	h := newPDFTestDoc()
+	h.addFont("J", pdfTestCIDFont("Identity-H", "Japan1"))
+	h.addFont("U", pdfTestCIDFont("UniGB-UCS2-H", "GB1"))
+	h.page("BT /J 12 Tf 72 700 Td <0d7a0d7b037803b7> Tj ET BT /U 12 Tf 72 660 Td <914d7f6e6587> Tj ET")
+	f.Add(h.bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		paras, err := extractPDFBytes(data)
 		if err != nil {
