@@ -288,7 +288,7 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 		if err != nil {
 			return 0, 0, fmt.Errorf("index source %q: %w (the previous version is unchanged)", name, err)
 		}
-		slog.InfoContext(ctx, "indexed source", "source", name, "chunks", len(docs), "written", written, "deleted", deleted)
+		slog.DebugContext(ctx, "indexed source", "source", name, "chunks", len(docs), "written", written, "deleted", deleted)
 		return len(docs), deleted, nil
 	}
 
@@ -306,7 +306,7 @@ func IndexSource(ctx context.Context, store VectorStore, src IngestSource, chunk
 		}
 		return 0, deleted, err
 	}
-	slog.InfoContext(ctx, "indexed source", "source", name, "chunks", len(docs), "deleted", deleted)
+	slog.DebugContext(ctx, "indexed source", "source", name, "chunks", len(docs), "deleted", deleted)
 	return len(docs), deleted, nil
 }
 

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -468,5 +470,26 @@ func TestIndexSourceProgressOriginal(t *testing.T) {
 		if want := []string{"2 Chunks erzeugt, indexiere...", "Batch 1/1 indexiert"}; !slices.Equal(msgs, want) {
 			t.Errorf("%s: progress %q, want %q", name, msgs, want)
 		}
+	}
+}
+
+// TestIndexSourceLogsPerSourceAtDebug: an app that leaves logging as it is
+// (slog's default, Info) sees nothing from indexing a source; the
+// per-source line is at Debug.
+func TestIndexSourceLogsPerSourceAtDebug(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	defer slog.SetDefault(old)
+	s := ingestTestLocalvec(t, t.TempDir(), newTestEmbedder(8))
+	if _, _, err := IndexSource(t.Context(), s, &ingestTestSource{url: "u:a", texts: ingestTestTexts("a", 3)}, 500, 50, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, `level=DEBUG msg="indexed source"`) {
+		t.Errorf("no debug line for the source:\n%s", out)
+	}
+	if strings.Contains(out, "level=INFO") || strings.Contains(out, "level=WARN") {
+		t.Errorf("indexing a source logged above debug:\n%s", out)
 	}
 }

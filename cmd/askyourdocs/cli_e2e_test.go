@@ -349,7 +349,7 @@ func TestJSONShapes(t *testing.T) {
 	}
 	var out struct{ Results []json.RawMessage }
 	json.Unmarshal([]byte(r.stdout), &out)
-	want := []string{"breadcrumb", "display", "keywordRank", "link", "n", "pages", "rank", "releaseNotes", "rerank", "score", "source", "text", "url", "vectorRank"}
+	want := []string{"breadcrumb", "display", "keywordRank", "language", "link", "n", "pages", "rank", "releaseNotes", "rerank", "score", "source", "text", "url", "vectorRank"}
 	if len(out.Results) != 3 {
 		t.Fatalf("search -k 3: %d results", len(out.Results))
 	}
@@ -370,7 +370,7 @@ func TestJSONShapes(t *testing.T) {
 	}
 	// -v lets the engine's log lines through; without it they stay out.
 	if r := runCLI(t, work, nil, "index", "--data", data, "-v", absPath(t, "../../testdata/cli/docs")); r.code != 0 ||
-		!strings.Contains(r.stderr, `level=INFO msg="indexed source"`) {
+		!strings.Contains(r.stderr, `level=DEBUG msg="indexed source"`) {
 		t.Errorf("index -v shows no engine log lines:\n%s", r)
 	}
 	if r := runCLI(t, work, nil, "index", "--data", data, absPath(t, "../../testdata/cli/docs")); strings.Contains(r.stderr, "level=") {

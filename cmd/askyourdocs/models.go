@@ -46,10 +46,11 @@ func (a *cliApp) checkModelEnv() error {
 }
 
 // logLevel is the engine's log level when LOG_LEVEL is unset: only errors
-// (the CLI reports problems itself, in one line each), "info" with -v.
+// (the CLI reports problems itself, in one line each), "debug" with -v (the
+// engine logs per item, such as each indexed source, at debug only).
 func (a *cliApp) logLevel() string {
 	if a.verbose {
-		return "info"
+		return "debug"
 	}
 	return "error"
 }
