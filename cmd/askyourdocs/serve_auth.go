@@ -123,6 +123,11 @@ func (s *server) csrfToken(w http.ResponseWriter, r *http.Request) string {
 	return tok
 }
 
+// csrfRefusal is the 403 message of a request without a valid CSRF token:
+// what a person does, and what a script must send.
+const csrfRefusal = "missing or wrong CSRF token: reload the page and try again " +
+	"(a script sends the header X-Requested-With: any value, or a JSON body, or " + csrfHeader + " with the " + csrfCookie + " cookie's value)"
+
 // csrf protects a state-changing route against cross-site requests. A
 // request passes when it carries the CSRF token of its cookie (form field
 // "csrf", query parameter "csrf" for multipart forms, or the X-CSRF-Token
@@ -154,7 +159,7 @@ func (s *server) csrf(next http.HandlerFunc) http.HandlerFunc {
 			sent = r.PostFormValue(csrfField)
 		}
 		if err != nil || sent == "" || subtle.ConstantTimeCompare([]byte(sent), []byte(c.Value)) != 1 {
-			jsonOrPageError(w, r, http.StatusForbidden, "missing or wrong CSRF token: reload the page and try again")
+			jsonOrPageError(w, r, http.StatusForbidden, csrfRefusal)
 			return
 		}
 		next(w, r)

@@ -370,6 +370,17 @@ func TestServeSecurity(t *testing.T) {
 				t.Errorf("%s token: %s %s", name, resp.Status, body)
 			}
 		}
+		// The refusal tells a script which header gets through, and that
+		// header does: a multipart upload from curl, say.
+		resp, body := ts.request(t, c, "POST", "/index/url", ct, form(url.Values{"url": {"nope"}}), basic(password))
+		if !strings.Contains(body, "X-Requested-With") || !strings.Contains(body, csrfHeader) {
+			t.Errorf("the refusal names no header a script can send: %s", body)
+		}
+		resp, body = ts.request(t, nil, "POST", "/index/url", ct, form(url.Values{"url": {"nope"}}),
+			map[string]string{"Authorization": basic(password)["Authorization"], "X-Requested-With": "curl"})
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "not an http(s) URL") {
+			t.Errorf("with X-Requested-With, as the refusal says: %s %s", resp.Status, body)
+		}
 		// The login form and the thumbs need the token too.
 		for _, p := range []string{"/login", "/feedback", "/logout"} {
 			if resp, _ := ts.request(t, c, "POST", p, ct, form(url.Values{"id": {"x"}}), nil); resp.StatusCode != http.StatusForbidden {
@@ -378,7 +389,7 @@ func TestServeSecurity(t *testing.T) {
 		}
 		// With the token the form gets through CSRF (and fails later on
 		// the URL, here a malformed one).
-		resp, body := ts.request(t, c, "POST", "/index/url", ct, form(url.Values{"url": {"nope"}, "csrf": {tok[1]}}), basic(password))
+		resp, body = ts.request(t, c, "POST", "/index/url", ct, form(url.Values{"url": {"nope"}, "csrf": {tok[1]}}), basic(password))
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "not an http(s) URL") {
 			t.Errorf("with token: %s %s", resp.Status, body)
 		}
