@@ -112,7 +112,22 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 	}
 	progress(fmt.Sprintf("done: %d %s, %d chunks, %d failed", rep.Sources, plural(rep.Sources, "source", "sources"),
 		rep.Chunks, len(rep.Failed)))
+	if rep.Sources == 0 && len(rep.Failed) > 0 {
+		return rep, nothingIndexedError(rep.Failed)
+	}
 	return rep, nil
+}
+
+// nothingIndexedError is the error of a job in which every source failed:
+// the job is failed, not done, and says why in its error (a failed job
+// keeps no result, so the reasons go into the message).
+func nothingIndexedError(failed []failedSource) error {
+	f := failed[0]
+	msg := fmt.Sprintf("nothing indexed: %s: %s", f.Source, f.Reason)
+	if len(failed) > 1 {
+		msg += fmt.Sprintf(" (and %d more failed)", len(failed)-1)
+	}
+	return errors.New(msg)
 }
 
 // returnJobMemory gives the memory an index job left as garbage back to
@@ -405,25 +420,32 @@ func (s *server) handleFile(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, name, info.ModTime(), f)
 }
 
-// jobJSON is a job as GET /api/jobs lists it.
+// jobJSON is a job as GET /api/jobs lists it: the keys GET /api/jobs/{id}
+// (the engine's Job) gives the same meaning and type, "progress" the
+// latest message and "progressLog" the last 30, plus what the Index page
+// shows (finished, the failed sources, a summary).
 type jobJSON struct {
-	ID       string         `json:"id"`
-	Kind     string         `json:"kind"`
-	Status   string         `json:"status"`
-	Finished bool           `json:"finished"`
-	Progress []string       `json:"progress"`
-	Error    string         `json:"error,omitempty"`
-	Failed   []failedSource `json:"failed,omitempty"`
-	Summary  string         `json:"summary,omitempty"`
+	ID          string         `json:"id"`
+	Kind        string         `json:"kind"`
+	Status      string         `json:"status"`
+	Finished    bool           `json:"finished"`
+	Progress    string         `json:"progress"`
+	ProgressLog []string       `json:"progressLog"`
+	Error       string         `json:"error"`
+	Failed      []failedSource `json:"failed,omitempty"`
+	Summary     string         `json:"summary,omitempty"`
 }
 
 func toJobJSON(j jobView) jobJSON {
-	out := jobJSON{ID: j.ID, Kind: j.Kind, Status: j.Status, Finished: j.Finished, Error: j.Error, Progress: j.Progress}
-	if len(out.Progress) > 30 {
-		out.Progress = out.Progress[len(out.Progress)-30:]
+	out := jobJSON{ID: j.ID, Kind: j.Kind, Status: j.Status, Finished: j.Finished, Error: j.Error, ProgressLog: j.Progress}
+	if len(out.ProgressLog) > 30 {
+		out.ProgressLog = out.ProgressLog[len(out.ProgressLog)-30:]
 	}
-	if out.Progress == nil {
-		out.Progress = []string{}
+	if out.ProgressLog == nil {
+		out.ProgressLog = []string{}
+	}
+	if n := len(out.ProgressLog); n > 0 {
+		out.Progress = out.ProgressLog[n-1]
 	}
 	if rep, ok := j.Result.(*indexReport); ok {
 		out.Failed = rep.Failed

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -647,8 +648,50 @@ func TestSupportedUploadExts(t *testing.T) {
 func TestToJobJSON(t *testing.T) {
 	j := toJobJSON(jobView{ID: "1", Kind: "index", Status: "done", Finished: true,
 		Result: &indexReport{Sources: 1, Chunks: 3, Failed: []failedSource{{Source: "a.pdf", Reason: "encrypted"}}}})
-	if j.Summary != "1 source indexed, 3 chunks, 1 failed" || len(j.Failed) != 1 || j.Progress == nil {
+	if j.Summary != "1 source indexed, 3 chunks, 1 failed" || len(j.Failed) != 1 || j.ProgressLog == nil {
 		t.Errorf("%+v", j)
+	}
+}
+
+// TestServeJobsAPIShape: GET /api/jobs and GET /api/jobs/{id} give the
+// keys they share the same type (progress the latest message as a string,
+// error a string, present when empty), and a job whose only upload failed
+// ends failed, its error naming the file and why, not done with error "".
+func TestServeJobsAPIShape(t *testing.T) {
+	ts := newTestServe(t, nil, "", 0)
+	good := ts.uploadAndWait(t, nil, map[string][]byte{"faq.docx": readFixture(t, "faq.docx")})
+	bad := ts.uploadAndWait(t, nil, map[string][]byte{"broken.pdf": []byte("%PDF-1.4 this is not a PDF")})
+	if good.Status != "done" || good.Error != "" {
+		t.Errorf("good upload: %+v", good)
+	}
+	if bad.Status != "failed" || !strings.Contains(bad.Error, "nothing indexed: broken.pdf: unreadable PDF") {
+		t.Errorf("an upload whose only file failed: status %q, error %q", bad.Status, bad.Error)
+	}
+	_, list := ts.request(t, nil, "GET", "/api/jobs", "", nil, nil)
+	var jobs []map[string]any
+	if err := json.Unmarshal([]byte(list), &jobs); err != nil || len(jobs) != 2 {
+		t.Fatalf("GET /api/jobs: %v\n%s", err, list)
+	}
+	for _, lj := range jobs {
+		_, one := ts.request(t, nil, "GET", "/api/jobs/"+lj["id"].(string), "", nil, nil)
+		var oj map[string]any
+		if err := json.Unmarshal([]byte(one), &oj); err != nil {
+			t.Fatalf("GET /api/jobs/{id}: %v\n%s", err, one)
+		}
+		for _, k := range []string{"id", "kind", "status", "progress", "progressLog", "error"} {
+			lv, lok := lj[k]
+			ov, ook := oj[k]
+			if !lok || !ook {
+				t.Errorf("key %q: in the list %v, in the job %v", k, lok, ook)
+				continue
+			}
+			if fmt.Sprintf("%T", lv) != fmt.Sprintf("%T", ov) {
+				t.Errorf("key %q: %T in the list, %T in the job", k, lv, ov)
+			}
+			if k != "progressLog" && lv != ov {
+				t.Errorf("key %q: %v in the list, %v in the job", k, lv, ov)
+			}
+		}
 	}
 }
 

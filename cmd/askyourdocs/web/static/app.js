@@ -183,7 +183,7 @@ function renderJob(j) {
   }
   const det = el("details");
   if (!j.finished) det.open = true;
-  det.append(el("summary", {}, "Progress"), el("pre", {class: "progress"}, j.progress.join("\n")));
+  det.append(el("summary", {}, "Progress"), el("pre", {class: "progress"}, j.progressLog.join("\n")));
   li.append(det);
   return li;
 }
