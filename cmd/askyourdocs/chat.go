@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -51,16 +52,27 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 	}
 	stream := !cf.json && !*noStream && isTerminal(a.stdout)
 	var history []askyourdocs.QATurn
-	sc := bufio.NewScanner(a.stdin)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	// The questions are read on their own goroutine, so that Ctrl-C at
+	// the prompt ends the chat (exit 130) instead of waiting for a line.
+	lines, readErr := chatLines(a.stdin)
 	for {
 		if interactive {
 			fmt.Fprint(a.stderr, newStyle(a.stderr, a).bold("> "))
 		}
-		if !sc.Scan() {
+		var line string
+		var ok bool
+		select {
+		case <-ctx.Done():
+			if interactive {
+				fmt.Fprintln(a.stderr)
+			}
+			return errInterrupted
+		case line, ok = <-lines:
+		}
+		if !ok {
 			break
 		}
-		q := strings.TrimSpace(sc.Text())
+		q := strings.TrimSpace(line)
 		if q == "" {
 			if interactive {
 				break
@@ -81,6 +93,9 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 		}
 		out, err := a.askAndPrint(ctx, b, standalone, o, *passages, stream, cf.json)
 		if err != nil {
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
 			return err
 		}
 		if !cf.json {
@@ -91,10 +106,27 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 			return errInterrupted
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := <-readErr; err != nil {
 		return fmt.Errorf("read the questions: %w", err)
 	}
 	return nil
+}
+
+// chatLines reads r line by line (up to 1 MiB a line) on a goroutine: each
+// line is sent on lines, which is closed at the end of input; the read
+// error (nil at a clean end) is then sent on the second channel.
+func chatLines(r io.Reader) (<-chan string, <-chan error) {
+	lines, errc := make(chan string), make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		errc <- sc.Err()
+		close(lines)
+	}()
+	return lines, errc
 }
 
 // condensePrompt rewrites a follow-up into a standalone question.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -205,5 +206,64 @@ func TestCrawlProgress(t *testing.T) {
 	}
 	if strings.Contains(out, "files") {
 		t.Errorf("a crawl counts pages, not files:\n%q", out)
+	}
+}
+
+// TestChatInterruptAtPrompt: Ctrl-C (SIGINT) while chat waits at its
+// prompt on a terminal ends it with exit status 130 at once; it used to
+// wait for the next line and then fail with "sqlite sources: context
+// canceled", exit 1.
+func TestChatInterruptAtPrompt(t *testing.T) {
+	work := t.TempDir()
+	abs, _ := filepath.Abs("../../testdata/cli/docs")
+	if r := runCLI(t, work, nil, "index", abs); r.code != 0 {
+		t.Fatalf("index:\n%s", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, buildCLI(t), "chat")
+	cmd.Dir = work
+	cmd.Env = cliEnv("TERM=xterm-256color")
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var out bytes.Buffer
+	prompt := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		seen := false
+		for {
+			n, err := ptmx.Read(buf)
+			out.Write(buf[:n])
+			if !seen && strings.Contains(ansiRE.ReplaceAllString(out.String(), ""), "> ") {
+				seen = true
+				close(prompt)
+			}
+			if err != nil {
+				if !seen {
+					close(prompt)
+				}
+				return
+			}
+		}
+	}()
+	<-prompt // the chat waits for a question
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("chat after Ctrl-C at the prompt: %v (want exit status 130)", err)
+	}
+	if ctx.Err() != nil {
+		t.Error("chat kept waiting for a line after Ctrl-C")
 	}
 }
