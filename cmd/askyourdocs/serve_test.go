@@ -667,6 +667,13 @@ func TestServeJobsAPIShape(t *testing.T) {
 	if bad.Status != "failed" || !strings.Contains(bad.Error, "nothing indexed: broken.pdf: unreadable PDF") {
 		t.Errorf("an upload whose only file failed: status %q, error %q", bad.Status, bad.Error)
 	}
+	// The Index page renders the same jobs (its template reads the
+	// progress log), and the failed job's reason.
+	resp, page := ts.request(t, nil, "GET", "/index", "", nil, map[string]string{"Accept": "text/html"})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `data-status="failed"`) ||
+		!strings.Contains(page, "nothing indexed: broken.pdf") || !strings.Contains(page, "faq.docx") {
+		t.Errorf("GET /index: %s\n%s", resp.Status, page)
+	}
 	_, list := ts.request(t, nil, "GET", "/api/jobs", "", nil, nil)
 	var jobs []map[string]any
 	if err := json.Unmarshal([]byte(list), &jobs); err != nil || len(jobs) != 2 {
