@@ -146,7 +146,7 @@ func isURL(s string) bool {
 type indexReport struct {
 	Sources   int   `json:"sources"`
 	Chunks    int   `json:"chunks"`
-	Embedded  int64 `json:"embedded"`
+	Embedded  int64 `json:"embedded"` // chunks embedded for the sources kept (not those rolled back)
 	Deleted   int   `json:"deleted"`
 	Unchanged int   `json:"unchanged"`
 	// Failed are the sources that could not be read (exit status 1).
@@ -293,7 +293,6 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		logSkippedLinks(f)
 	}
 	rep.Store, rep.Embedder = storeLabel(b.store), b.manifest.Embedder
-	embeddedBefore := b.emb.docs.Load()
 	before, err := b.store.Sources(ctx)
 	if err != nil {
 		return err
@@ -334,7 +333,6 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		return fmt.Errorf("saving the index: %w", err)
 	}
 	prog.finish()
-	rep.Embedded = b.emb.docs.Load() - embeddedBefore
 	rep.Seconds = time.Since(start).Seconds()
 
 	if cf.json {
@@ -432,6 +430,9 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 	// really went: the old chunks whose text is no longer there.
 	old, known := ix.oldChunks[src.url]
 	removed := max(0, min(old-(n-embedded), deleted))
+	// Only a source that was kept counts its embeddings: a failed or
+	// interrupted one was rolled back, its vectors thrown away.
+	ix.rep.Embedded += int64(embedded)
 	ix.rep.Sources++
 	ix.rep.Chunks += n
 	ix.rep.Deleted += removed
