@@ -101,3 +101,27 @@ func TestProgressLineFitsWideNames(t *testing.T) {
 		t.Errorf("fitWidth = %q", got)
 	}
 }
+
+// TestTopicHeading: the front page suggests headings that read as topics,
+// Japanese and Chinese ones included (no spaces, so no "words"), and not
+// a document's apparatus, capitals or a list of names.
+func TestTopicHeading(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Cancelling a booking":                    true,
+		"How refunds are paid":                    true,
+		"試験問題用紙の印刷":                               true,
+		"配置文件的位置":                                 true,
+		"REVISION HISTORY":                        false,
+		"Revision History":                        false,
+		"Table of Contents":                       false,
+		"Authors":                                 false,
+		"Guido van Rossum, Fred L. Drake, et al.": false,
+		"Overview":                                false, // one word
+		"目次":                                      false, // two characters
+		"A very long heading that goes on and on with many more words than anyone would ask": false,
+	} {
+		if got := topicHeading(text); got != want {
+			t.Errorf("topicHeading(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
@@ -105,7 +106,7 @@ type cachedHeadings struct {
 }
 
 // fileHeadings returns up to two section headings of the file at p that
-// make good examples: below the title, 2 to 10 words.
+// make good examples: below the title, and topics (topicHeading).
 func fileHeadings(ctx context.Context, p string) []string {
 	info, err := os.Stat(p)
 	if err != nil {
@@ -126,7 +127,7 @@ func fileHeadings(ctx context.Context, p string) []string {
 		if !para.Heading || !strings.Contains(para.Breadcrumb, " > ") {
 			continue
 		}
-		if n := len(strings.Fields(para.Text)); n >= 2 && n <= 10 && utf8.RuneCountInString(para.Text) <= 80 {
+		if topicHeading(para.Text) {
 			hs = append(hs, para.Text)
 		}
 		if len(hs) == 2 {
@@ -137,4 +138,59 @@ func fileHeadings(ctx context.Context, p string) []string {
 	headingCache.m[p] = cachedHeadings{mod: info.ModTime(), headings: hs}
 	headingCache.Unlock()
 	return hs
+}
+
+// frontMatterHeadings are headings of a document's apparatus, not of a
+// topic a person would ask about (lower case).
+var frontMatterHeadings = map[string]bool{
+	"contents": true, "table of contents": true, "index": true, "revision history": true, "document history": true,
+	"change history": true, "changelog": true, "copyright": true, "license": true, "licence": true, "legal notice": true,
+	"authors": true, "author": true, "contributors": true, "credits": true, "acknowledgements": true,
+	"acknowledgments": true, "preface": true, "foreword": true, "colophon": true, "references": true,
+	"bibliography": true, "glossary": true, "see also": true, "about this document": true, "about this manual": true,
+	"further reading": true, "list of figures": true, "list of tables": true,
+	"改訂履歴": true, "変更履歴": true, "参考文献": true, "著作権": true, "はじめに": true, "修订历史": true, "参考资料": true,
+	"版权声明": true, "許可協議": true, "修訂歷史": true, "參考文獻": true,
+}
+
+// topicHeading reports whether a section heading reads as a topic to
+// suggest on the front page: 2 to 10 words (a Chinese or Japanese heading,
+// written without spaces: 3 to 30 characters), at most 80 characters, not
+// the apparatus (frontMatterHeadings: "REVISION HISTORY", "Authors"), not
+// shouting in capitals, and not a list of names (two or more commas).
+func topicHeading(text string) bool {
+	text = strings.TrimSpace(text)
+	n := utf8.RuneCountInString(text)
+	if n > 80 || strings.Count(text, ",")+strings.Count(text, "、") >= 2 {
+		return false
+	}
+	words := len(strings.Fields(text))
+	cjk := 0
+	for _, r := range text {
+		if wideRune(r) {
+			cjk++
+		}
+	}
+	switch {
+	case cjk*2 >= n:
+		if n < 3 || n > 30 {
+			return false
+		}
+	case words < 2 || words > 10:
+		return false
+	}
+	lower := strings.ToLower(strings.Trim(text, " .:"))
+	if frontMatterHeadings[lower] {
+		return false
+	}
+	letters, upper := 0, 0
+	for _, r := range text {
+		if unicode.IsLetter(r) && !wideRune(r) {
+			letters++
+			if unicode.IsUpper(r) {
+				upper++
+			}
+		}
+	}
+	return letters < 4 || upper*10 < letters*8 // all capitals shout a label ("REVISION HISTORY")
 }
