@@ -60,15 +60,8 @@ func detectLanguage(text string) string {
 	return info.Lang.Iso6391()
 }
 
-// languageScript is the coarse script class of a language code: "cjk"
-// for Chinese, Japanese and Korean, "" for the rest.
-func languageScript(code string) string {
-	switch code {
-	case "zh", "ja", "ko":
-		return "cjk"
-	}
-	return ""
-}
+// cjkLanguage reports whether code is Chinese, Japanese or Korean.
+func cjkLanguage(code string) bool { return code == "zh" || code == "ja" || code == "ko" }
 
 // annotateLanguages writes metaLanguage on the chunks of docs that lack
 // it. The language of a document (the chunks sharing a MetaURL) is
@@ -118,7 +111,7 @@ func annotateLanguages(docs []*ai.Document) {
 		}
 		lang := byDoc[i].lang
 		t := DocText(d)
-		if cjk := countScripts(languageSample(t)).cjkDominant(); cjk != (languageScript(lang) == "cjk") {
+		if cjk := countScripts(languageSample(t)).cjkDominant(); cjk != cjkLanguage(lang) {
 			if own := detectLanguage(t); own != "" {
 				lang = own
 			}

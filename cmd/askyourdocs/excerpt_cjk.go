@@ -28,12 +28,17 @@ func wideRune(r rune) bool {
 func textWidth(s string) int {
 	n := 0
 	for _, r := range s {
-		n++
-		if wideRune(r) {
-			n++
-		}
+		n += runeWidth(r)
 	}
 	return n
+}
+
+// runeWidth is the columns r takes in a terminal: 2 when wide, else 1.
+func runeWidth(r rune) int {
+	if wideRune(r) {
+		return 2
+	}
+	return 1
 }
 
 // joinsCJK reports whether two units meet inside Chinese or Japanese text

@@ -190,13 +190,13 @@ func shortenMiddle(s string, n int) string {
 	tail := (n - 1) * 2 / 3
 	head := n - 1 - tail
 	i, w := 0, 0 // the head: as many runes as fit in head columns
-	for i < len(r) && w+textWidth(string(r[i])) <= head {
-		w += textWidth(string(r[i]))
+	for i < len(r) && w+runeWidth(r[i]) <= head {
+		w += runeWidth(r[i])
 		i++
 	}
 	j, w := len(r), 0 // the tail, from the end
-	for j > i && w+textWidth(string(r[j-1])) <= tail {
-		w += textWidth(string(r[j-1]))
+	for j > i && w+runeWidth(r[j-1]) <= tail {
+		w += runeWidth(r[j-1])
 		j--
 	}
 	return string(r[:i]) + "…" + string(r[j:])
@@ -206,7 +206,7 @@ func shortenMiddle(s string, n int) string {
 func fitWidth(s string, n int) string {
 	w := 0
 	for i, c := range s {
-		if w += textWidth(string(c)); w > n {
+		if w += runeWidth(c); w > n {
 			return s[:i]
 		}
 	}
