@@ -51,6 +51,7 @@
 //   - search*.go, text_analyze*.go, text_language.go: [Search], the hybrid pipeline; keyword search (BM25
 //     index, SQL search, the stemming text analyzer); the language detected in each chunk
 //   - retrieve.go: HyDE, fusion, rerank
+//   - answer*.go: [Answer], the one answer path: passages, quotes, generation
 //   - conversation*.go: multi-turn helpers
 //   - safety*.go, injection.go: prompt-injection hardening, answer sanitising
 //   - provider*.go: model providers, generation, retries

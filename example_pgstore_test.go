@@ -24,10 +24,8 @@ func ExampleNewPgvecStore() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	if m := store.Migration(); m.DimensionChanged {
-		// The default PgvecReembed kept every chunk and re-embedded it.
-		log.Printf("embedding dimension changed from %d: %d chunks re-embedded", m.PreviousDim, m.Reembedded)
-	}
+	// A changed embedding dimension was migrated on open (the default
+	// PgvecReembed keeps every chunk and re-embeds it); the log says so.
 
 	// Index through IndexSource (diffed: unchanged chunks are not embedded
 	// again) or directly:

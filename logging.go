@@ -41,9 +41,9 @@ func LogConfigFromEnv() LogConfig {
 	}
 }
 
-// ErrLogConfig is wrapped by SetupLogging's error for an unknown level or
+// errLogConfig is wrapped by SetupLogging's error for an unknown level or
 // format.
-var ErrLogConfig = errors.New("invalid log configuration")
+var errLogConfig = errors.New("invalid log configuration")
 
 // parseLogLevel returns the slog level for s, and off for "off".
 func parseLogLevel(s string) (level slog.Level, off bool, err error) {
@@ -59,7 +59,7 @@ func parseLogLevel(s string) (level slog.Level, off bool, err error) {
 	case "off", "none", "silent":
 		return slog.LevelError + 100, true, nil
 	}
-	return 0, false, fmt.Errorf("%w: LOG_LEVEL %q (want debug, info, warn, error or off)", ErrLogConfig, s)
+	return 0, false, fmt.Errorf("%w: LOG_LEVEL %q (want debug, info, warn, error or off)", errLogConfig, s)
 }
 
 // SetupLogging configures process-wide logging and is the only function in
@@ -75,8 +75,8 @@ func parseLogLevel(s string) (level slog.Level, off bool, err error) {
 //
 // The returned Closer restores the previous default logger and log
 // package output, then closes the log file; call it at exit (it is safe to
-// call more than once). An unknown level or format gives an error wrapping
-// ErrLogConfig, an unopenable file a wrapped os error; logging is then
+// call more than once). An unknown level or format gives an error naming
+// the variable and the values allowed, an unopenable file a wrapped os error; logging is then
 // left unchanged.
 func SetupLogging(cfg LogConfig) (io.Closer, error) {
 	level, off, err := parseLogLevel(cfg.Level)
@@ -85,7 +85,7 @@ func SetupLogging(cfg LogConfig) (io.Closer, error) {
 	}
 	format := strings.ToLower(strings.TrimSpace(cfg.Format))
 	if format != "" && format != "text" && format != "json" {
-		return nil, fmt.Errorf("%w: LOG_FORMAT %q (want text or json)", ErrLogConfig, cfg.Format)
+		return nil, fmt.Errorf("%w: LOG_FORMAT %q (want text or json)", errLogConfig, cfg.Format)
 	}
 	closer := &logCloser{
 		prevSlog:    slog.Default(),

@@ -134,7 +134,7 @@ func TestSetupLoggingOutputAndRestore(t *testing.T) {
 
 func TestSetupLoggingErrors(t *testing.T) {
 	for _, cfg := range []LogConfig{{Level: "loud"}, {Format: "xml"}} {
-		if _, err := SetupLogging(cfg); !errors.Is(err, ErrLogConfig) {
+		if _, err := SetupLogging(cfg); !errors.Is(err, errLogConfig) {
 			t.Errorf("%+v: err = %v, want ErrLogConfig", cfg, err)
 		}
 	}

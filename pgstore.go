@@ -55,7 +55,7 @@ type PgvecStore struct {
 	an        *textAnalyzer // of language; nil for a custom configuration
 	vec       pgvecVectorSQL
 	embName   string
-	migration PgvecMigration
+	migration pgvecMigration
 	closed    atomic.Bool
 	// info caches the IndexInfo record once read.
 	info indexInfoCache
@@ -301,9 +301,9 @@ func pgvecDefineRetriever(g *genkit.Genkit, name string, fn ai.RetrieverFunc) (r
 // created_at timestamptz.
 func (s *PgvecStore) Table() string { return s.names.table }
 
-// Migration reports what NewPgvecStore found and changed in the schema,
+// migrationInfo reports what NewPgvecStore found and changed in the schema,
 // including whether a dimension change removed the old chunks.
-func (s *PgvecStore) Migration() PgvecMigration { return s.migration }
+func (s *PgvecStore) migrationInfo() pgvecMigration { return s.migration }
 
 func (s *PgvecStore) checkOpen(op string) error {
 	if s == nil || s.closed.Load() {

@@ -27,11 +27,11 @@ const pgvecSchemaLockKey int64 = 0x6179647067766563
 // pgvecMaxDim is pgvector's limit for the vector type.
 const pgvecMaxDim = 16000
 
-// PgvecMigration reports what NewPgvecStore found in the database and what
-// it changed there. An app checks RemovedChunks to learn that the store was
+// pgvecMigration reports what NewPgvecStore found in the database and what
+// it changed there; the open logs what it reports (RemovedChunks: the store was
 // emptied (PgvecDeleteOnDimensionChange) and its documents must be indexed
 // again.
-type PgvecMigration struct {
+type pgvecMigration struct {
 	// Created reports that this call created the store's table.
 	Created bool
 	// FromVersion and ToVersion are the store's schema version before (0
@@ -352,8 +352,8 @@ func pgvecHNSWIndexSQL(n pgvecNames, dim int) string {
 // The text search configuration o names is replaced by the recorded one
 // unless o.RebuildTextSearch; explicitTS says the caller named one (the
 // difference is then a warning, not an info line).
-func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames, dim int, o *PgvecOptions, explicitTS bool) (PgvecMigration, error) {
-	var m PgvecMigration
+func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames, dim int, o *PgvecOptions, explicitTS bool) (pgvecMigration, error) {
+	var m pgvecMigration
 	language := o.TextSearchConfig
 	regconfig, err := pgvecRegconfig(language)
 	if err != nil {
@@ -479,7 +479,7 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		return nil
 	})
 	if err != nil {
-		return PgvecMigration{}, err
+		return pgvecMigration{}, err
 	}
 	if m.TextSearchKept != "" {
 		log := slog.Info
@@ -514,7 +514,7 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 // pgvecChangeDimension removes every chunk (their vectors cannot be compared
 // with the new embedder's), changes the column type and rebuilds the HNSW
 // index, inside the caller's transaction.
-func pgvecChangeDimension(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, m *PgvecMigration) error {
+func pgvecChangeDimension(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int, m *pgvecMigration) error {
 	t := pgvecIdent(n.table)
 	tag, err := tx.Exec(ctx, `DELETE FROM `+t)
 	if err != nil {

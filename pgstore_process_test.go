@@ -75,7 +75,7 @@ func pgChildMain(role string) error {
 		if err != nil {
 			return err
 		}
-		say("created=%v", s.Migration().Created)
+		say("created=%v", s.migrationInfo().Created)
 		return s.Close()
 	case "replace":
 		s, err := NewPgvecStore(ctx, nil, name, newTestEmbedder(16), dsn, 16)
@@ -346,7 +346,7 @@ func TestPgvecStoreConcurrentStartProcesses(t *testing.T) {
 		t.Errorf("%d of 6 concurrent starts created the schema, want 1", created)
 	}
 	s := pgTestOpen(t, dsn, name, newTestEmbedder(16), 16)
-	if m := s.Migration(); m.Created || m.FromVersion != pgvecSchemaVersion() {
+	if m := s.migrationInfo(); m.Created || m.FromVersion != pgvecSchemaVersion() {
 		t.Errorf("after the concurrent starts: %+v", m)
 	}
 }

@@ -24,7 +24,7 @@ const (
 	PgvecReembed PgvecDimensionPolicy = iota
 	// PgvecDeleteOnDimensionChange removes every chunk and retypes the
 	// column in the start-up transaction; the documents must be indexed
-	// again (Migration().RemovedChunks says how many went).
+	// again (the open's log line says how many went).
 	PgvecDeleteOnDimensionChange
 )
 

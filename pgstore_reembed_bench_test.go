@@ -38,7 +38,7 @@ func BenchmarkPgvecReembed(b *testing.B) {
 		}
 		total += time.Since(start)
 		b.StopTimer()
-		if m := s.Migration(); m.Reembedded != n {
+		if m := s.migrationInfo(); m.Reembedded != n {
 			b.Fatalf("re-embedded %d of %d chunks", m.Reembedded, n)
 		}
 		s.Close()

@@ -146,7 +146,7 @@ func TestPgvecStoreReembedOnDimensionChange(t *testing.T) {
 	if midErr != nil {
 		t.Error(midErr)
 	}
-	m := s32.Migration()
+	m := s32.migrationInfo()
 	if !m.DimensionChanged || m.PreviousDim != 16 || m.Reembedded != n || m.RemovedChunks != 0 || m.ReembedResumed {
 		t.Errorf("Migration() = %+v, want %d chunks re-embedded from 16", m, n)
 	}
@@ -186,7 +186,7 @@ func TestPgvecStoreReembedOnDimensionChange(t *testing.T) {
 	// Reopening with the new dimension does nothing more.
 	s32.Close()
 	again := pgTestOpen(t, dsn, name, emb32, 32)
-	if m := again.Migration(); m.DimensionChanged || m.Reembedded != 0 {
+	if m := again.migrationInfo(); m.DimensionChanged || m.Reembedded != 0 {
 		t.Errorf("second reopen: %+v", m)
 	}
 }
@@ -213,7 +213,7 @@ func TestPgvecStoreTextSearchKept(t *testing.T) {
 	}
 	s.Close()
 	logs := pgTestLogs(func() { s = open(&PgvecOptions{TextSearchConfig: "simple"}) })
-	m := s.Migration()
+	m := s.migrationInfo()
 	if s.language != "english" || m.TextSearchChanged || m.TextSearchKept != "english" || m.TextSearchRequested != "simple" {
 		t.Errorf("reopen asking for simple: language = %q, Migration() = %+v", s.language, m)
 	}
@@ -231,8 +231,8 @@ func TestPgvecStoreTextSearchKept(t *testing.T) {
 	}
 	s.Close()
 	s = open(&PgvecOptions{TextSearchConfig: "simple", RebuildTextSearch: true})
-	if s.language != "simple" || !s.Migration().TextSearchChanged {
-		t.Errorf("with RebuildTextSearch: %q, %+v", s.language, s.Migration())
+	if s.language != "simple" || !s.migrationInfo().TextSearchChanged {
+		t.Errorf("with RebuildTextSearch: %q, %+v", s.language, s.migrationInfo())
 	}
 	if got, err := s.KeywordSearch(ctx, "chunks", 0, nil, "", nil); err != nil || len(got) != 0 {
 		t.Errorf("simple after the rebuild: %d results, %v; want none", len(got), err)
@@ -261,7 +261,7 @@ func pgReembedChildMain(say func(string, ...any), in io.Reader) error {
 	if err != nil {
 		return err
 	}
-	say("done reembedded=%d", s.Migration().Reembedded)
+	say("done reembedded=%d", s.migrationInfo().Reembedded)
 	return s.Close()
 }
 
@@ -333,7 +333,7 @@ func TestPgvecStoreKilledReembed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s32.Close()
-	if m := s32.Migration(); !m.ReembedResumed || !m.DimensionChanged || m.Reembedded != 0 {
+	if m := s32.migrationInfo(); !m.ReembedResumed || !m.DimensionChanged || m.Reembedded != 0 {
 		t.Errorf("resumed migration: %+v, want only the swap left", m)
 	}
 	if st := pgReembedState(t, conn, name, table, 16, 32); st != "new" {

@@ -152,8 +152,8 @@ func TestPgvecKeywordPostingsFollowWrites(t *testing.T) {
 	}
 	s.Close()
 	s = open(pgRenamedEmbedder{newTestEmbedder(16)}, "english")
-	if !s.Migration().TextSearchChanged {
-		t.Fatalf("Migration() = %+v, want TextSearchChanged", s.Migration())
+	if !s.migrationInfo().TextSearchChanged {
+		t.Fatalf("Migration() = %+v, want TextSearchChanged", s.migrationInfo())
 	}
 	pgTestCheckPostings(t, s, 6)
 	got, err := s.KeywordSearch(ctx, "chunks", 0, nil, "", nil)
@@ -309,7 +309,7 @@ func pgTestSchemaStep(t *testing.T) (open func() *PgvecStore, migrateFrom func(s
 		}
 		s.Close()
 		s = open()
-		if m := s.Migration(); m.FromVersion != from || m.ToVersion != pgvecSchemaVersion() {
+		if m := s.migrationInfo(); m.FromVersion != from || m.ToVersion != pgvecSchemaVersion() {
 			t.Fatalf("migration %+v, want from %d to %d", m, from, pgvecSchemaVersion())
 		}
 		return s

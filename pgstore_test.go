@@ -374,7 +374,7 @@ func TestPgvecStoreRetrieveMoreThanEfSearch(t *testing.T) {
 func TestPgvecStoreSchemaAndIndexes(t *testing.T) {
 	ctx := context.Background()
 	s := pgTestStore(t, newTestEmbedder(16), 16)
-	m := s.Migration()
+	m := s.migrationInfo()
 	if !m.Created || m.FromVersion != 0 || m.ToVersion != pgvecSchemaVersion() || m.DimensionChanged {
 		t.Errorf("Migration() = %+v for a new store", m)
 	}
@@ -476,7 +476,7 @@ func TestPgvecStoreConcurrentStart(t *testing.T) {
 			t.Fatalf("start %d: %v", i, errs[i])
 		}
 		defer s.Close()
-		if s.Migration().Created {
+		if s.migrationInfo().Created {
 			created++
 		}
 	}
@@ -515,7 +515,7 @@ func TestPgvecStoreDimensionChange(t *testing.T) {
 
 	// Same dimension: nothing changes.
 	same := pgTestOpen(t, dsn, name, newTestEmbedder(16), 16)
-	if m := same.Migration(); m.Created || m.DimensionChanged || m.FromVersion != pgvecSchemaVersion() {
+	if m := same.migrationInfo(); m.Created || m.DimensionChanged || m.FromVersion != pgvecSchemaVersion() {
 		t.Errorf("reopen at same dimension: %+v", m)
 	}
 	if n := pgTestCount(t, same); n != 5 {
@@ -532,7 +532,7 @@ func TestPgvecStoreDimensionChange(t *testing.T) {
 		}
 		t.Cleanup(func() { s32.Close() })
 	})
-	m := s32.Migration()
+	m := s32.migrationInfo()
 	if !m.DimensionChanged || m.PreviousDim != 16 || m.RemovedChunks != 5 || m.Created {
 		t.Errorf("Migration() after 16 -> 32 = %+v", m)
 	}

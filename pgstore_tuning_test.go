@@ -319,7 +319,7 @@ func TestPgvecStoreUpgradeToStoredTSVector(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer up.Close()
-	if m := up.Migration(); m.FromVersion != 2 || m.ToVersion != pgvecSchemaVersion() || m.Created {
+	if m := up.migrationInfo(); m.FromVersion != 2 || m.ToVersion != pgvecSchemaVersion() || m.Created {
 		t.Errorf("Migration() = %+v, want 2 -> %d", m, pgvecSchemaVersion())
 	}
 	if !strings.Contains(buf.String(), "schema upgraded in place") || !strings.Contains(buf.String(), "v3 stored tsvector column") ||

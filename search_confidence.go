@@ -158,6 +158,9 @@ func looksLikeContents(text string) bool {
 	if contentsRefCandidates(text) >= 8 && len(contentsIndexRef.FindAllStringIndex(text, -1)) >= 8 {
 		return true
 	}
+	if contentsEntries(text) {
+		return true
+	}
 	text = strings.TrimSpace(text)
 	lines := strings.Count(text, "\n") + 1
 	if lines < 5 {
@@ -171,6 +174,35 @@ func looksLikeContents(text string) bool {
 		}
 	}
 	return n*10 >= lines*6
+}
+
+// contentsEntryLines is the fewest lines of a web page's contents list
+// (contentsEntries).
+const contentsEntryLines = 8
+
+// contentsEntries reports whether text is a web page's table of contents
+// (a Sphinx toctree, a DocBook or texinfo contents page, an FAQ's list of
+// questions, a MkDocs navigation): at least contentsEntryLines lines, of
+// which 80% are entries: titles of at most 90 characters, as list items
+// or numbered or not, with no sentence inside and none ending in ".", ",",
+// ";" or ":", and not code (looksLikeCode).
+func contentsEntries(text string) bool {
+	lines, entries := 0, 0
+	for l := range strings.SplitSeq(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		lines++
+		if utf8.RuneCountInString(l) > 90 || strings.Contains(l, ". ") || looksLikeCode(l) {
+			continue
+		}
+		last, _ := utf8.DecodeLastRuneInString(l)
+		if !strings.ContainsRune(".,;:", last) {
+			entries++
+		}
+	}
+	return lines >= contentsEntryLines && entries*10 >= lines*8
 }
 
 // contentsMayLead reports whether text can hold a contentsLeader match:

@@ -19,6 +19,9 @@ func looksLikeContentsReference(text string) bool {
 	if len(contentsIndexRef.FindAllStringIndex(text, -1)) >= 8 {
 		return true
 	}
+	if contentsEntries(text) {
+		return true
+	}
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	if len(lines) < 5 {
 		return false

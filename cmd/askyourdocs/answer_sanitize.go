@@ -19,15 +19,6 @@ func citedURLs(cits []citation) []string {
 	return urls
 }
 
-// sanitizeQuotes sanitises an extractive answer and its quoted passages.
-func (o *answerResult) sanitizeQuotes() {
-	allowed := citedURLs(o.Citations)
-	o.Answer = sanitizeAnswer(o.Answer, allowed)
-	for i, p := range o.passages {
-		o.passages[i] = sanitizeAnswer(p, allowed)
-	}
-}
-
 // sanitized returns a copy of o for an API or MCP client: the answer (an
 // extractive one was sanitised already; a generated one too, so this is
 // idempotent), the breadcrumbs and passages and the HyDE text.

@@ -391,8 +391,9 @@ func TestJSONShapes(t *testing.T) {
 	}
 }
 
-// TestExtractiveAnswers: no repeated passages or citations, headings apart
-// from the text, low confidence for questions the documents do not answer
+// TestExtractiveAnswers: no repeated passages or citations, the quote the
+// answering sentences (the heading in the citation), low confidence for
+// questions the documents do not answer
 // and for contents pages.
 func TestExtractiveAnswers(t *testing.T) {
 	work := t.TempDir()
@@ -428,8 +429,9 @@ func TestExtractiveAnswers(t *testing.T) {
 			}
 		}
 	}
-	if !strings.HasPrefix(ans.Answer, "[1] Cancellations and refunds\nYou can cancel") {
-		t.Errorf("heading runs into the text or wrong passage:\n%s", ans.Answer)
+	// The quote is the answer: the section's heading is in its citation.
+	if !strings.HasPrefix(ans.Answer, "[1] You can cancel") || !strings.Contains(ans.Citations[0].Breadcrumb, "Cancellations and refunds") {
+		t.Errorf("wrong passage or sentence:\n%s\n%+v", ans.Answer, ans.Citations)
 	}
 	if ans.Confidence != "high" {
 		t.Errorf("answerable question: confidence %s (%d, %s)", ans.Confidence, ans.Score, ans.ConfidenceBasis)

@@ -145,25 +145,3 @@ func TestRunInProcess(t *testing.T) {
 		t.Errorf("ask: %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
-
-// TestSanitizingWriter: however the model's reply is split into chunks,
-// the streamed text equals what SanitizeAnswer makes of the whole reply
-// (no image or foreign link gets through half-written).
-func TestSanitizingWriter(t *testing.T) {
-	reply := "You can cancel up to 48 hours before [1].\n![x](https://evil.example/p.png) See [here](https://evil.example/a) or https://evil.example/b now.\nDone [2]."
-	want := sanitizeAnswer(reply, nil)
-	for size := 1; size <= len(reply); size++ {
-		var got strings.Builder
-		sw := &sanitizingWriter{emit: func(s string) { got.WriteString(s) }}
-		for i := 0; i < len(reply); i += size {
-			sw.write(reply[i:min(i+size, len(reply))])
-		}
-		sw.flush()
-		if strings.Contains(got.String(), "evil.example") || strings.Contains(got.String(), "![") || strings.Contains(got.String(), "entfernt") {
-			t.Fatalf("chunks of %d: leaked: %q", size, got.String())
-		}
-		if strings.Join(strings.Fields(got.String()), " ") != strings.Join(strings.Fields(want), " ") {
-			t.Fatalf("chunks of %d:\n got %q\nwant %q", size, got.String(), want)
-		}
-	}
-}

@@ -146,11 +146,16 @@ func (b *backend) retrieve(ctx context.Context, question string, o retrieveOptio
 	}
 	out := &retrieval{hydeText: rep.HyDEPassage, reranked: rep.Reranked, fusion: rep.Fusion, hits: make([]hit, len(found))}
 	for i, h := range found {
-		out.hits[i] = hit{doc: h.Doc, text: h.Text, score: h.Score, vectorRank: h.VectorRank, keywordRank: h.TextRank,
-			rerank: h.Rerank, confidence: h.Confidence, confidenceBasis: h.ConfidenceBasis, level: h.Level, contents: h.Contents, excerpt: h.Excerpt,
-			releaseNotes: h.ReleaseNotes, demoted: h.Demoted}
+		out.hits[i] = hitOf(h)
 	}
 	return out, nil
+}
+
+// hitOf is a SearchHit in the CLI's terms.
+func hitOf(h askyourdocs.SearchHit) hit {
+	return hit{doc: h.Doc, text: h.Text, score: h.Score, vectorRank: h.VectorRank, keywordRank: h.TextRank,
+		rerank: h.Rerank, confidence: h.Confidence, confidenceBasis: h.ConfidenceBasis, level: h.Level, contents: h.Contents, excerpt: h.Excerpt,
+		releaseNotes: h.ReleaseNotes, demoted: h.Demoted}
 }
 
 // citation is where a chunk came from, as printed and in --json output.
@@ -171,8 +176,11 @@ type citation struct {
 	// with a text fragment (#:~:text=Heading) that scrolls to the section.
 	Link string `json:"link"`
 	// passage is the text the answer was given (ParentText), for serve's
-	// excerpts; not printed.
+	// passage view; not printed.
 	passage string
+	// quote is the passage's sentences the answer rests on
+	// (the SDK answer's citation Excerpt): serve's excerpt and highlight.
+	quote string
 	// chunk is the cited chunk's text (serve's passage view finds it by
 	// its hash).
 	chunk string

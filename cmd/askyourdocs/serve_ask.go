@@ -150,11 +150,9 @@ func (s *server) ask(ctx context.Context, in askInput, onText func(string)) (*as
 	if err != nil {
 		return nil, err
 	}
-	var excerpts []string
 	for _, c := range res.Citations {
 		sc := citationForWeb(c, labels)
-		sc.Excerpt = bestExcerpt(c.passage, res.Answer, standalone, res.Mode == answerLLM, excerpts)
-		excerpts = append(excerpts, sc.Excerpt)
+		sc.Excerpt = c.quote
 		out.Citations = append(out.Citations, sc)
 		ref := sourceRef{URL: sc.URL, Text: c.passage}
 		if isURL(c.URL) {

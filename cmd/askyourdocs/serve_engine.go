@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
@@ -133,104 +132,4 @@ func condenseFollowUp(ctx context.Context, p ai.Prompt, m ai.Model, cfg any, que
 // own.
 func fallbackQuestion(question string, h []askyourdocs.QATurn) string {
 	return askyourdocs.TopicStandaloneQuestion(question, h, 0)
-}
-
-// bestExcerpt is the short verbatim quote of a citation: the sentence of
-// the passage that best matches a generated answer (the best units,
-// unitExcerpt, when that sentence is a heading or a fragment), or, for an extractive
-// answer (which is the passages themselves), the part that best matches
-// the question. A quote that repeats one of used (an earlier citation's,
-// as overlapping passages of one section give) is replaced by the best
-// of the passage's other sentences.
-func bestExcerpt(passage, answer, question string, generated bool, used []string) string {
-	pick := func(text string) string {
-		// The citation's label names the section already; a heading line
-		// left at the start would be glued to the first sentence.
-		text = withoutLeadingHeadings(text)
-		if generated {
-			ex := askyourdocs.BestExcerpt(text, answer)
-			if weakUnit(excerptUnit{text: ex}) || isPassageHeading(text, ex) {
-				// A heading or a fragment matches the answer's words but
-				// says nothing: quote the best whole units instead.
-				if alt := unitExcerpt(text, answer, nil, citationExcerptChars); alt != "" {
-					return alt
-				}
-			}
-			return withIntroducedLine(text, ex)
-		}
-		return askyourdocs.Excerpt(text, askyourdocs.ExcerptOptions{Query: question})
-	}
-	ex := pick(passage)
-	if !repeats(ex, used) {
-		return ex
-	}
-	var rest []string
-	for _, sent := range askyourdocs.SplitSentences(strings.Join(strings.Fields(passage), " ")) {
-		if !repeats(sent, used) {
-			rest = append(rest, sent)
-		}
-	}
-	if len(rest) == 0 {
-		return ex
-	}
-	return pick(strings.Join(rest, " "))
-}
-
-// withoutLeadingHeadings is passage without the heading lines it starts
-// with (isHeadingLine), keeping at least its last line.
-func withoutLeadingHeadings(passage string) string {
-	lines := strings.Split(strings.TrimSpace(passage), "\n")
-	i := 0
-	for i < len(lines)-1 && isHeadingLine(lines[i]) {
-		i++
-	}
-	return strings.Join(lines[i:], "\n")
-}
-
-// withIntroducedLine is quote followed by the line of passage after it
-// when quote ends a line with a colon (it introduces a command or a list
-// item, which is the part a reader needs).
-func withIntroducedLine(passage, quote string) string {
-	if !strings.HasSuffix(quote, ":") {
-		return quote
-	}
-	lines := strings.Split(passage, "\n")
-	for i, l := range lines[:max(len(lines)-1, 0)] {
-		if strings.HasSuffix(strings.Join(strings.Fields(l), " "), quote) {
-			if next := strings.Join(strings.Fields(lines[i+1]), " "); next != "" {
-				return quote + " " + next
-			}
-			break
-		}
-	}
-	return quote
-}
-
-// citationExcerptChars is the length of a citation's quote when it is
-// made of units, BestExcerpt's 220 characters.
-const citationExcerptChars = 220
-
-// isPassageHeading reports whether quote is a heading line of passage
-// (isHeadingLine, with more text after it).
-func isPassageHeading(passage, quote string) bool {
-	lines := strings.Split(strings.TrimSpace(passage), "\n")
-	for _, l := range lines[:len(lines)-1] {
-		if l = strings.Join(strings.Fields(l), " "); l == quote && isHeadingLine(l) {
-			return true
-		}
-	}
-	return false
-}
-
-// repeats reports whether quote is (part of) one of used, or one of used
-// is part of it.
-func repeats(quote string, used []string) bool {
-	q := strings.TrimSuffix(quote, "…")
-	for _, u := range used {
-		u = strings.TrimSuffix(u, "…")
-		if q != "" && u != "" && (strings.Contains(u, q) || strings.Contains(q, u)) {
-			return true
-		}
-	}
-	return false
 }

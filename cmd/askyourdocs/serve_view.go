@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
@@ -364,4 +366,24 @@ func distinctLabels(paths []string, isUpload func(string) bool) map[string]strin
 		}
 	}
 	return out
+}
+
+// codeish matches what prose lines rarely have and commands and code
+// always do: a command-line option, a path, an assignment, brackets, a
+// prompt, a file extension, an identifier with _ or ::. (The engine's
+// extractive answer keeps such lines whole by the same rule; the view
+// only styles them.)
+var codeish = regexp.MustCompile(`(^[$>#%] |\s--?[A-Za-z][\w-]*|\./|~/|\w/\w|[=(){}\[\];<>\\]|::|\w_\w|\.[a-z]{1,4}\b|^[a-z][\w-]*\s+[a-z][\w-]*(\s|$))`)
+
+// looksLikeCode reports whether line l is code or a command: no sentence
+// punctuation at its end and code-like characters in it.
+func looksLikeCode(l string) bool {
+	if l == "" || utf8.RuneCountInString(l) > 400 {
+		return false
+	}
+	last, _ := utf8.DecodeLastRuneInString(l)
+	if strings.ContainsRune(".!?", last) && !strings.HasSuffix(l, "...") {
+		return false
+	}
+	return codeish.MatchString(l)
 }

@@ -183,7 +183,20 @@ type dataset struct {
 func main() {
 	work := flag.String("work", filepath.Join(os.TempDir(), "askyourdocs-dev-eval"), "work folder")
 	only := flag.String("sets", "", "comma-separated set names (default all)")
+	answers := flag.Bool("answers", false, "build the answer sets (answers.go) named by -sets instead")
 	flag.Parse()
+	if *answers {
+		for _, s := range answerSets() {
+			if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
+				continue
+			}
+			if err := buildAnswers(s, filepath.Join(*work, s.name)); err != nil {
+				fmt.Fprintf(os.Stderr, "dev-eval: %s: %v\n", s.name, err)
+				os.Exit(1)
+			}
+		}
+		return
+	}
 	for _, s := range allSets() {
 		if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
 			continue
