@@ -374,7 +374,7 @@ func withoutLeadingHeadings(passage string) string {
 }
 
 // withIntroducedLine is quote followed by the line of passage after it
-// when quote ends a line with a colon (it introduces a command or a list
+// (on a line of its own, as in the passage) when quote ends a line with a colon (it introduces a command or a list
 // item, which is the part a reader needs).
 func withIntroducedLine(passage, quote string) string {
 	if !strings.HasSuffix(quote, ":") {
@@ -384,7 +384,7 @@ func withIntroducedLine(passage, quote string) string {
 	for i, l := range lines[:max(len(lines)-1, 0)] {
 		if strings.HasSuffix(joinFields(l), quote) {
 			if next := joinFields(lines[i+1]); next != "" {
-				return quote + " " + next
+				return quote + "\n" + next
 			}
 			break
 		}

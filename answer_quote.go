@@ -232,7 +232,8 @@ const quoteCoverage = 2.0 / 3
 // The quote starts at the lead of the section whose heading holds at
 // least quoteCoverage of the question's terms (the question is that
 // section's subject, so its first sentences answer it); otherwise at the
-// unit that holds the most terms, not a fragment (weakUnit), the earliest
+// unit, not a fragment (weakUnit), whose terms weigh the most (a term
+// weighs one over the number of the passage's units holding it), the earliest
 // on ties after those inside chunk (the text retrieval matched, which the
 // passage surrounds), preceded by the line that introduces it with ":" when it is a
 // code block or list item. It is extended by the following units of the
@@ -247,17 +248,34 @@ func passageQuote(passage, chunk string, terms []excerptTerm, headings []string,
 	}
 	best, leadHeading := quoteLead(units, terms)
 	if best < 0 {
+		// A term weighs the less the more units hold it: "symlinks" picks
+		// its sentence among those that all say "switch".
+		hits := make([][]bool, len(units))
+		df := make([]int, len(terms))
+		for i, u := range units {
+			hits[i] = termsIn(u.text, terms)
+			for k, h := range hits[i] {
+				if h {
+					df[k]++
+				}
+			}
+		}
 		chunk = joinFields(chunk)
-		bestScore := -1
+		bestScore := -1.0
 		for i, u := range units {
 			if weakUnit(u) {
 				continue
 			}
+			s := 0.0
+			for k, h := range hits[i] {
+				if h {
+					s += 1 / float64(df[k])
+				}
+			}
 			// Ties go to a unit of the chunk retrieval matched (the passage
 			// around it is context), then to the earliest.
-			s := 2 * countTrue(termsIn(u.text, terms))
 			if chunk != "" && strings.Contains(chunk, u.text) {
-				s++
+				s += 1e-6
 			}
 			if s > bestScore {
 				best, bestScore = i, s

@@ -1,5 +1,7 @@
 package engine
 
+import "fmt"
+
 // ConfidenceLevel is a coarse confidence that a hit answers its question,
 // independent of the language it is shown in (LabelIn).
 type ConfidenceLevel int
@@ -105,6 +107,38 @@ func calibratedConfidence(e ConfidenceEvidence) ConfidenceLevel {
 		return ConfidenceMedium
 	}
 	return ConfidenceLow
+}
+
+// levelReason says in words why calibratedConfidence gave e level l: for
+// a low level the first condition that failed, for medium what high
+// lacked, for high what it rests on, so that a label never contradicts
+// its reasons.
+func levelReason(e ConfidenceEvidence, l ConfidenceLevel) string {
+	heading := fmt.Sprintf("its heading names %d of %d question terms", e.HeadingKeywords, e.Keywords)
+	switch {
+	case l == ConfidenceHigh:
+		if e.VectorRank == 1 {
+			return "both searches rank it first and " + heading
+		}
+		return "the keyword search ranks it first and " + heading
+	case e.Keywords == 0:
+		return "the question has no keywords to check"
+	case e.TextRank != 1:
+		if e.TextRank == 0 {
+			return "the keyword search does not find it"
+		}
+		return "the keyword search ranks another passage first"
+	case e.VectorRank <= 0:
+		return "the vector search does not find it"
+	case l == ConfidenceMedium:
+		if e.Evidence <= e.RunnerUp && e.Keywords < calibratedHighLongQuestion {
+			return "both searches rank it first, but another passage matches as well"
+		}
+		return "both searches rank it first, but only " + heading
+	case e.VectorRank > calibratedMediumVectorRank:
+		return "the vector search ranks other passages first"
+	}
+	return fmt.Sprintf("few of the question's words stand in it (evidence %d of the %d needed)", e.Evidence, calibratedMediumEvidence)
 }
 
 // rerankLevel is the level of a reranker's 0-10 score: the spec's

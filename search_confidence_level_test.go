@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCalibratedConfidence(t *testing.T) {
 	for _, c := range []struct {
@@ -47,5 +50,32 @@ func TestCalibratedConfidence(t *testing.T) {
 	// The spec's function keeps its thresholds.
 	if ConfidenceLabel(5, false) != "mittel" || ConfidenceLabel(8, false) != "hoch" || ConfidenceLabel(9, true) != "niedrig" {
 		t.Error("ConfidenceLabel changed")
+	}
+}
+
+// TestLevelReasonAgreesWithLevel: the reason put first in a hit's
+// ConfidenceBasis names what decided its level, never the opposite.
+func TestLevelReasonAgreesWithLevel(t *testing.T) {
+	for _, c := range []struct {
+		e    ConfidenceEvidence
+		want string
+	}{
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, "both searches rank it first and its heading names 3 of 3"},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 2, Keywords: 3, HeadingKeywords: 3}, "the keyword search ranks another passage first"},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 0, Keywords: 3}, "the keyword search does not find it"},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 2, HeadingKeywords: 0}, "the vector search ranks other passages first"},
+		{ConfidenceEvidence{Evidence: 8, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, "few of the question's words"},
+		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 4, HeadingKeywords: 1}, "both searches rank it first, but only its heading names 1 of 4"},
+		{ConfidenceEvidence{Evidence: 9, RunnerUp: 9, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, "another passage matches as well"},
+		{ConfidenceEvidence{VectorRank: 1, TextRank: 1}, "no keywords"},
+	} {
+		l := calibratedConfidence(c.e)
+		got := levelReason(c.e, l)
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%+v (%s): reason %q, want %q", c.e, l, got, c.want)
+		}
+		if (l == ConfidenceHigh) != strings.HasPrefix(got, "both searches rank it first and") && c.e.VectorRank == 1 {
+			t.Errorf("%+v: level %s with reason %q", c.e, l, got)
+		}
 	}
 }

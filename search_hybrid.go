@@ -155,8 +155,11 @@ type SearchHit struct {
 	ReleaseNotes, Demoted bool
 	// Confidence (0-10, see ConfidenceLabelWith) is how well the passage
 	// seems to answer the question: the rerank score when reranked, else
-	// the evidence score docs/search.md describes; ConfidenceBasis says
-	// why in one line.
+	// the evidence score docs/search.md describes. ConfidenceBasis says
+	// why in one line: for a hit that is not reranked, first what decided
+	// its Level (levelReason: "both searches rank it first and its
+	// heading names 2 of 3 question terms", "the keyword search ranks
+	// another passage first"), then what the evidence score rests on.
 	Confidence      int
 	ConfidenceBasis string
 	// Level is the hit's confidence level, calibrated on the dev sets
@@ -352,6 +355,7 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 			e.RunnerUp, _ = cc.evidenceConfidence(ctx, next.Passage, looksLikeContents(next.Passage), next.VectorRank, next.TextRank)
 		}
 		h.Evidence, h.Level = e, calibratedConfidence(e)
+		h.ConfidenceBasis = levelReason(e, h.Level) + "; " + h.ConfidenceBasis
 	}
 	return hits, nil
 }

@@ -165,6 +165,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /api/sources", s.filesAccess(s.handleSourcesAPI))
 	mux.HandleFunc("GET /files", s.filesAccess(s.handleFile))
 	mux.HandleFunc("GET /view", s.handleView) // files: filesAccess inside
+	mux.HandleFunc("GET /passage", s.handlePassageView)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)

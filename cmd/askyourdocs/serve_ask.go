@@ -185,11 +185,11 @@ func citationForWeb(c citation, labels map[string]string) serveCitation {
 	}
 	if isURL(c.URL) {
 		// The passage view, with the page itself as the original.
-		sc.URL = viewLink(c.URL, c.chunk)
+		sc.URL = viewLink(c.URL, c.chunk, c.quote)
 		sc.File = c.URL
 		sc.Title = c.URL
 	} else {
-		sc.URL = viewLink(c.URL, c.chunk)
+		sc.URL = viewLink(c.URL, c.chunk, c.quote)
 		sc.File = fileLink(c.URL, sc.Page)
 		sc.Title = labels[c.URL]
 		if sc.Title == "" {

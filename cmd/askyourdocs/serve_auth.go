@@ -200,8 +200,8 @@ type requestKey struct{}
 // hidePaths takes the server's file paths out of an answer for a visitor
 // who may not open files (a password is set, --public-files is not, and
 // the request of ctx is not the admin's): a citation of a file keeps its
-// label as source and links to the login page instead of the passage view
-// and the file, whose links name the path. Answers outside a request (eval
+// label as source and links to the passage by that label (passageLink)
+// instead of the passage view and the file, whose links name the path. Answers outside a request (eval
 // jobs) keep them.
 func (s *server) hidePaths(ctx context.Context, out *askOutput) {
 	r, _ := ctx.Value(requestKey{}).(*http.Request)
@@ -214,7 +214,11 @@ func (s *server) hidePaths(ctx context.Context, out *askOutput) {
 		}
 		label, _, _ := strings.Cut(c.Title, " – ")
 		out.Citations[i].Source = label
-		out.Citations[i].URL = "/login?next=" + url.QueryEscape("/ask")
+		ref := ""
+		if u, err := url.Parse(c.URL); err == nil {
+			ref = u.Query().Get("chunk")
+		}
+		out.Citations[i].URL = passageLink(label, ref, c.Excerpt)
 		out.Citations[i].File = ""
 	}
 	for i, src := range out.Sources {

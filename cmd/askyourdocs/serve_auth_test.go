@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"math/big"
@@ -567,6 +568,25 @@ func TestServeFilesNeedAdmin(t *testing.T) {
 	resp, out := ts.request(t, nil, "POST", "/api/ask", "application/json", body, nil)
 	if resp.StatusCode != 200 || strings.Contains(out, ts.data) || strings.Contains(out, url.QueryEscape(ts.data)) || !strings.Contains(out, "prices.html") {
 		t.Errorf("visitor's answer: %s %s", resp.Status, out)
+	}
+	// The visitor's citation opens the passage it cites (by the source's
+	// label), its quote marked, with no path and no file link.
+	var visitor askOutput
+	if err := json.Unmarshal([]byte(out), &visitor); err != nil || len(visitor.Citations) == 0 {
+		t.Fatalf("visitor's answer: %v %s", err, out)
+	}
+	c := visitor.Citations[0]
+	if !strings.HasPrefix(c.URL, "/passage?") || c.File != "" {
+		t.Errorf("visitor's citation links %q (file %q), want its passage", c.URL, c.File)
+	}
+	resp, passage := ts.request(t, nil, "GET", strings.TrimSuffix(c.URL, "#passage"), "", nil, nil)
+	first, _, _ := strings.Cut(c.Excerpt, "\n")
+	if resp.StatusCode != 200 || !strings.Contains(passage, "<mark>"+html.EscapeString(first)+"</mark>") ||
+		strings.Contains(passage, ts.data) || strings.Contains(passage, "/files?") {
+		t.Errorf("visitor's passage view: %s, want %q marked, no path:\n%s", resp.Status, first, passage)
+	}
+	if resp, _ := ts.request(t, nil, "GET", "/passage?src=nothing.html&chunk=x", "", nil, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown passage: %s", resp.Status)
 	}
 	_, page := ts.request(t, nil, "GET", "/ask?q="+url.QueryEscape("How much does a tour cost?"), "", nil, nil)
 	if strings.Contains(page, ts.data) || strings.Contains(page, url.QueryEscape(ts.data)) {

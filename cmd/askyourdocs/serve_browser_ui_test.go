@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,12 +122,21 @@ func (b *uiBrowser) checkPassage(question, label, mark string, enter bool) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	href := ""
-	for _, c := range cites {
+	href, n := "", 0
+	for i, c := range cites {
 		if strings.HasPrefix(c[0], label+" ") || c[0] == label {
-			href = c[1]
+			href, n = c[1], i
 			break
 		}
+	}
+	// The citation's excerpt is what the answer quotes (an extractive
+	// answer, "[1] ..."), and what the passage view highlights.
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	excerpt := norm(b.eval(fmt.Sprintf(`document.querySelectorAll('.citations li blockquote')[%d].textContent`, n)))
+	answer := norm(b.text(`.turn .a`))
+	extractive := strings.HasPrefix(answer, "[1]")
+	if extractive && !strings.Contains(answer, excerpt) {
+		b.t.Errorf("%q: citation excerpt %q is not the answer's quote %q", question, excerpt, answer)
 	}
 	if !strings.HasPrefix(href, "/view?") {
 		b.t.Fatalf("%q: no passage-view citation labelled %q in %q", question, label, cites)
@@ -138,8 +148,18 @@ func (b *uiBrowser) checkPassage(question, label, mark string, enter bool) {
 	if h := b.text(`h1`); h != label {
 		b.t.Errorf("passage view title %q, want %q", h, label)
 	}
-	if got := b.eval(`[...document.querySelectorAll('.doc .hit')].map(e => e.textContent).join('\n')`); !strings.Contains(got, mark) {
-		b.t.Errorf("%s: highlighted passage %q lacks %q", label, got, mark)
+	// An extractive answer quotes (and the view highlights) the sentence
+	// that answers; a generated one's citation highlights the sentence most
+	// like the model's text, in the section that answers.
+	shown := `.doc .hit`
+	if !extractive {
+		shown = `.doc > *`
+	}
+	if got := b.eval(`[...document.querySelectorAll('` + shown + `')].map(e => e.textContent).join('\n')`); !strings.Contains(got, mark) {
+		b.t.Errorf("%s: passage %q lacks %q", label, got, mark)
+	}
+	if got := norm(b.eval(`[...document.querySelectorAll('.doc mark')].map(e => e.textContent).join(' ')`)); got != strings.TrimSuffix(excerpt, "…") {
+		b.t.Errorf("%s: the view highlights %q, the citation quotes %q", label, got, excerpt)
 	}
 	if in := b.eval(`(() => { const r = document.getElementById('passage').getBoundingClientRect(); return String(r.top >= 0 && r.top < innerHeight); })()`); in != "true" {
 		b.t.Errorf("%s: the passage is not scrolled into view", label)

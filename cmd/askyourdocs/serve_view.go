@@ -36,8 +36,78 @@ func chunkRef(text string) string {
 }
 
 // viewLink is the passage view of the chunk with text chunkText of file p.
-func viewLink(p, chunkText string) string {
-	return "/view?url=" + url.QueryEscape(p) + "&chunk=" + chunkRef(chunkText) + "#passage"
+func viewLink(p, chunkText, quote string) string {
+	return "/view?url=" + url.QueryEscape(p) + "&chunk=" + chunkRef(chunkText) + quoteParam(quote) + "#passage"
+}
+
+// maxViewQuote caps the quote a view link carries (q=): longer quotes
+// are highlighted by their chunk instead.
+const maxViewQuote = 1500
+
+// quoteParam is the &q= parameter of a view link: the quote the view
+// highlights ("" when there is none or it is too long).
+func quoteParam(quote string) string {
+	if quote == "" || len(quote) > maxViewQuote {
+		return ""
+	}
+	return "&q=" + url.QueryEscape(quote)
+}
+
+// passageLink is the link of a cited file's passage for an asker who may
+// not open files: the source's label instead of its path, the chunk by its
+// reference (chunkRef), the passage as the index stored it
+// (handlePassageView).
+func passageLink(label, ref, quote string) string {
+	return "/passage?src=" + url.QueryEscape(label) + "&chunk=" + url.QueryEscape(ref) + quoteParam(quote) + "#passage"
+}
+
+// markQuote highlights quote in page: each of its lines (a sentence run,
+// a code line, a list item) where a paragraph holds it, only those
+// paragraphs marked. It reports whether every line was found; when one is
+// not (the file changed, the quote is from another chunk), the page keeps
+// the chunk's highlight. Only text of the page is marked: q never reaches
+// the page itself.
+func markQuote(page *viewPage, quote string) bool {
+	var lines []string
+	for l := range strings.SplitSeq(quote, "\n") {
+		if l = strings.TrimSuffix(strings.Join(strings.Fields(l), " "), "…"); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return false
+	}
+	marked := make([]viewPara, len(page.Paras))
+	copy(marked, page.Paras)
+	for i := range marked {
+		marked[i].Hit, marked[i].First = false, false
+	}
+	next := 0
+	for _, l := range lines {
+		found := false
+		for i := next; i < len(marked) && !found; i++ {
+			text := strings.Join(strings.Fields(marked[i].Text), " ")
+			at := strings.Index(text, l)
+			if at < 0 || marked[i].Mark != "" {
+				continue
+			}
+			marked[i].Text = text
+			marked[i].Before, marked[i].Mark, marked[i].After = text[:at], l, text[at+len(l):]
+			marked[i].Hit = true
+			next, found = i+1, true
+		}
+		if !found {
+			return false
+		}
+	}
+	for i := range marked {
+		if marked[i].Hit {
+			marked[i].First = true
+			break
+		}
+	}
+	page.Paras = marked
+	return true
 }
 
 // fileLink is the download route of an indexed file, at page for a PDF.
@@ -55,6 +125,9 @@ type viewPara struct {
 	Heading bool
 	Code    bool
 	Hit     bool
+	// Before, Mark and After are Text cut around the quoted sentences
+	// (markQuote): only Mark is highlighted. Mark is "" otherwise.
+	Before, Mark, After string
 	// First marks the first highlighted paragraph (id="passage").
 	First bool
 }
@@ -118,6 +191,39 @@ func (s *server) handleFileView(w http.ResponseWriter, r *http.Request) {
 	}
 	page.Label = label
 	page.Original = fileLink(p, page.Page)
+	markQuote(&page, r.URL.Query().Get("q"))
+	s.render(w, r, http.StatusOK, "view.html", page)
+}
+
+// handlePassageView is GET /passage?src=LABEL&chunk=ID: a cited file's
+// passage for an asker who may not open files (passageLink). It shows the
+// passage as the index stored it (the text answers already quote), under
+// the source's label, with no path and no link to the file; a label that
+// names no file, or two, is not found.
+func (s *server) handlePassageView(w http.ResponseWriter, r *http.Request) {
+	labels, err := s.sourceLabels(r.Context())
+	if err != nil {
+		jsonOrPageError(w, r, http.StatusInternalServerError, "the sources could not be listed")
+		return
+	}
+	want, p, n := r.URL.Query().Get("src"), "", 0
+	for path, label := range labels {
+		if label == want && !isURL(path) {
+			p, n = path, n+1
+		}
+	}
+	var page viewPage
+	ok := n == 1
+	if ok {
+		page, ok = s.storedViewPage(r.Context(), p, r.URL.Query().Get("chunk"))
+	}
+	if !ok {
+		jsonOrPageError(w, r, http.StatusNotFound, "no indexed passage of "+want)
+		return
+	}
+	page.Label = want
+	page.Original = ""
+	markQuote(&page, r.URL.Query().Get("q"))
 	s.render(w, r, http.StatusOK, "view.html", page)
 }
 
@@ -131,6 +237,7 @@ func (s *server) handlePageView(w http.ResponseWriter, r *http.Request) {
 	}
 	page.Label = u
 	page.Original = u
+	markQuote(&page, r.URL.Query().Get("q"))
 	s.render(w, r, http.StatusOK, "view.html", page)
 }
 
