@@ -218,22 +218,27 @@ func citedURLs(cits []SearchHit) []string {
 }
 
 // extractive makes r's answer of quotes (Answer): the quote of the best
-// of the first three passages (the lead of a section whose heading is the
-// question first, then the one holding the most question terms, then
-// retrieval's order), then those of further passages that hold question
-// terms the quotes before them (and their breadcrumbs) lack; the
-// citations are the quoted passages.
+// of the first three passages (not a table of contents, then the lead of a
+// section whose heading is the question, then the one holding the most
+// question terms, then retrieval's order), then those of further passages that hold question
+// terms the quotes before them (and their breadcrumbs) lack, tables of
+// contents never; the citations are the quoted passages.
 func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 	terms := quoteTerms(question)
 	allowed := citedURLs(r.Citations)
-	first, bestLead, bestN := -1, false, -1
+	first, bestLead, bestN, bestContents := -1, false, -1, true
 	for i, c := range r.Citations[:min(len(r.Citations), maxQuotedPassages)] {
 		q, hit, lead := passageQuote(c.Passage, c.Text, terms, hitHeadings(c), o.QuoteCols)
 		if q == "" {
 			continue
 		}
-		if n := countTrue(hit); first < 0 || lead && !bestLead || lead == bestLead && n > bestN {
-			first, bestLead, bestN = i, lead, n
+		// A table of contents names every topic but answers none: it is
+		// quoted only when nothing else is.
+		contents := passageContents(&c)
+		n := countTrue(hit)
+		if first < 0 || bestContents && !contents ||
+			contents == bestContents && (lead && !bestLead || lead == bestLead && n > bestN) {
+			first, bestLead, bestN, bestContents = i, lead, n, contents
 		}
 	}
 	var kept []SearchHit
@@ -255,7 +260,7 @@ func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 		if len(kept) == maxQuotedPassages || countTrue(covered) == len(terms) {
 			break
 		}
-		if i == first {
+		if i == first || passageContents(&c) {
 			continue
 		}
 		q, hit, _ := passageQuote(c.Passage, c.Text, terms, hitHeadings(c), o.QuoteCols*2/3)

@@ -127,12 +127,19 @@ func sameContent(a, b map[string]bool) bool {
 }
 
 // sourceCopy reports whether a hit comes from a plain-text source copy of
-// a page: a .txt file (Sphinx's _sources/*.rst.txt or *.txt, AsciiDoc
-// sources beside their HTML) rather than a rendered page.
+// a page (sourceCopyURL of its URL, else its source).
 func sourceCopy(h SearchHit) bool {
 	u := h.URL
 	if u == "" {
 		u = h.Source
 	}
+	return sourceCopyURL(u)
+}
+
+// sourceCopyURL reports whether u names a plain-text source copy of a
+// page: a .txt file (Sphinx's _sources/*.rst.txt or *.txt, AsciiDoc
+// sources beside their HTML) or anything under _sources/, rather than a
+// rendered page.
+func sourceCopyURL(u string) bool {
 	return strings.HasSuffix(u, ".txt") || strings.Contains(u, "/_sources/")
 }

@@ -141,8 +141,23 @@ func fuseRanked(vector, text, hyde []*ai.Document, f FusionOptions) []fusedHit {
 	}
 	fused := ReciprocalRankFusion(lists, f.RRFK, 0)
 	vr, tr, hr := rankByText(vector), rankByText(text), rankByText(hyde)
+	// A text indexed twice (a page's HTML and its plain-text source copy,
+	// sourceCopyURL) is one hit: the rendered page's.
+	page := map[string]*ai.Document{}
+	for _, l := range [][]*ai.Document{vector, text, hyde} {
+		for _, d := range l {
+			if d != nil && !sourceCopyURL(metaString(d.Metadata, MetaURL)) {
+				if t := DocText(d); page[t] == nil {
+					page[t] = d
+				}
+			}
+		}
+	}
 	out := make([]fusedHit, len(fused))
 	for i, d := range fused {
+		if p := page[d.Text]; p != nil && sourceCopyURL(metaString(d.Doc.Metadata, MetaURL)) {
+			d.Doc = p
+		}
 		out[i] = fusedHit{Doc: d.Doc, Text: d.Text, Score: d.Score, VectorRank: vr[d.Text], TextRank: tr[d.Text], HyDERank: hr[d.Text]}
 	}
 	return out
