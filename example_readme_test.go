@@ -61,15 +61,15 @@ func Example_askYourDocuments() {
 	}
 
 	question := "How much is a day tour?"
-	hits, err := askyourdocs.Search(ctx, store, question, nil) // vector + keyword, fused as the index's embedder implies
+	// Search (vector + keyword, fused as the index's embedder implies), then
+	// the sentences that answer; AnswerOptions.Model makes a model write it.
+	answer, err := askyourdocs.Answer(ctx, store, question, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	best := hits[0]
-	fmt.Println(filepath.Base(best.URL), best.Section)
-	fmt.Println(best.Excerpt)
+	fmt.Println(answer.Text)
+	fmt.Println(filepath.Base(answer.Citations[0].URL), "/", answer.Citations[0].Section)
 	// Output:
-	// rental.md Kayak rental
-	// Prices
-	// A day tour costs 95 euros per person, equipment included.
+	// [1] A day tour costs 95 euros per person, equipment included.
+	// rental.md / Kayak rental
 }
