@@ -135,7 +135,7 @@ func TestSetupLoggingOutputAndRestore(t *testing.T) {
 func TestSetupLoggingErrors(t *testing.T) {
 	for _, cfg := range []LogConfig{{Level: "loud"}, {Format: "xml"}} {
 		if _, err := SetupLogging(cfg); !errors.Is(err, errLogConfig) {
-			t.Errorf("%+v: err = %v, want ErrLogConfig", cfg, err)
+			t.Errorf("%+v: err = %v, want errLogConfig", cfg, err)
 		}
 	}
 	blocker := filepath.Join(t.TempDir(), "file")
