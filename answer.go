@@ -227,6 +227,8 @@ func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 	terms := quoteTerms(question)
 	allowed := citedURLs(r.Citations)
 	first, bestLead, bestN, bestContents := -1, false, -1, true
+	var firstQuote string
+	var firstHit []bool
 	for i, c := range r.Citations[:min(len(r.Citations), maxQuotedPassages)] {
 		q, hit, lead := passageQuote(c.Passage, c.Text, terms, hitHeadings(c), o.QuoteCols)
 		if q == "" {
@@ -239,6 +241,7 @@ func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 		if first < 0 || bestContents && !contents ||
 			contents == bestContents && (lead && !bestLead || lead == bestLead && n > bestN) {
 			first, bestLead, bestN, bestContents = i, lead, n, contents
+			firstQuote, firstHit = q, hit
 		}
 	}
 	var kept []SearchHit
@@ -252,9 +255,7 @@ func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 		kept = append(kept, c)
 	}
 	if first >= 0 {
-		c := r.Citations[first]
-		q, hit, _ := passageQuote(c.Passage, c.Text, terms, hitHeadings(c), o.QuoteCols)
-		quote(c, q, hit)
+		quote(r.Citations[first], firstQuote, firstHit)
 	}
 	for i, c := range r.Citations {
 		if len(kept) == maxQuotedPassages || countTrue(covered) == len(terms) {

@@ -40,7 +40,7 @@ func answerPassages(hits []SearchHit, n int, terms []excerptTerm) []SearchHit {
 			// One passage per section: when the section's heading is the
 			// question, the one that starts it (holds the heading line),
 			// whose first sentences are its lead.
-			if i >= 0 && startsSection(h, terms) && !startsSection(used[i], terms) {
+			if startsSection(h, terms) && !startsSection(used[i], terms) {
 				used[i], words[i] = h, passageWords(h.Passage)
 			}
 			continue
