@@ -138,7 +138,7 @@ func levelReason(e ConfidenceEvidence, l ConfidenceLevel) string {
 	case e.VectorRank > calibratedMediumVectorRank:
 		return "the vector search ranks other passages first"
 	}
-	return fmt.Sprintf("few of the question's words stand in it (evidence %d of the %d needed)", e.Evidence, calibratedMediumEvidence)
+	return fmt.Sprintf("few of the question's words stand in it: evidence %d, %d needed", e.Evidence, calibratedMediumEvidence)
 }
 
 // rerankLevel is the level of a reranker's 0-10 score: the spec's
