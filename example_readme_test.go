@@ -33,7 +33,7 @@ func writeReadmeDocs() string {
 }
 
 // Example_askYourDocuments is the README's happy path: index a folder's
-// documents into the embedded SQLite store with the built-in embedder (no
+// documents (IndexFolder) into the embedded SQLite store with the built-in embedder (no
 // model server, no database server), then answer a question with hybrid
 // search (Search): vector and keyword results fused as the index's
 // embedder implies.
@@ -50,14 +50,10 @@ func Example_askYourDocuments() {
 	}
 	defer store.Close()
 
-	for _, name := range []string{"rental.md", "hours.txt"} {
-		src, err := askyourdocs.NewFileSource(filepath.Join(docs, name))
-		if err != nil {
-			log.Fatal(err)
-		}
-		if _, _, err := askyourdocs.IndexSource(ctx, store, src, 1200, 150, nil); err != nil {
-			log.Fatal(err)
-		}
+	// Every document of the folder; run it again after a change: unchanged
+	// chunks are not embedded again, deleted files leave the index.
+	if _, err := askyourdocs.IndexFolder(ctx, store, docs, nil); err != nil {
+		log.Fatal(err)
 	}
 
 	question := "How much is a day tour?"

@@ -154,6 +154,11 @@ var (
 	// unless the source says otherwise, see ChunkLimiter). Nothing is embedded
 	// or written then; the message names the limit.
 	ErrTooManyChunks = errors.New("too many chunks for one document")
+
+	// ErrSymlinkOutside is the Err of a FolderResult.NotFollowed entry
+	// whose target lies outside the folder: IndexFolder follows it only
+	// with FolderOptions.FollowSymlinksOutside.
+	ErrSymlinkOutside = errors.New("symlink out of folder")
 )
 
 // errRecorderWrite is returned by the VectorStore IndexSource passes to a

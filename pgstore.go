@@ -34,7 +34,7 @@ import (
 // transaction holding an advisory lock per source, so readers and a writer
 // killed at any moment see a source wholly old or wholly new. It never holds
 // a transaction open while it waits for the embedder. Bulk writes use COPY
-// where the server takes it (see PgvecWriteMethod).
+// where the server takes it (see pgvecWriteMethod).
 type PgvecStore struct {
 	// Retriever runs an unfiltered similarity search; it is registered in
 	// the Genkit instance as "pgvector/<name>". Its request options may be
@@ -60,8 +60,8 @@ type PgvecStore struct {
 	// info caches the IndexInfo record once read.
 	info indexInfoCache
 
-	writeMethod   PgvecWriteMethod
-	noCopy        atomic.Bool // the server refused COPY (PgvecWriteAuto)
+	writeMethod   pgvecWriteMethod
+	noCopy        atomic.Bool // the server refused COPY (pgvecWriteAuto)
 	efSearch      int
 	iterativeScan string
 	// replaceHook, when set (by tests), runs inside a source replacement's
@@ -99,9 +99,11 @@ type PgvecOptions struct {
 	// ReembedProgress, when not nil, is called after every committed batch
 	// of a re-embedding migration with the chunks done and the total.
 	ReembedProgress func(done, total int)
-	// WriteMethod is how Index and source replacement write rows: COPY
-	// through a staging table or multi-row INSERT; default PgvecWriteAuto.
-	WriteMethod PgvecWriteMethod
+	// writeMethod is how Index and source replacement write rows: COPY
+	// through a staging table or multi-row INSERT. Apps get
+	// pgvecWriteAuto (docs/postgres.md, "Writes"); the tests and
+	// benchmarks set the others to compare them.
+	writeMethod pgvecWriteMethod
 	// EfSearch is hnsw.ef_search for similarity searches, the size of the
 	// HNSW candidate list: higher finds more of the true nearest neighbours
 	// and is slower (see docs/postgres.md for the measured curve). 0 means
@@ -187,8 +189,8 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		return nil, fmt.Errorf("new pgvector store %q: EfSearch %d out of range 1..1000", name, o.EfSearch)
 	case !pgvecIterativeScans[o.IterativeScan]:
 		return nil, fmt.Errorf("new pgvector store %q: IterativeScan %q, want off, relaxed_order or strict_order", name, o.IterativeScan)
-	case o.WriteMethod < PgvecWriteAuto || o.WriteMethod > PgvecWriteInsert:
-		return nil, fmt.Errorf("new pgvector store %q: unknown %v", name, o.WriteMethod)
+	case o.writeMethod < pgvecWriteAuto || o.writeMethod > pgvecWriteInsert:
+		return nil, fmt.Errorf("new pgvector store %q: unknown %v", name, o.writeMethod)
 	case o.OnDimensionChange < PgvecReembed || o.OnDimensionChange > PgvecDeleteOnDimensionChange:
 		return nil, fmt.Errorf("new pgvector store %q: unknown %v", name, o.OnDimensionChange)
 	case o.ReembedBatch < 0:
@@ -211,7 +213,7 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		vec:      pgvecVectorFor(embeddingDim),
 		embName:  emb.Name(),
 
-		writeMethod:   o.WriteMethod,
+		writeMethod:   o.writeMethod,
 		efSearch:      o.EfSearch,
 		iterativeScan: o.IterativeScan,
 	}

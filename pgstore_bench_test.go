@@ -94,14 +94,14 @@ func BenchmarkPgvecIndex(b *testing.B) {
 	const dim = 768
 	docs, emb := pgBenchCorpus(n, dim)
 	for _, hnsw := range []bool{true, false} {
-		for _, m := range []PgvecWriteMethod{PgvecWriteCopy, PgvecWriteInsert} {
+		for _, m := range []pgvecWriteMethod{pgvecWriteCopy, pgvecWriteInsert} {
 			name := m.String() + "/hnsw"
 			if !hnsw {
 				name = m.String() + "/noindex"
 			}
 			b.Run(name, func(b *testing.B) {
 				ctx := context.Background()
-				s := pgTestStoreWith(b, emb, dim, &PgvecOptions{WriteMethod: m})
+				s := pgTestStoreWith(b, emb, dim, &PgvecOptions{writeMethod: m})
 				if !hnsw {
 					if _, err := s.Pool.Exec(ctx, `DROP INDEX `+pgvecIdent(s.names.hnsw)); err != nil {
 						b.Fatal(err)
@@ -126,9 +126,9 @@ func BenchmarkPgvecIndex(b *testing.B) {
 	// custom text search configuration (a copy of simple), for which the
 	// store writes no keyword postings: what the postings cost.
 	for _, c := range []struct {
-		m      PgvecWriteMethod
+		m      pgvecWriteMethod
 		config string
-	}{{PgvecWriteCopy, ""}, {PgvecWriteInsert, ""}, {PgvecWriteCopy, "ayd_bench_simple"}} {
+	}{{pgvecWriteCopy, ""}, {pgvecWriteInsert, ""}, {pgvecWriteCopy, "ayd_bench_simple"}} {
 		name := c.m.String() + "/noindex/onecall"
 		if c.config != "" {
 			name += "/nopostings"
@@ -138,7 +138,7 @@ func BenchmarkPgvecIndex(b *testing.B) {
 			if c.config != "" {
 				pgTestTextConfig(b, c.config, "simple")
 			}
-			s := pgTestStoreWith(b, emb, dim, &PgvecOptions{WriteMethod: c.m, TextSearchConfig: c.config})
+			s := pgTestStoreWith(b, emb, dim, &PgvecOptions{writeMethod: c.m, TextSearchConfig: c.config})
 			if _, err := s.Pool.Exec(ctx, `DROP INDEX `+pgvecIdent(s.names.hnsw)); err != nil {
 				b.Fatal(err)
 			}
@@ -243,7 +243,7 @@ func BenchmarkPgvecScale(b *testing.B) {
 		b.Cleanup(func() { s.Close() })
 		return s
 	}
-	s := open(&PgvecOptions{WriteMethod: PgvecWriteCopy})
+	s := open(&PgvecOptions{writeMethod: pgvecWriteCopy})
 	if _, err := s.Pool.Exec(ctx, `DROP INDEX `+pgvecIdent(s.names.hnsw)); err != nil {
 		b.Fatal(err)
 	}
@@ -335,14 +335,14 @@ func BenchmarkPgvecScale(b *testing.B) {
 		b.ReportMetric(float64(w)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		b.ReportMetric(float64(n), "rows")
 	}
-	writers := map[PgvecWriteMethod]*PgvecStore{PgvecWriteCopy: s, PgvecWriteInsert: open(&PgvecOptions{WriteMethod: PgvecWriteInsert})}
+	writers := map[pgvecWriteMethod]*PgvecStore{pgvecWriteCopy: s, pgvecWriteInsert: open(&PgvecOptions{writeMethod: pgvecWriteInsert})}
 	for _, index := range []string{"hnsw", "noindex"} {
 		if index == "noindex" {
 			if _, err := s.Pool.Exec(ctx, `DROP INDEX `+pgvecIdent(s.names.hnsw)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		for _, m := range []PgvecWriteMethod{PgvecWriteCopy, PgvecWriteInsert} {
+		for _, m := range []pgvecWriteMethod{pgvecWriteCopy, pgvecWriteInsert} {
 			b.Run("write/"+m.String()+"/"+index, func(b *testing.B) { write(b, writers[m]) })
 		}
 	}

@@ -28,17 +28,6 @@ const (
 	PgvecDeleteOnDimensionChange
 )
 
-// String returns the policy's name.
-func (p PgvecDimensionPolicy) String() string {
-	switch p {
-	case PgvecReembed:
-		return "reembed"
-	case PgvecDeleteOnDimensionChange:
-		return "delete"
-	}
-	return fmt.Sprintf("PgvecDimensionPolicy(%d)", int(p))
-}
-
 // pgvecReembedBatch is the default number of chunks a re-embedding
 // migration embeds and commits per transaction.
 const pgvecReembedBatch = 500

@@ -101,7 +101,7 @@ func TestPgvecStoreFilteredRetrieveReturnsK(t *testing.T) {
 	if _, err := s.retrieveWhere(ctx, q, k, 0, "", []any{1}); err == nil {
 		t.Error("extraArgs without extraWhere: no error")
 	}
-	for _, o := range []PgvecOptions{{EfSearch: 1001}, {IterativeScan: "sometimes"}, {WriteMethod: 7}} {
+	for _, o := range []PgvecOptions{{EfSearch: 1001}, {IterativeScan: "sometimes"}, {writeMethod: 7}} {
 		if _, err := NewPgvecStoreWithOptions(ctx, nil, name, emb, dsn, 32, &o); err == nil {
 			t.Errorf("options %+v: no error", o)
 		}
@@ -120,10 +120,10 @@ func TestPgvecStoreWriteMethods(t *testing.T) {
 		changed[i] = ai.DocumentFromText(DocText(d), map[string]any{MetaSource: "src", MetaURL: "u", "rev": 2})
 	}
 	var tables []map[string]string
-	for _, m := range []PgvecWriteMethod{PgvecWriteCopy, PgvecWriteInsert, PgvecWriteAuto} {
+	for _, m := range []pgvecWriteMethod{pgvecWriteCopy, pgvecWriteInsert, pgvecWriteAuto} {
 		name := pgTestStoreName(t)
 		pgTestDropStore(t, dsn, name)
-		s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(16), dsn, 16, &PgvecOptions{WriteMethod: m})
+		s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(16), dsn, 16, &PgvecOptions{writeMethod: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,8 +173,8 @@ func TestPgvecStoreWriteMethods(t *testing.T) {
 const pgvecRefusedBase = 2500
 
 // TestPgvecStoreCopyRefused connects as a role that may not create
-// temporary tables, so COPY's staging table is refused: PgvecWriteAuto
-// falls back to INSERT (and logs it once), PgvecWriteCopy fails, nothing
+// temporary tables, so COPY's staging table is refused: pgvecWriteAuto
+// falls back to INSERT (and logs it once), pgvecWriteCopy fails, nothing
 // half-written stays.
 func TestPgvecStoreCopyRefused(t *testing.T) {
 	ctx := context.Background()
@@ -239,25 +239,25 @@ func TestPgvecStoreCopyRefused(t *testing.T) {
 		t.Errorf("%d rows after the fallback writes, want %d", n, pgvecRefusedBase+2*pgvecCopyMinRows)
 	}
 
-	strict, err := NewPgvecStoreWithOptions(ctx, nil, "refused", newTestEmbedder(16), dsn, 16, &PgvecOptions{WriteMethod: PgvecWriteCopy})
+	strict, err := NewPgvecStoreWithOptions(ctx, nil, "refused", newTestEmbedder(16), dsn, 16, &PgvecOptions{writeMethod: pgvecWriteCopy})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer strict.Close()
 	err = strict.Index(ctx, pgTestDocs("src", "strict", 100))
 	if err == nil || !strings.Contains(err.Error(), "staging table") {
-		t.Errorf("PgvecWriteCopy on a server refusing COPY: err = %v", err)
+		t.Errorf("pgvecWriteCopy on a server refusing COPY: err = %v", err)
 	}
 	if n := pgTestCount(t, s); n != pgvecRefusedBase+2*pgvecCopyMinRows {
 		t.Errorf("%d rows after the refused COPY, want the %d from before", n, pgvecRefusedBase+2*pgvecCopyMinRows)
 	}
 	if got := slices.Collect(func(yield func(string) bool) {
-		for _, m := range []PgvecWriteMethod{PgvecWriteAuto, PgvecWriteCopy, PgvecWriteInsert, 9} {
+		for _, m := range []pgvecWriteMethod{pgvecWriteAuto, pgvecWriteCopy, pgvecWriteInsert, 9} {
 			if !yield(m.String()) {
 				return
 			}
 		}
-	}); !slices.Equal(got, []string{"auto", "copy", "insert", "PgvecWriteMethod(9)"}) {
+	}); !slices.Equal(got, []string{"auto", "copy", "insert", "pgvecWriteMethod(9)"}) {
 		t.Errorf("String() = %q", got)
 	}
 }

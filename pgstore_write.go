@@ -9,36 +9,36 @@ import (
 	"github.com/pgvector/pgvector-go"
 )
 
-// PgvecWriteMethod selects how a PgvecStore writes chunk rows.
-type PgvecWriteMethod int
+// pgvecWriteMethod selects how a PgvecStore writes chunk rows.
+type pgvecWriteMethod int
 
 const (
-	// PgvecWriteAuto (the default) writes with COPY into a temporary
+	// pgvecWriteAuto (the default) writes with COPY into a temporary
 	// staging table when a call writes at least pgvecCopyMinRows rows, and
 	// with multi-row INSERT statements otherwise. A server that refuses
 	// COPY (PGlite, some proxies) makes the store fall back to INSERT for
 	// the rest of its life, with one warning.
-	PgvecWriteAuto PgvecWriteMethod = iota
-	// PgvecWriteCopy always writes with COPY, never falling back.
-	PgvecWriteCopy
-	// PgvecWriteInsert always writes with multi-row INSERT statements.
-	PgvecWriteInsert
+	pgvecWriteAuto pgvecWriteMethod = iota
+	// pgvecWriteCopy always writes with COPY, never falling back.
+	pgvecWriteCopy
+	// pgvecWriteInsert always writes with multi-row INSERT statements.
+	pgvecWriteInsert
 )
 
 // String returns the method's name as the benchmarks and logs show it.
-func (m PgvecWriteMethod) String() string {
+func (m pgvecWriteMethod) String() string {
 	switch m {
-	case PgvecWriteAuto:
+	case pgvecWriteAuto:
 		return "auto"
-	case PgvecWriteCopy:
+	case pgvecWriteCopy:
 		return "copy"
-	case PgvecWriteInsert:
+	case pgvecWriteInsert:
 		return "insert"
 	}
-	return fmt.Sprintf("PgvecWriteMethod(%d)", int(m))
+	return fmt.Sprintf("pgvecWriteMethod(%d)", int(m))
 }
 
-// pgvecCopyMinRows is the smallest write for which PgvecWriteAuto uses COPY:
+// pgvecCopyMinRows is the smallest write for which pgvecWriteAuto uses COPY:
 // below it the temporary table costs more than COPY saves.
 const pgvecCopyMinRows = 1000
 
@@ -62,7 +62,7 @@ func (s *PgvecStore) writeRows(ctx context.Context, tx pgx.Tx, rows []*pgvecRow,
 		return nil
 	}
 	s.analyzeTerms(rows)
-	if bulk && s.writeMethod != PgvecWriteInsert && !s.noCopy.Load() {
+	if bulk && s.writeMethod != pgvecWriteInsert && !s.noCopy.Load() {
 		done, err := s.copyNew(ctx, tx, rows)
 		if err != nil || done {
 			return err
@@ -70,13 +70,13 @@ func (s *PgvecStore) writeRows(ctx context.Context, tx pgx.Tx, rows []*pgvecRow,
 	}
 	useCopy := false
 	switch s.writeMethod {
-	case PgvecWriteCopy:
+	case pgvecWriteCopy:
 		useCopy = true
-	case PgvecWriteAuto:
+	case pgvecWriteAuto:
 		useCopy = len(rows) >= pgvecCopyMinRows && !s.noCopy.Load()
 	}
 	if useCopy {
-		if s.writeMethod == PgvecWriteCopy {
+		if s.writeMethod == pgvecWriteCopy {
 			return s.copyRows(ctx, tx, rows)
 		}
 		// A savepoint, so that a refused COPY leaves the transaction usable.
@@ -96,7 +96,7 @@ func (s *PgvecStore) writeRows(ctx context.Context, tx pgx.Tx, rows []*pgvecRow,
 		}
 		// INSERT took what COPY refused: the server does not do COPY.
 		if !s.noCopy.Swap(true) {
-			slog.Warn("pgvector store: the server refused COPY, writing with INSERT from now on; set PgvecOptions.WriteMethod to PgvecWriteInsert to skip the attempt",
+			slog.Warn("pgvector store: the server refused COPY, writing with INSERT from now on; set PgvecOptions.writeMethod to pgvecWriteInsert to skip the attempt",
 				"store", s.name, "err", copyErr)
 		}
 		return nil

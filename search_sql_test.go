@@ -267,7 +267,7 @@ func TestKeywordSearchSQLStoresApart(t *testing.T) {
 func TestKeywordSearchSQLOwnTracer(t *testing.T) {
 	ctx := context.Background()
 	tr := &searchSQLCountingTracer{}
-	s := searchSQLTestStore(t, &PgvecOptions{Tracer: tr, WriteMethod: PgvecWriteCopy})
+	s := searchSQLTestStore(t, &PgvecOptions{Tracer: tr, writeMethod: pgvecWriteCopy})
 	got, err := KeywordSearchSQL(ctx, s.Pool, "contract", 0, "", nil, "", nil)
 	if err != nil || len(got) == 0 {
 		t.Fatalf("KeywordSearchSQL with the app's tracer: %d docs, %v", len(got), err)
@@ -278,7 +278,7 @@ func TestKeywordSearchSQLOwnTracer(t *testing.T) {
 	if err := s.Pool.SendBatch(ctx, b).Close(); err != nil {
 		t.Fatal(err)
 	}
-	// The store wrote its chunks with COPY (PgvecWriteCopy): copies counted.
+	// The store wrote its chunks with COPY (pgvecWriteCopy): copies counted.
 	for name, n := range map[string]int64{"query": tr.queries.Load(), "batch query": tr.batchQueries.Load(),
 		"copy": tr.copies.Load(), "acquire": tr.acquires.Load(), "release": tr.releases.Load()} {
 		if n == 0 {

@@ -211,10 +211,13 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-// indexJob is one file or page to index.
+// indexJob is one file or page to index, or a folder to sync.
 type indexJob struct {
 	display string
 	src     *docSource
+	// folder, when set, is the absolute folder this job syncs with
+	// askyourdocs.IndexFolder (src is nil then).
+	folder string
 }
 
 // defaultMaxChunks is --max-chunks' default: the engine's own limit when a
@@ -259,7 +262,6 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	rep := newIndexReport()
 	var jobs []indexJob
 	var seeds []string
-	var folders []*collected
 	var hints []string
 	for _, p := range pos {
 		switch {
@@ -268,7 +270,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		case isURL(p):
 			jobs = append(jobs, indexJob{display: p, src: newPageSource(pages, p)})
 		default:
-			found, err := collectFiles(p, excludes, rep.Skipped, *outside)
+			job, err := collectArg(p, rep.Skipped)
 			if err != nil {
 				rep.Failed = append(rep.Failed, failedSource{Source: p, URL: absoluteOf(p), Reason: err.Error()})
 				if h := errorHint(err); h != "" {
@@ -276,8 +278,9 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 				}
 				continue
 			}
-			jobs = append(jobs, found.jobs...)
-			folders = append(folders, found)
+			if job != nil {
+				jobs = append(jobs, *job)
+			}
 		}
 	}
 	if *crawl && len(seeds) == 0 {
@@ -289,9 +292,6 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	for _, f := range folders {
-		logSkippedLinks(f)
-	}
 	rep.Store, rep.Embedder = storeLabel(b.store), b.manifest.Embedder
 	before, err := b.store.Sources(ctx)
 	if err != nil {
@@ -299,7 +299,12 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	}
 	oldChunks := chunksByURL(before)
 
-	total := len(jobs)
+	total := 0
+	for _, j := range jobs {
+		if j.folder == "" {
+			total++ // a folder's files count once it is walked
+		}
+	}
 	if len(seeds) > 0 {
 		total += *maxPages
 	}
@@ -307,26 +312,18 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	if len(seeds) > 0 && len(jobs) == 0 {
 		prog.unit, prog.units = "page", "pages"
 	}
-	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap, maxChunks: *maxChunks, lastFlush: time.Now(), oldChunks: oldChunks}
+	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap, maxChunks: *maxChunks, lastFlush: time.Now(), oldChunks: oldChunks,
+		excludes: excludes, outside: *outside}
 
 	// One bulk run: the local store writes its file once at the end (and
 	// every flushInterval, bounding what a crash could lose) instead of once
 	// per source, which made large folders quadratic.
-	stopPrefetch := prefetchFiles(ctx, jobs)
-	defer stopPrefetch()
 	if err := b.store.bulk(func() error {
-		defer stopPrefetch()
-		for _, j := range jobs {
-			if ctx.Err() != nil {
-				break
-			}
-			ix.indexOne(ctx, j.display, j.src)
+		if err := ix.indexJobs(ctx, jobs); err != nil {
+			return err
 		}
 		if len(seeds) > 0 && ctx.Err() == nil && rep.Interrupted == "" {
 			ix.crawl(ctx, seeds, *maxPages, *maxDepth, *delay)
-		}
-		if ctx.Err() == nil && rep.Interrupted == "" {
-			return ix.sync(ctx, folders, before)
 		}
 		return nil
 	}); err != nil {
@@ -382,53 +379,157 @@ type indexer struct {
 	lastFlush time.Time
 	// oldChunks is the number of chunks of each url before the run.
 	oldChunks map[string]int
+	// excludes and outside are the folder rules of --exclude and
+	// --follow-symlinks-outside.
+	excludes []string
+	outside  bool
+}
+
+// indexJobs runs jobs in order: files and pages through indexOne, folders
+// through indexFolder. It stops at Ctrl-C and returns only a store error
+// that ends the run.
+func (ix *indexer) indexJobs(ctx context.Context, jobs []indexJob) error {
+	for _, j := range jobs {
+		if ctx.Err() != nil || ix.rep.Interrupted != "" {
+			return nil
+		}
+		if j.folder == "" {
+			ix.indexOne(ctx, j.display, j.src)
+			continue
+		}
+		if err := ix.indexFolder(ctx, j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexFolder syncs one folder with askyourdocs.IndexFolder, reporting
+// each file as indexOne does and each file gone from it as removed. A
+// folder that cannot be walked is a failed source; a store that cannot
+// remove a gone file ends the run.
+func (ix *indexer) indexFolder(ctx context.Context, j indexJob) error {
+	display := func(p string) string {
+		if r, err := filepath.Rel(j.folder, p); err == nil {
+			return filepath.Join(j.display, r)
+		}
+		return p
+	}
+	var paths []string
+	next := 0
+	embedded := ix.b.emb.docs.Load()
+	res, err := askyourdocs.IndexFolder(ctx, ix.b.store, j.folder, &askyourdocs.FolderOptions{
+		Exclude: ix.excludes, FollowSymlinksOutside: ix.outside, ChunkSize: ix.chunkSize, ChunkOverlap: ix.overlap,
+		OCR: cliOCR(), MaxChunks: ix.maxChunks,
+		Source: func(p, folder string) askyourdocs.IngestSource {
+			src := newFileSource(p, folder, fileKind(p))
+			src.maxChunks = ix.maxChunks
+			return src
+		},
+		OnWalk: func(files []string) {
+			paths = files
+			ix.prog.setTotal(ix.prog.total + len(files))
+			if len(files) > 0 {
+				ix.prog.begin(display(files[0]))
+			}
+		},
+		OnFile: func(f askyourdocs.FolderFile) {
+			if f.Removed {
+				ix.rep.Deleted += f.Deleted
+				ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: f.Path, Display: shortPath(f.Path, j.folder)})
+				ix.prog.note(fmt.Sprintf("removed %s (%s): no longer in %s", printable(shortPath(f.Path, j.folder)),
+					count(f.Deleted, "chunk", "chunks"), printable(displayPath(j.folder))))
+				return
+			}
+			now := ix.b.emb.docs.Load()
+			ix.record(ctx, display(f.Path), f.Path, f.Chunks, f.Deleted, int(now-embedded), f.Err)
+			embedded = now
+			if next++; next < len(paths) {
+				ix.prog.begin(display(paths[next]))
+			}
+			ix.flushIfDue(display(f.Path))
+		},
+	})
+	if res != nil {
+		for k, n := range res.Skipped {
+			ix.rep.Skipped[k] += n
+		}
+		logSkippedLinks(res)
+	}
+	switch {
+	case err == nil, ctx.Err() != nil:
+		return nil
+	case res == nil:
+		ix.addFailureAt(j.display, j.folder, err.Error())
+		return nil
+	}
+	return err
 }
 
 // flushInterval is how often a long index run persists what it has done.
 const flushInterval = 30 * time.Second
 
-// indexOne indexes one source; a failure is recorded, a document without
-// text is reported as empty (and its old chunks removed), Ctrl-C marks the
-// source as interrupted (IndexSource has rolled it back).
+// indexOne indexes one file or page source and records its outcome.
 func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource) (int, error) {
 	ix.prog.begin(display)
 	src.maxChunks = ix.maxChunks
-	if time.Since(ix.lastFlush) > flushInterval {
-		// A failed intermediate save is a reported failure (exit 1), and
-		// the source is still indexed: the final save writes it.
-		if err := ix.b.store.flush(); err != nil {
-			ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: "(saving the index before " + display + ")", Reason: err.Error()})
-		}
-		ix.lastFlush = time.Now()
-	}
+	ix.flushIfDue(display)
 	before := ix.b.emb.docs.Load()
 	n, deleted, err := askyourdocs.IndexSource(ctx, ix.b.store, src, ix.chunkSize, ix.overlap, nil)
-	embedded := int(ix.b.emb.docs.Load() - before)
+	if err != nil && ctx.Err() == nil && (errors.Is(err, askyourdocs.ErrNoDocuments) || errors.Is(err, askyourdocs.ErrNoText)) {
+		// Nothing to index, which stays so on every re-run: the old
+		// chunks go (as IndexFolder does for a folder's files).
+		if removed, derr := ix.b.store.DeleteByURL(ctx, src.url); derr == nil {
+			deleted = removed
+		}
+	}
+	ix.record(ctx, display, src.url, n, deleted, int(ix.b.emb.docs.Load()-before), err)
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// flushIfDue persists what a long run holds in memory once flushInterval
+// has passed (before the source display). A failed intermediate save is a
+// reported failure (exit 1), and the sources are still indexed: the final
+// save writes them.
+func (ix *indexer) flushIfDue(display string) {
+	if time.Since(ix.lastFlush) <= flushInterval {
+		return
+	}
+	if err := ix.b.store.flush(); err != nil {
+		ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: "(saving the index before " + display + ")", Reason: err.Error()})
+	}
+	ix.lastFlush = time.Now()
+}
+
+// record adds the outcome of one source (n chunks, deleted old ones,
+// embedded of them newly embedded, or err) to the report and the
+// progress: a failure is recorded, a document without text is reported
+// as empty (its old chunks were removed), Ctrl-C marks the source as
+// interrupted (IndexSource has rolled it back).
+func (ix *indexer) record(ctx context.Context, display, url string, n, deleted, embedded int, err error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			ix.rep.Interrupted = display
 			ix.prog.done(display, 0, "interrupted, rolled back")
-			return 0, err
+			return
 		}
 		if errors.Is(err, askyourdocs.ErrNoDocuments) || errors.Is(err, askyourdocs.ErrNoText) {
-			// Nothing to index, which is not an error: an empty document
-			// stays empty on every re-run. Its old chunks go.
-			removed, derr := ix.b.store.DeleteByURL(ctx, src.url)
-			if derr == nil {
-				ix.rep.Deleted += removed
-			}
+			ix.rep.Deleted += deleted
 			reason := explainIndexError(err)
-			ix.rep.Empty = append(ix.rep.Empty, failedSource{Source: display, URL: src.url, Reason: reason})
+			ix.rep.Empty = append(ix.rep.Empty, failedSource{Source: display, URL: url, Reason: reason})
 			ix.prog.done(display, 0, "skipped: "+reason)
-			return 0, nil
+			return
 		}
-		ix.addFailureAt(display, src.url, explainIndexError(err))
-		return 0, err
+		ix.addFailureAt(display, url, explainIndexError(err))
+		return
 	}
 	// The store reports every old chunk it rewrote as deleted, also those
 	// whose text is unchanged (only their metadata moved); count what
 	// really went: the old chunks whose text is no longer there.
-	old, known := ix.oldChunks[src.url]
+	old, known := ix.oldChunks[url]
 	removed := max(0, min(old-(n-embedded), deleted))
 	// Only a source that was kept counts its embeddings: a failed or
 	// interrupted one was rolled back, its vectors thrown away.
@@ -445,7 +546,6 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 		note = count(n, "chunk", "chunks") + ", unchanged"
 	}
 	ix.prog.done(display, n, note)
-	return n, nil
 }
 
 // chunksByURL returns the number of chunks of each source URL in sources,
@@ -476,32 +576,6 @@ func (ix *indexer) addFailureAt(display, url, reason string) {
 	}
 	ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: display, URL: url, Reason: reason})
 	ix.prog.fail(display, reason)
-}
-
-// sync removes the chunks of files that were indexed from one of the
-// folders but are no longer found in it (deleted, moved or now excluded).
-// A folder that could not be read completely is left alone.
-func (ix *indexer) sync(ctx context.Context, folders []*collected, before []askyourdocs.Source) error {
-	for _, f := range folders {
-		if !f.complete || f.root() == "" {
-			continue
-		}
-		root := f.root()
-		prefix := strings.TrimSuffix(root, string(filepath.Separator)) + string(filepath.Separator)
-		for _, s := range before {
-			if isURL(s.URL) || !strings.HasPrefix(s.URL, prefix) || f.found[s.URL] {
-				continue
-			}
-			n, err := ix.b.store.DeleteByURL(ctx, s.URL)
-			if err != nil {
-				return fmt.Errorf("remove %s: %w", s.URL, err)
-			}
-			ix.rep.Deleted += n
-			ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: s.URL, Display: shortPath(s.URL, root)})
-			ix.prog.note(fmt.Sprintf("removed %s (%s): no longer in %s", printable(shortPath(s.URL, root)), count(n, "chunk", "chunks"), printable(displayPath(root))))
-		}
-	}
-	return nil
 }
 
 // crawl runs one crawl over seeds, indexing each page as its own source

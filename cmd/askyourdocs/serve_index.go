@@ -51,23 +51,27 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 	rep := newIndexReport()
 	var jobs []indexJob
 	for _, p := range in.Paths {
-		found, err := collectFiles(p, nil, rep.Skipped, false)
+		job, err := collectArg(p, rep.Skipped)
 		if err != nil {
 			rep.Failed = append(rep.Failed, failedSource{Source: s.displayName(p), Reason: err.Error()})
 			continue
 		}
-		logSkippedLinks(found)
-		for i := range found.jobs {
-			found.jobs[i].display = s.displayName(found.jobs[i].src.url)
+		if job != nil {
+			job.display = s.displayName(p)
+			jobs = append(jobs, *job)
 		}
-		jobs = append(jobs, found.jobs...)
 	}
 	if !in.Crawl {
 		for _, u := range in.URLs {
 			jobs = append(jobs, indexJob{display: u, src: newPageSource(s.pages, u)})
 		}
 	}
-	total := len(jobs)
+	total := 0
+	for _, j := range jobs {
+		if j.folder == "" {
+			total++ // a folder's files count once it is walked
+		}
+	}
 	maxPages := cmp0(in.MaxPages, defaultServeCrawlPages)
 	if in.Crawl {
 		total += maxPages
@@ -83,11 +87,8 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 	ix := &indexer{b: s.b, rep: rep, prog: newProgress(lw, total, true), chunkSize: defaultChunkSize,
 		overlap: defaultChunkOverlap, lastFlush: time.Now(), oldChunks: chunksByURL(before)}
 	err = s.b.store.bulk(func() error {
-		for _, j := range jobs {
-			if ctx.Err() != nil {
-				break
-			}
-			ix.indexOne(ctx, j.display, j.src)
+		if err := ix.indexJobs(ctx, jobs); err != nil {
+			return err
 		}
 		if in.Crawl && len(in.URLs) > 0 && ctx.Err() == nil {
 			ix.crawl(ctx, in.URLs, maxPages, cmp0(in.MaxDepth, defaultServeCrawlDepth), cmp0(in.DelayMs, 250))
