@@ -40,7 +40,7 @@
 //     [HTMLToStructuredText] (web_html*.go)
 //   - crawl*.go: [RunCrawl]: fetching, links, URLs, robots.txt, boilerplate, cache
 //   - chunk*.go: the builder behind [BuildChunks] (declared, with [Chunk], in document.go)
-//   - ingest*.go: [IngestSource], [IndexSource], [FileSource], [IndexFolder]
+//   - ingest*.go: [IngestSource], [IndexSource], [FileSource], [IndexFolder], [WatchFolder]
 //   - embed*.go: embedding helpers, prefixes, [NewLocalEmbedder]
 //   - store.go: the [VectorStore] interface and shared store helpers
 //   - store_searcher.go: the [Searcher] read interface every store implements

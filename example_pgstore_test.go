@@ -24,8 +24,8 @@ func ExampleNewPgvecStore() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	// A changed embedding dimension was migrated on open (the default
-	// PgvecReembed keeps every chunk and re-embeds it); the log says so.
+	// A changed embedding dimension was migrated on open (by default
+	// every chunk is kept and re-embedded); the log says so.
 
 	// Index through IndexSource (diffed: unchanged chunks are not embedded
 	// again) or directly:

@@ -28,6 +28,8 @@ require (
 
 require github.com/abadojack/whatlanggo v1.0.1
 
+require github.com/fsnotify/fsnotify v1.10.1
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect

@@ -134,12 +134,19 @@ type FolderResult struct {
 // done (finished files are kept; the interrupted one is rolled back and
 // listed with the context's error) and nothing was removed.
 func IndexFolder(ctx context.Context, store Searcher, dir string, opts *FolderOptions) (*FolderResult, error) {
-	if store == nil {
-		return nil, errors.New("index folder: store must not be nil")
-	}
 	var o FolderOptions
 	if opts != nil {
 		o = *opts
+	}
+	return indexFolder(ctx, store, dir, &o, nil)
+}
+
+// indexFolder is IndexFolder; when changed is not nil, only the files it
+// reports true for are indexed (the others are known to be unchanged),
+// while the walk and the removal of gone files cover the whole folder.
+func indexFolder(ctx context.Context, store Searcher, dir string, o *FolderOptions, changed func(path string) bool) (*FolderResult, error) {
+	if store == nil {
+		return nil, errors.New("index folder: store must not be nil")
 	}
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -149,19 +156,23 @@ func IndexFolder(ctx context.Context, store Searcher, dir string, opts *FolderOp
 	if err != nil {
 		return nil, fmt.Errorf("index folder %q: %w", dir, err)
 	}
+	files := scan.files
+	if changed != nil {
+		files = slices.DeleteFunc(slices.Clone(files), func(p string) bool { return !changed(p) })
+	}
 	res := &FolderResult{Folder: root, Skipped: scan.skipped, NotFollowed: scan.notFollowed, Complete: scan.complete}
 	before, err := store.Sources(ctx)
 	if err != nil {
 		return res, fmt.Errorf("index folder %s: listing the indexed sources: %w", root, err)
 	}
 	err = folderBulk(ctx, store, func() error {
-		if err := indexFolderFiles(ctx, store, root, scan.files, &o, res); err != nil {
+		if err := indexFolderFiles(ctx, store, root, files, o, res); err != nil {
 			return err
 		}
 		if o.KeepRemoved || !scan.complete {
 			return nil
 		}
-		return removeGoneFiles(ctx, store, root, before, scan.found, &o, res)
+		return removeGoneFiles(ctx, store, root, before, scan.found, o, res)
 	})
 	if err != nil {
 		return res, fmt.Errorf("index folder %s: %w", root, err)

@@ -88,11 +88,11 @@ type PgvecOptions struct {
 	// differs from TextSearchConfig rebuild its full-text column, index and
 	// postings for TextSearchConfig at start-up.
 	RebuildTextSearch bool
-	// OnDimensionChange says what start-up does when the store records
-	// another embedding dimension: re-embed every chunk with the new
-	// embedder (PgvecReembed, the default) or remove them
-	// (PgvecDeleteOnDimensionChange). See docs/postgres.md.
-	OnDimensionChange PgvecDimensionPolicy
+	// DeleteOnDimensionChange makes start-up remove every chunk when the
+	// store records another embedding dimension than the embedder's (the
+	// documents must then be indexed again); by default every chunk is
+	// re-embedded with the new embedder instead. See docs/postgres.md.
+	DeleteOnDimensionChange bool
 	// ReembedBatch is the number of chunks a re-embedding migration embeds
 	// and commits per transaction; 0 means pgvecReembedBatch.
 	ReembedBatch int
@@ -158,7 +158,7 @@ func NewPgvecStore(ctx context.Context, g *genkit.Genkit, name string, emb ai.Em
 // embedding dimension, every chunk is re-embedded with emb before the call
 // returns (blocking; in committed batches, resumed by the next start after
 // a crash; old vectors stay searchable until one transaction swaps them),
-// or removed with PgvecDeleteOnDimensionChange; Migration reports it. The Retriever is registered in g as
+// or removed with DeleteOnDimensionChange; Migration reports it. The Retriever is registered in g as
 // "pgvector/<name>" (if g is nil it is created without registering).
 // The caller must Close the store.
 func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dsn string, embeddingDim int, opts *PgvecOptions) (*PgvecStore, error) {
@@ -191,8 +191,6 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		return nil, fmt.Errorf("new pgvector store %q: IterativeScan %q, want off, relaxed_order or strict_order", name, o.IterativeScan)
 	case o.writeMethod < pgvecWriteAuto || o.writeMethod > pgvecWriteInsert:
 		return nil, fmt.Errorf("new pgvector store %q: unknown %v", name, o.writeMethod)
-	case o.OnDimensionChange < PgvecReembed || o.OnDimensionChange > PgvecDeleteOnDimensionChange:
-		return nil, fmt.Errorf("new pgvector store %q: unknown %v", name, o.OnDimensionChange)
 	case o.ReembedBatch < 0:
 		return nil, fmt.Errorf("new pgvector store %q: negative ReembedBatch %d", name, o.ReembedBatch)
 	}

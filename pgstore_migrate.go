@@ -29,7 +29,7 @@ const pgvecMaxDim = 16000
 
 // pgvecMigration reports what NewPgvecStore found in the database and what
 // it changed there; the open logs what it reports (RemovedChunks: the store was
-// emptied (PgvecDeleteOnDimensionChange) and its documents must be indexed
+// emptied (DeleteOnDimensionChange) and its documents must be indexed
 // again.
 type pgvecMigration struct {
 	// Created reports that this call created the store's table.
@@ -40,7 +40,7 @@ type pgvecMigration struct {
 	// DimensionChanged reports that the embedding dimension recorded in the
 	// database differed from the one NewPgvecStore was called with: the old
 	// vectors, which cannot be compared with new ones, were replaced by
-	// re-embedding (Reembedded) or, with PgvecDeleteOnDimensionChange,
+	// re-embedding (Reembedded) or, with DeleteOnDimensionChange,
 	// removed with their chunks (RemovedChunks).
 	DimensionChanged bool
 	// Reembedded counts the chunks this start-up re-embedded (a resumed
@@ -430,7 +430,7 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		recordedDim := dim
 		switch {
 		case m.Created || m.PreviousDim == dim:
-		case o.OnDimensionChange == PgvecDeleteOnDimensionChange:
+		case o.DeleteOnDimensionChange:
 			if err := pgvecDropReembed(ctx, tx, n, name); err != nil {
 				return err
 			}
@@ -491,7 +491,7 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 	}
 	o.TextSearchConfig = language
 	if m.DimensionChanged && !m.reembedPending {
-		slog.Warn("pgvector store: embedding dimension changed, old chunks removed (PgvecDeleteOnDimensionChange); index the documents again",
+		slog.Warn("pgvector store: embedding dimension changed, old chunks removed (DeleteOnDimensionChange); index the documents again",
 			"store", name, "table", n.table, "from", m.PreviousDim, "to", dim, "removed", m.RemovedChunks)
 	}
 	if !m.Created && m.FromVersion < m.ToVersion {

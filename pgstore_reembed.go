@@ -13,21 +13,6 @@ import (
 	"github.com/pgvector/pgvector-go"
 )
 
-// PgvecDimensionPolicy says what NewPgvecStore does with the chunks of a
-// store that records another embedding dimension.
-type PgvecDimensionPolicy int
-
-const (
-	// PgvecReembed (the default) keeps every chunk's text and metadata and
-	// re-embeds it with the new embedder into a shadow column, in committed
-	// batches; one transaction then swaps the columns. See docs/postgres.md.
-	PgvecReembed PgvecDimensionPolicy = iota
-	// PgvecDeleteOnDimensionChange removes every chunk and retypes the
-	// column in the start-up transaction; the documents must be indexed
-	// again (the open's log line says how many went).
-	PgvecDeleteOnDimensionChange
-)
-
 // pgvecReembedBatch is the default number of chunks a re-embedding
 // migration embeds and commits per transaction.
 const pgvecReembedBatch = 500

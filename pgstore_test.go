@@ -526,7 +526,7 @@ func TestPgvecStoreDimensionChange(t *testing.T) {
 	var s32 *PgvecStore
 	logs := pgTestLogs(func() {
 		var err error
-		s32, err = NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(32), dsn, 32, &PgvecOptions{OnDimensionChange: PgvecDeleteOnDimensionChange})
+		s32, err = NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(32), dsn, 32, &PgvecOptions{DeleteOnDimensionChange: true})
 		if err != nil {
 			t.Fatal(err)
 		}
