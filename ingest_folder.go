@@ -48,6 +48,11 @@ type FolderOptions struct {
 	// absolute path, and the folder's), for an app that adds its own
 	// metadata; nil means a FileSource whose Source is the folder.
 	Source func(path, folder string) IngestSource
+	// Changed, when set, limits the files indexed to these paths and
+	// the files below them (absolute; WatchFolder's batches pass what
+	// changed): the other files are known to be unchanged. The walk and
+	// the removal of files gone from the folder still cover all of it.
+	Changed []string
 	// OnWalk, when set, is called once the walk is done with the files
 	// about to be indexed, in order (before the first is read), e.g. to
 	// size a progress bar.
@@ -138,13 +143,6 @@ func IndexFolder(ctx context.Context, store Searcher, dir string, opts *FolderOp
 	if opts != nil {
 		o = *opts
 	}
-	return indexFolder(ctx, store, dir, &o, nil)
-}
-
-// indexFolder is IndexFolder; when changed is not nil, only the files it
-// reports true for are indexed (the others are known to be unchanged),
-// while the walk and the removal of gone files cover the whole folder.
-func indexFolder(ctx context.Context, store Searcher, dir string, o *FolderOptions, changed func(path string) bool) (*FolderResult, error) {
 	if store == nil {
 		return nil, errors.New("index folder: store must not be nil")
 	}
@@ -157,8 +155,12 @@ func indexFolder(ctx context.Context, store Searcher, dir string, o *FolderOptio
 		return nil, fmt.Errorf("index folder %q: %w", dir, err)
 	}
 	files := scan.files
-	if changed != nil {
-		files = slices.DeleteFunc(slices.Clone(files), func(p string) bool { return !changed(p) })
+	if o.Changed != nil {
+		changed := make(map[string]bool, len(o.Changed))
+		for _, p := range o.Changed {
+			changed[filepath.Clean(p)] = true
+		}
+		files = slices.DeleteFunc(files, func(p string) bool { return !underAny(p, changed) })
 	}
 	res := &FolderResult{Folder: root, Skipped: scan.skipped, NotFollowed: scan.notFollowed, Complete: scan.complete}
 	before, err := store.Sources(ctx)
@@ -166,13 +168,13 @@ func indexFolder(ctx context.Context, store Searcher, dir string, o *FolderOptio
 		return res, fmt.Errorf("index folder %s: listing the indexed sources: %w", root, err)
 	}
 	err = folderBulk(ctx, store, func() error {
-		if err := indexFolderFiles(ctx, store, root, files, o, res); err != nil {
+		if err := indexFolderFiles(ctx, store, root, files, &o, res); err != nil {
 			return err
 		}
 		if o.KeepRemoved || !scan.complete {
 			return nil
 		}
-		return removeGoneFiles(ctx, store, root, before, scan.found, o, res)
+		return removeGoneFiles(ctx, store, root, before, scan.found, &o, res)
 	})
 	if err != nil {
 		return res, fmt.Errorf("index folder %s: %w", root, err)

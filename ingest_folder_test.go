@@ -159,6 +159,15 @@ func testIndexFolderSync(t *testing.T, s, fresh Searcher) {
 	if got := indexedFiles(t, s, dir); !slices.Contains(got, "d.md:1") {
 		t.Errorf("KeepRemoved dropped d.md: %v", got)
 	}
+
+	// Changed limits what is read to those paths; removal still covers
+	// the whole folder.
+	only := *opts
+	only.Changed = []string{filepath.Join(dir, "sub")}
+	res, err = IndexFolder(ctx, s, dir, &only)
+	if err != nil || res.Indexed != 1 || res.Removed != 1 || filepath.Base(res.Files[0].Path) != "b.txt" {
+		t.Errorf("Changed sub/: %v, %+v", err, res)
+	}
 }
 
 // TestIndexFolderFailuresKeepTheRest: a broken file is reported and keeps

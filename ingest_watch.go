@@ -372,11 +372,12 @@ func (w *folderWatch) sync(ctx context.Context, b *watchBatch) error {
 	if w.o.Sync != nil {
 		return w.o.Sync(ctx, changed)
 	}
-	var only func(string) bool
-	if !b.full {
-		only = func(p string) bool { return underAny(p, b.paths) }
+	o := w.o.Folder
+	o.Changed = changed
+	if b.full {
+		o.Changed = nil
 	}
-	res, err := indexFolder(ctx, w.store, w.root, &w.o.Folder, only)
+	res, err := IndexFolder(ctx, w.store, w.root, &o)
 	if w.o.OnSync != nil {
 		w.o.OnSync(res, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -237,6 +238,8 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	fset.Var(&excludes, "exclude", "leave out files and folders matching this gitignore pattern, relative to the folder (repeatable)")
 	outside := fset.Bool("follow-symlinks-outside", false, "also follow symlinks whose target lies outside the folder "+
 		"(whoever may write to the folder can then make readers of the index see any file this process can read)")
+	watch := fset.Bool("watch", false, "keep running after indexing: index each change of the folders as it happens "+
+		"(new, edited and deleted files; Ctrl-C stops)")
 	language := fset.String("keyword-language", "", "stem the embedded index's keywords as this language: simple (no stemming), "+
 		"english (a new index's default), german, french, ... (the index is re-analysed once when it changes)")
 	pos, err := a.parse(fset, cf, args)
@@ -318,8 +321,13 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	// One bulk run: the local store writes its file once at the end (and
 	// every flushInterval, bounding what a crash could lose) instead of once
 	// per source, which made large folders quadratic.
+	runJobs := jobs
+	if *watch {
+		// The watch's first sync indexes the folders.
+		runJobs = slices.DeleteFunc(slices.Clone(jobs), func(j indexJob) bool { return j.folder != "" })
+	}
 	if err := b.store.bulk(func() error {
-		if err := ix.indexJobs(ctx, jobs); err != nil {
+		if err := ix.indexJobs(ctx, runJobs); err != nil {
 			return err
 		}
 		if len(seeds) > 0 && ctx.Err() == nil && rep.Interrupted == "" {
@@ -331,6 +339,16 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	}
 	prog.finish()
 	rep.Seconds = time.Since(start).Seconds()
+	if *watch {
+		switch {
+		case len(runJobs) == 0 && len(seeds) == 0:
+		case cf.json:
+			printJSON(a.stdout, rep)
+		default:
+			a.printIndexSummary(rep)
+		}
+		return a.watchFolders(ctx, ix, jobs, cf.json)
+	}
 
 	if cf.json {
 		if err := printJSON(a.stdout, rep); err != nil {
@@ -385,6 +403,21 @@ type indexer struct {
 	outside  bool
 }
 
+// folderOptions are the options of the CLI's folder syncs: its folder
+// rules and chunking, and its own file sources (kind and identity
+// metadata).
+func (ix *indexer) folderOptions() askyourdocs.FolderOptions {
+	return askyourdocs.FolderOptions{
+		Exclude: ix.excludes, FollowSymlinksOutside: ix.outside, ChunkSize: ix.chunkSize, ChunkOverlap: ix.overlap,
+		OCR: cliOCR(), MaxChunks: ix.maxChunks,
+		Source: func(p, folder string) askyourdocs.IngestSource {
+			src := newFileSource(p, folder, fileKind(p))
+			src.maxChunks = ix.maxChunks
+			return src
+		},
+	}
+}
+
 // indexJobs runs jobs in order: files and pages through indexOne, folders
 // through indexFolder. It stops at Ctrl-C and returns only a store error
 // that ends the run.
@@ -418,38 +451,31 @@ func (ix *indexer) indexFolder(ctx context.Context, j indexJob) error {
 	var paths []string
 	next := 0
 	embedded := ix.b.emb.docs.Load()
-	res, err := askyourdocs.IndexFolder(ctx, ix.b.store, j.folder, &askyourdocs.FolderOptions{
-		Exclude: ix.excludes, FollowSymlinksOutside: ix.outside, ChunkSize: ix.chunkSize, ChunkOverlap: ix.overlap,
-		OCR: cliOCR(), MaxChunks: ix.maxChunks,
-		Source: func(p, folder string) askyourdocs.IngestSource {
-			src := newFileSource(p, folder, fileKind(p))
-			src.maxChunks = ix.maxChunks
-			return src
-		},
-		OnWalk: func(files []string) {
-			paths = files
-			ix.prog.setTotal(ix.prog.total + len(files))
-			if len(files) > 0 {
-				ix.prog.begin(display(files[0]))
-			}
-		},
-		OnFile: func(f askyourdocs.FolderFile) {
-			if f.Removed {
-				ix.rep.Deleted += f.Deleted
-				ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: f.Path, Display: shortPath(f.Path, j.folder)})
-				ix.prog.note(fmt.Sprintf("removed %s (%s): no longer in %s", printable(shortPath(f.Path, j.folder)),
-					count(f.Deleted, "chunk", "chunks"), printable(displayPath(j.folder))))
-				return
-			}
-			now := ix.b.emb.docs.Load()
-			ix.record(ctx, display(f.Path), f.Path, f.Chunks, f.Deleted, int(now-embedded), f.Err)
-			embedded = now
-			if next++; next < len(paths) {
-				ix.prog.begin(display(paths[next]))
-			}
-			ix.flushIfDue(display(f.Path))
-		},
-	})
+	opts := ix.folderOptions()
+	opts.OnWalk = func(files []string) {
+		paths = files
+		ix.prog.setTotal(ix.prog.total + len(files))
+		if len(files) > 0 {
+			ix.prog.begin(display(files[0]))
+		}
+	}
+	opts.OnFile = func(f askyourdocs.FolderFile) {
+		if f.Removed {
+			ix.rep.Deleted += f.Deleted
+			ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: f.Path, Display: shortPath(f.Path, j.folder)})
+			ix.prog.note(fmt.Sprintf("removed %s (%s): no longer in %s", printable(shortPath(f.Path, j.folder)),
+				count(f.Deleted, "chunk", "chunks"), printable(displayPath(j.folder))))
+			return
+		}
+		now := ix.b.emb.docs.Load()
+		ix.record(ctx, display(f.Path), f.Path, f.Chunks, f.Deleted, int(now-embedded), f.Err)
+		embedded = now
+		if next++; next < len(paths) {
+			ix.prog.begin(display(paths[next]))
+		}
+		ix.flushIfDue(display(f.Path))
+	}
+	res, err := askyourdocs.IndexFolder(ctx, ix.b.store, j.folder, &opts)
 	if res != nil {
 		for k, n := range res.Skipped {
 			ix.rep.Skipped[k] += n
