@@ -217,8 +217,10 @@ type indexJob struct {
 	display string
 	src     *docSource
 	// folder, when set, is the absolute folder this job syncs with
-	// askyourdocs.IndexFolder (src is nil then).
-	folder string
+	// askyourdocs.IndexFolder (src is nil then); changed, when set,
+	// limits the sync to those paths (FolderOptions.Changed).
+	folder  string
+	changed []string
 }
 
 // defaultMaxChunks is --max-chunks' default: the engine's own limit when a
@@ -452,6 +454,7 @@ func (ix *indexer) indexFolder(ctx context.Context, j indexJob) error {
 	next := 0
 	embedded := ix.b.emb.docs.Load()
 	opts := ix.folderOptions()
+	opts.Changed = j.changed
 	opts.OnWalk = func(files []string) {
 		paths = files
 		ix.prog.setTotal(ix.prog.total + len(files))

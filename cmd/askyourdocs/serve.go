@@ -81,6 +81,8 @@ type server struct {
 	handler   http.Handler
 	// pages fetches the web pages indexed (opts.allowPrivate).
 	pages *askyourdocs.Fetcher
+	// watch keeps the --watch folders indexed (nil without them).
+	watch *serveWatch
 }
 
 // newServer sets up the app over b: the feedback log, the job store, the
@@ -183,6 +185,9 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /index/delete", admin(s.csrf(s.handleDelete)))
 	mux.HandleFunc("GET /api/jobs", admin(s.handleJobsAPI))
 	mux.HandleFunc("GET /api/jobs/{id}", admin(askyourdocs.JobStatusHandler(s.jobs)))
+	mux.HandleFunc("GET /api/watch", admin(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"folders": s.watch.states()})
+	}))
 	mux.HandleFunc("GET /api/feedback", admin(s.handleFeedbackLog))
 	s.evalRoutes(mux, admin)
 	s.opsRoutes(mux, admin)
@@ -198,6 +203,9 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 	publicFiles := fset.Bool("public-files", false, "serve /files and /api/sources to everyone even when "+envServePassword+" is set")
 	uploads := fset.String("uploads", "", "directory of uploaded files, shared by all serve processes (default DATA/uploads)")
 	jobDeadAfter := fset.Duration("job-dead-after", 15*time.Second, "run a job again when the serve process running it has been silent this long")
+	var watch stringList
+	fset.Var(&watch, "watch", "keep this folder indexed while serving: each batch of changes is an index job "+
+		"(repeatable; with --pg one serve process watches each folder)")
 	ops := addOpsFlags(fset)
 	pos, err := a.parse(fset, cf, args)
 	if err != nil {
@@ -210,6 +218,10 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("%w: --max-upload-mb must be at least 1", errUsage)
 	}
 	if err := ops.check(); err != nil {
+		return err
+	}
+	watched, err := watchFolderArgs(watch)
+	if err != nil {
 		return err
 	}
 	opts := serveOptions{
@@ -258,6 +270,22 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
+	if len(watched) > 0 {
+		if s.watch, err = newServeWatch(ctx, s, watched, opts.pgDSN, opts.jobDeadAfter); err != nil {
+			return err
+		}
+		wctx, stopWatch := context.WithCancel(ctx)
+		watchDone := make(chan struct{})
+		go func() {
+			defer close(watchDone)
+			s.watch.run(wctx)
+		}()
+		defer func() { // before the jobs and the store close
+			stopWatch()
+			<-watchDone
+		}()
+		fmt.Fprintf(a.stderr, "askyourdocs serve: watching %s\n", strings.Join(watched, ", "))
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -39,6 +39,9 @@ type indexInput struct {
 	MaxPages int      `json:"maxPages,omitempty"`
 	MaxDepth int      `json:"maxDepth,omitempty"`
 	DelayMs  int      `json:"delayMs,omitempty"`
+	// Changed, with one folder in Paths, limits its sync to these paths
+	// (a serve --watch batch); absent, the whole folder is synced.
+	Changed []string `json:"changed,omitempty"`
 }
 
 // runIndex indexes in with the CLI's indexer, reporting one progress line
@@ -58,6 +61,9 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 		}
 		if job != nil {
 			job.display = s.displayName(p)
+			if job.folder != "" {
+				job.changed = in.Changed
+			}
 			jobs = append(jobs, *job)
 		}
 	}
