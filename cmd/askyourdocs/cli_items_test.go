@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -206,5 +207,71 @@ func TestTermClean(t *testing.T) {
 	// Not a terminal: no escape at all survives.
 	if got := string(termClean([]byte(own), false)); strings.ContainsAny(got, "\x1b\r") || !strings.Contains(got, "Answer") {
 		t.Errorf("off a terminal: %q", got)
+	}
+}
+
+// TestRecrawlRemovesGonePages: a page indexed by an earlier crawl that now
+// answers 404 (or 410, re-indexed alone) leaves the index and is listed as
+// removed; a page answering 500 is a transient failure and keeps its
+// chunks.
+func TestRecrawlRemovesGonePages(t *testing.T) {
+	status := map[string]int{}
+	pages := map[string]string{
+		"/site/":           `<h1>Kayak club</h1><p>The club paddles every Sunday.</p><a href="/site/fees.html">Fees</a> <a href="/site/boats.html">Boats</a>`,
+		"/site/fees.html":  `<h1>Fees</h1><p>Membership costs ninety euros a year, paddles included.</p>`,
+		"/site/boats.html": `<h1>Boats</h1><p>The club owns twelve sea kayaks and four canoes.</p>`,
+	}
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		code := status[r.URL.Path]
+		mu.Unlock()
+		p, ok := pages[r.URL.Path]
+		if !ok || code != 0 {
+			http.Error(w, "gone", max(code, http.StatusNotFound))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<!DOCTYPE html><html><head><title>Club</title></head><body><main>`+p+`</main></body></html>`)
+	}))
+	defer srv.Close()
+	work := t.TempDir()
+	data := filepath.Join(work, "index")
+	if r := runCLI(t, work, nil, "index", "--data", data, "--allow-private", "--crawl", "--delay", "0", srv.URL+"/site/"); r.code != 0 {
+		t.Fatalf("first crawl: %s", r)
+	}
+	mu.Lock()
+	status["/site/fees.html"], status["/site/boats.html"] = http.StatusNotFound, http.StatusInternalServerError
+	mu.Unlock()
+	r := runCLI(t, work, nil, "index", "--data", data, "--allow-private", "--crawl", "--delay", "0", "--json", srv.URL+"/site/")
+	var rep indexReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r)
+	}
+	if len(rep.Removed) != 1 || rep.Removed[0].URL != srv.URL+"/site/fees.html" {
+		t.Errorf("removed = %+v, want fees.html only", rep.Removed)
+	}
+	if r := runCLI(t, work, nil, "search", "--data", data, "membership ninety euros"); strings.Contains(r.stdout, "fees.html") {
+		t.Errorf("the 404 page is still searchable:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "search", "--data", data, "sea kayaks canoes"); !strings.Contains(r.stdout, "boats.html") {
+		t.Errorf("the page answering 500 lost its chunks:\n%s", r)
+	}
+	// A page indexed alone that now answers 410.
+	mu.Lock()
+	status["/site/boats.html"] = 0
+	mu.Unlock()
+	if r := runCLI(t, work, nil, "index", "--data", data, "--allow-private", srv.URL+"/site/boats.html"); r.code != 0 {
+		t.Fatalf("index boats.html: %s", r)
+	}
+	mu.Lock()
+	status["/site/boats.html"] = http.StatusGone
+	mu.Unlock()
+	r = runCLI(t, work, nil, "index", "--data", data, "--allow-private", srv.URL+"/site/boats.html")
+	if !strings.Contains(r.stdout, "Removed 1 page gone from the web (HTTP 404/410)") {
+		t.Errorf("a 410 page indexed alone:\n%s", r)
+	}
+	if r := runCLI(t, work, nil, "search", "--data", data, "sea kayaks canoes"); strings.Contains(r.stdout, "boats.html") {
+		t.Errorf("the 410 page is still searchable:\n%s", r)
 	}
 }

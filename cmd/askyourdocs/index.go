@@ -172,7 +172,7 @@ type indexReport struct {
 }
 
 // removedSource is a file removed from the index because it is gone from
-// its folder: its absolute path (as "url" everywhere in --json output) and
+// its folder, or a page that now answers 404 or 410: its absolute path (as "url" everywhere in --json output) and
 // the short form shown to people.
 type removedSource struct {
 	URL     string `json:"url"`
@@ -513,10 +513,32 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 		}
 	}
 	ix.record(ctx, display, src.url, n, deleted, int(ix.b.emb.docs.Load()-before), err)
+	var status *askyourdocs.HTTPStatusError
+	if src.kind == "web" && errors.As(err, &status) && (status.StatusCode == 404 || status.StatusCode == 410) {
+		ix.removeGonePage(ctx, src.url, status.Error())
+	}
 	if err != nil {
 		return 0, err
 	}
 	return n, nil
+}
+
+// removeGonePage removes the chunks of a page indexed before this run
+// that now answers 404 or 410: it is gone from the web, so it leaves the
+// index (a 5xx or a time-out is transient: the page keeps its chunks).
+func (ix *indexer) removeGonePage(ctx context.Context, pageURL, reason string) {
+	if ix.oldChunks[pageURL] == 0 {
+		return
+	}
+	n, err := ix.b.store.DeleteByURL(ctx, pageURL)
+	if err != nil {
+		ix.addFailureAt(pageURL, pageURL, "removing the page, which "+reason+": "+err.Error())
+		return
+	}
+	delete(ix.oldChunks, pageURL)
+	ix.rep.Deleted += n
+	ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: pageURL, Display: pageURL})
+	ix.prog.note(fmt.Sprintf("removed %s (%s): it answers %s", printable(pageURL), count(n, "chunk", "chunks"), reason))
 }
 
 // flushIfDue persists what a long run holds in memory once flushInterval
@@ -639,6 +661,9 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 		if !ok {
 			u, reason = source, e
 		}
+		if brokenLinkStatus.MatchString(reason) {
+			ix.removeGonePage(ctx, u, reason) // indexed before, gone now
+		}
 		if isBrokenLink(u, reason, seeds) {
 			ix.rep.BrokenLinks = append(ix.rep.BrokenLinks, failedSource{Source: u, URL: u, Reason: reason})
 			continue
@@ -694,12 +719,19 @@ func (a *cliApp) printIndexSummary(rep *indexReport) {
 		count(rep.Sources, "source", "sources"), count(rep.Chunks, "chunk", "chunks"), rep.Embedded, rep.Deleted,
 		rep.Unchanged, rep.Seconds)
 	fmt.Fprintf(w, "Index: %s (embedder %s)\n", rep.Store, rep.Embedder)
-	if len(rep.Removed) > 0 {
-		names := make([]string, len(rep.Removed))
-		for i, r := range rep.Removed {
-			names[i] = printable(r.Display)
+	var files, pages []string
+	for _, r := range rep.Removed {
+		if isURL(r.URL) {
+			pages = append(pages, printable(r.Display))
+		} else {
+			files = append(files, printable(r.Display))
 		}
-		fmt.Fprintf(w, "Removed %s no longer in the folder: %s\n", count(len(rep.Removed), "file", "files"), strings.Join(names, ", "))
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(w, "Removed %s no longer in the folder: %s\n", count(len(files), "file", "files"), strings.Join(files, ", "))
+	}
+	if len(pages) > 0 {
+		fmt.Fprintf(w, "Removed %s gone from the web (HTTP 404/410): %s\n", count(len(pages), "page", "pages"), strings.Join(pages, ", "))
 	}
 	if len(rep.Empty) > 0 {
 		fmt.Fprintf(w, "Skipped %s without text:\n", count(len(rep.Empty), "document", "documents"))
