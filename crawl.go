@@ -234,6 +234,7 @@ func runCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage I
 		kept = append(kept, t)
 	}
 	c.frontier = kept
+	c.loadSitemaps(ctx)
 
 	if err := c.fetchAll(ctx); err != nil {
 		return c.res, err

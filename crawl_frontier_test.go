@@ -34,7 +34,7 @@ func TestCrawlFrontierBounded(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			if u.Path == "/robots.txt" {
+			if u.Path == "/robots.txt" || u.Path == "/sitemap.xml" {
 				return &fetchedPage{URL: u, StatusCode: 404}, nil
 			}
 			mu.Lock()

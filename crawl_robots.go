@@ -21,6 +21,9 @@ type crawlRobots struct {
 	// disallowAll is set when robots.txt could not be fetched because of a
 	// server error: RFC 9309 asks crawlers to assume complete disallow.
 	disallowAll bool
+	// sitemaps are the URLs of its Sitemap lines (outside any group, as
+	// sitemaps.org defines them), at most crawlMaxSitemapFiles.
+	sitemaps []string
 }
 
 type crawlRobotsRule struct {
@@ -39,6 +42,7 @@ func parseCrawlRobots(body, token string) *crawlRobots {
 	token = strings.ToLower(token)
 	var (
 		mine, star   []crawlRobotsRule
+		sitemaps     []string
 		anyMine      bool
 		inRules      bool // the current group has seen a rule line
 		groupIsMine  bool
@@ -56,6 +60,10 @@ func parseCrawlRobots(body, token string) *crawlRobots {
 		key = strings.ToLower(strings.TrimSpace(key))
 		value = strings.TrimSpace(value)
 		switch key {
+		case "sitemap":
+			if len(sitemaps) < crawlMaxSitemapFiles && value != "" {
+				sitemaps = append(sitemaps, value) // Cut split at the key's colon: value is the whole URL
+			}
 		case "user-agent":
 			if inRules || !startedGroup {
 				groupIsMine, groupIsStar = false, false
@@ -88,9 +96,9 @@ func parseCrawlRobots(body, token string) *crawlRobots {
 		}
 	}
 	if anyMine {
-		return &crawlRobots{rules: mine}
+		return &crawlRobots{rules: mine, sitemaps: sitemaps}
 	}
-	return &crawlRobots{rules: star}
+	return &crawlRobots{rules: star, sitemaps: sitemaps}
 }
 
 // allowed reports whether the URL path (with its query, if any) may be

@@ -82,13 +82,14 @@ func (s *crawlTestSite) html(path, body string) { s.set(path, crawlTestPage{body
 
 func (s *crawlTestSite) url(path string) string { return s.srv.URL + path }
 
-// requests returns the request URIs so far (robots.txt excluded).
+// requests returns the request URIs so far (robots.txt and sitemap.xml
+// excluded).
 func (s *crawlTestSite) requests() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
 	for _, r := range s.reqs {
-		if r != "/robots.txt" {
+		if r != "/robots.txt" && r != "/sitemap.xml" {
 			out = append(out, r)
 		}
 	}
@@ -709,7 +710,7 @@ func TestRunCrawlCancel(t *testing.T) {
 	site.html("/", `<p>home</p><a href="/stuck1">1</a><a href="/stuck2">2</a>`)
 	stuck := make(chan struct{}, 2)
 	site.handle = func(w http.ResponseWriter, r *http.Request) bool {
-		if r.URL.Path == "/robots.txt" {
+		if r.URL.Path == "/robots.txt" || r.URL.Path == "/sitemap.xml" {
 			return false
 		}
 		stuck <- struct{}{}
