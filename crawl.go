@@ -336,12 +336,7 @@ func (c *crawlRun) loadRobots(ctx context.Context) error {
 	}
 	fctx, cancel := context.WithTimeout(ctx, c.opts.pageTimeout)
 	defer cancel()
-	page, err := c.opts.fetch(fctx, robotsURL, fetchOptions{allowRedirect: func(from, to *url.URL) error {
-		if n, _ := crawlNormalize(to); n.Host != c.host {
-			return fmt.Errorf("%w: %s", errCrawlOffHost, to.Host)
-		}
-		return nil
-	}})
+	page, err := c.opts.fetch(fctx, robotsURL, fetchOptions{allowRedirect: c.sameHostRedirect})
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("crawl: %w", ctx.Err())
@@ -365,6 +360,15 @@ func (c *crawlRun) loadRobots(ctx context.Context) error {
 		c.robots = parseCrawlRobots(body, crawlRobotsToken)
 	default: // 3xx left over, 4xx: no restrictions
 		c.robots = &crawlRobots{}
+	}
+	return nil
+}
+
+// sameHostRedirect allows a redirect of robots.txt or a sitemap only on
+// the crawl's host.
+func (c *crawlRun) sameHostRedirect(_, to *url.URL) error {
+	if n, _ := crawlNormalize(to); n.Host != c.host {
+		return fmt.Errorf("%w: %s", errCrawlOffHost, to.Host)
 	}
 	return nil
 }

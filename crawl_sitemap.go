@@ -145,12 +145,7 @@ func (c *crawlRun) fetchSitemap(ctx context.Context, raw string) (crawlSitemap, 
 	}
 	fctx, cancel := context.WithTimeout(ctx, c.opts.pageTimeout)
 	defer cancel()
-	page, err := c.opts.fetch(fctx, raw, fetchOptions{allowRedirect: func(from, to *url.URL) error {
-		if n, _ := crawlNormalize(to); n.Host != c.host {
-			return fmt.Errorf("%w: %s", errCrawlOffHost, to.Host)
-		}
-		return nil
-	}})
+	page, err := c.opts.fetch(fctx, raw, fetchOptions{allowRedirect: c.sameHostRedirect})
 	if err != nil {
 		return crawlSitemap{}, err
 	}
