@@ -54,7 +54,7 @@ func (a *cliApp) cmdDoctor(ctx context.Context, args []string) error {
 	modelsOK := a.doctorModels(ctx, rep)
 	if dsn != "" {
 		rep.Data = ""
-		a.doctorPostgres(ctx, rep, dsn)
+		a.doctorPostgres(ctx, rep, dsn, jobNamespace(cf.name))
 	}
 
 	a.doctorOCR(ctx, rep)
@@ -249,7 +249,7 @@ func hasOllamaModel(models []string, name string) bool {
 
 // doctorPostgres checks the database: reachable, server version, pgvector
 // and pg_trgm.
-func (a *cliApp) doctorPostgres(ctx context.Context, rep *doctorReport, dsn string) {
+func (a *cliApp) doctorPostgres(ctx context.Context, rep *doctorReport, dsn, namespace string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, dsn)
@@ -283,5 +283,33 @@ func (a *cliApp) doctorPostgres(ctx context.Context, rep *doctorReport, dsn stri
 			rep.add(ext, status, "%s is not available on this server", ext)
 			rep.Next = append(rep.Next, "install the "+ext+" extension on the server")
 		}
+	}
+	doctorWatched(ctx, rep, conn, namespace)
+}
+
+// doctorWatched says which folders serve --watch processes on this
+// database watch for the index (their leases), if any.
+func doctorWatched(ctx context.Context, rep *doctorReport, conn *pgx.Conn, namespace string) {
+	rows, err := conn.Query(ctx, `SELECT folder, holder, expires_at > now() FROM `+watchLeaseTable+
+		` WHERE namespace = $1 ORDER BY folder`, namespace)
+	if err != nil {
+		return // no serve --watch ever ran on this database
+	}
+	var lines []string
+	for rows.Next() {
+		var folder, holder string
+		var live bool
+		if rows.Scan(&folder, &holder, &live) != nil {
+			continue
+		}
+		if live {
+			lines = append(lines, fmt.Sprintf("%s (by %s)", folder, holder))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s (its watcher %s stopped renewing: no process watches it)", folder, holder))
+		}
+	}
+	rows.Close()
+	if len(lines) > 0 {
+		rep.add("watched", "info", "%s", strings.Join(lines, "; "))
 	}
 }

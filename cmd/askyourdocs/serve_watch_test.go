@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -107,7 +108,8 @@ func TestServeWatchBatchesAreJobs(t *testing.T) {
 func TestServeWatchLease(t *testing.T) {
 	dsn := cliTestDSN(t)
 	ts := newTestServe(t, nil, "", 0)
-	ts.s.opts.jobNamespace = "lease-" + filepath.Base(t.TempDir())
+	name := "lease-" + filepath.Base(t.TempDir())
+	ts.s.opts.jobNamespace = jobNamespace(name)
 	dir := t.TempDir()
 	ctx := context.Background()
 	a, err := newServeWatch(ctx, ts.s, []string{dir}, dsn, time.Minute)
@@ -125,6 +127,12 @@ func TestServeWatchLease(t *testing.T) {
 	}
 	if holder, ok, err := b.takeLease(ctx, dir); ok || err != nil || holder != a.holder {
 		t.Fatalf("b while a holds it: ok %v, holder %q, %v", ok, holder, err)
+	}
+	// doctor says who watches what.
+	var out, errb bytes.Buffer
+	run(ctx, []string{"--pg", dsn, "--name", name, "--json", "doctor"}, nil, &out, &errb)
+	if !strings.Contains(out.String(), `"name": "watched"`) || !strings.Contains(out.String(), dir+" (by "+a.holder+")") {
+		t.Errorf("doctor does not name the watched folder:\n%s\n%s", out.String(), errb.String())
 	}
 	if _, ok, _ := a.takeLease(ctx, dir); !ok {
 		t.Fatal("a could not renew its lease")
