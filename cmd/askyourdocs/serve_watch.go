@@ -54,6 +54,9 @@ type serveWatch struct {
 // PostgreSQL DSN it opens a small pool for the leases and creates their
 // table.
 func newServeWatch(ctx context.Context, s *server, folders []string, dsn string, ttl time.Duration) (*serveWatch, error) {
+	if ttl <= 0 {
+		ttl = 15 * time.Second // --job-dead-after's default
+	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	host, _ := os.Hostname()
