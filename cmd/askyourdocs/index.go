@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -339,6 +340,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	}); err != nil {
 		return fmt.Errorf("saving the index: %w", err)
 	}
+	ix.saveChecks(ctx)
 	prog.finish()
 	rep.Seconds = time.Since(start).Seconds()
 	if *watch {
@@ -403,6 +405,22 @@ type indexer struct {
 	// --follow-symlinks-outside.
 	excludes []string
 	outside  bool
+	// checks and gone are the source checks of the run (saved by
+	// saveChecks): the sources read, and those that left the index.
+	checks []sourceCheck
+	gone   []string
+}
+
+// saveChecks records the run's source checks in the store; a failure
+// costs only the dates `sources` shows, so it is logged, not fatal.
+func (ix *indexer) saveChecks(ctx context.Context) {
+	if len(ix.checks) == 0 && len(ix.gone) == 0 {
+		return
+	}
+	if err := ix.b.store.saveChecks(context.WithoutCancel(ctx), ix.checks, ix.gone); err != nil {
+		slog.Warn("index: the dates of the sources were not recorded", "err", err)
+	}
+	ix.checks, ix.gone = ix.checks[:0], ix.gone[:0]
 }
 
 // folderOptions are the options of the CLI's folder syncs: its folder
@@ -464,6 +482,7 @@ func (ix *indexer) indexFolder(ctx context.Context, j indexJob) error {
 	}
 	opts.OnFile = func(f askyourdocs.FolderFile) {
 		if f.Removed {
+			ix.gone = append(ix.gone, f.Path)
 			ix.rep.Deleted += f.Deleted
 			ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: f.Path, Display: shortPath(f.Path, j.folder)})
 			ix.prog.note(fmt.Sprintf("removed %s (%s): no longer in %s", printable(shortPath(f.Path, j.folder)),
@@ -536,6 +555,7 @@ func (ix *indexer) removeGonePage(ctx context.Context, pageURL, reason string) {
 		return
 	}
 	delete(ix.oldChunks, pageURL)
+	ix.gone = append(ix.gone, pageURL)
 	ix.rep.Deleted += n
 	ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: pageURL, Display: pageURL})
 	ix.prog.note(fmt.Sprintf("removed %s (%s): it answers %s", printable(pageURL), count(n, "chunk", "chunks"), reason))
@@ -568,6 +588,7 @@ func (ix *indexer) record(ctx context.Context, display, url string, n, deleted, 
 			return
 		}
 		if errors.Is(err, askyourdocs.ErrNoDocuments) || errors.Is(err, askyourdocs.ErrNoText) {
+			ix.checks = append(ix.checks, sourceCheckAt(url, time.Now(), deleted > 0))
 			ix.rep.Deleted += deleted
 			reason := explainIndexError(err)
 			ix.rep.Empty = append(ix.rep.Empty, failedSource{Source: display, URL: url, Reason: reason})
@@ -592,10 +613,12 @@ func (ix *indexer) record(ctx context.Context, display, url string, n, deleted, 
 	if removed > 0 {
 		note += fmt.Sprintf(", %d removed", removed)
 	}
-	if embedded == 0 && removed == 0 && known && old == n {
+	unchanged := embedded == 0 && removed == 0 && known && old == n
+	if unchanged {
 		ix.rep.Unchanged++
 		note = count(n, "chunk", "chunks") + ", unchanged"
 	}
+	ix.checks = append(ix.checks, sourceCheckAt(url, time.Now(), !unchanged))
 	ix.prog.done(display, n, note)
 }
 

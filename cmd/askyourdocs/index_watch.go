@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -49,11 +50,27 @@ func (a *cliApp) watchFolders(ctx context.Context, ix *indexer, jobs []indexJob,
 			// The embeddings of a sync: the embedder's count from its
 			// walk to its end (another folder's sync at the same time
 			// may add to it).
-			var before int64
+			var before, last int64
 			first := true
+			var checks []sourceCheck
+			var gone []string
 			folder := ix.folderOptions()
-			folder.OnWalk = func([]string) { before = ix.b.emb.docs.Load() }
+			folder.OnWalk = func([]string) { before = ix.b.emb.docs.Load(); last = before }
+			folder.OnFile = func(f askyourdocs.FolderFile) {
+				now := ix.b.emb.docs.Load()
+				switch {
+				case f.Removed:
+					gone = append(gone, f.Path)
+				case f.Err == nil || errors.Is(f.Err, askyourdocs.ErrNoDocuments) || errors.Is(f.Err, askyourdocs.ErrNoText):
+					checks = append(checks, sourceCheckAt(f.Path, time.Now(), now > last || f.Chunks == 0 && f.Deleted > 0))
+				}
+				last = now
+			}
 			opts := &askyourdocs.WatchOptions{Folder: folder, OnSync: func(res *askyourdocs.FolderResult, err error) {
+				if serr := ix.b.store.saveChecks(context.WithoutCancel(ctx), checks, gone); serr != nil {
+					slog.Warn("index --watch: the dates of the sources were not recorded", "err", serr)
+				}
+				checks, gone = checks[:0], gone[:0]
 				mu.Lock()
 				defer mu.Unlock()
 				a.printWatchSync(j, res, err, ix.b.emb.docs.Load()-before, first, asJSON)

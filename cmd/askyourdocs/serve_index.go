@@ -102,6 +102,7 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 		return nil
 	})
 	lw.flush()
+	ix.saveChecks(ctx)
 	// An upload that failed is reported under the name it was uploaded
 	// as; where the server keeps it is none of the client's business.
 	for i, f := range rep.Failed {
@@ -347,6 +348,11 @@ type sourceView struct {
 	Title  string `json:"title"`
 	// Link opens the source (the page, or the file's download route).
 	Link string `json:"link"`
+	// LastChecked and LastChanged are when an index run (or a watch) last
+	// read the source and last found its text changed; null when not
+	// recorded (indexed before the dates were kept).
+	LastChecked *time.Time `json:"lastChecked"`
+	LastChanged *time.Time `json:"lastChanged"`
 }
 
 func (s *server) sources(ctx context.Context) ([]sourceView, error) {
@@ -361,6 +367,10 @@ func (s *server) sources(ctx context.Context) ([]sourceView, error) {
 		}
 	}
 	labels := distinctLabels(files, s.isUpload)
+	checks, err := s.b.store.loadChecks(ctx)
+	if err != nil {
+		slog.Warn("serve: the dates of the sources could not be read", "err", err)
+	}
 	out := make([]sourceView, 0, len(srcs))
 	for _, src := range srcs {
 		v := sourceView{URL: src.URL, Source: src.Source, Chunks: src.Chunks, Title: src.URL, Link: src.URL}
@@ -368,6 +378,7 @@ func (s *server) sources(ctx context.Context) ([]sourceView, error) {
 			v.Title = labels[src.URL]
 			v.Link = "/files?url=" + url.QueryEscape(src.URL)
 		}
+		v.LastChecked, v.LastChanged = checkTimes(checks[src.URL])
 		out = append(out, v)
 	}
 	return out, nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
@@ -21,6 +22,22 @@ type sourceEntry struct {
 	Display string `json:"display"`
 	Source  string `json:"source"`
 	Chunks  int    `json:"chunks"`
+	// LastChecked and LastChanged (sources only): when an index run or a
+	// watch last read the source and last found its text changed; null
+	// when not recorded.
+	LastChecked *time.Time `json:"lastChecked,omitempty"`
+	LastChanged *time.Time `json:"lastChanged,omitempty"`
+}
+
+// checkTimes returns c's dates for JSON: nil for those not recorded.
+func checkTimes(c sourceCheck) (checked, changed *time.Time) {
+	if !c.Checked.IsZero() {
+		checked = &c.Checked
+	}
+	if !c.Changed.IsZero() {
+		changed = &c.Changed
+	}
+	return checked, changed
 }
 
 // sourcesOutput is sources' --json output.
@@ -49,9 +66,14 @@ func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	checks, err := b.store.loadChecks(ctx)
+	if err != nil {
+		return err
+	}
 	out := sourcesOutput{Store: storeLabel(b.store), Embedder: b.manifest.Embedder, Results: make([]sourceEntry, len(srcs))}
 	for i, s := range srcs {
 		out.Results[i] = sourceEntry{URL: s.URL, Display: shortPath(s.URL, s.Source), Source: s.Source, Chunks: s.Chunks}
+		out.Results[i].LastChecked, out.Results[i].LastChanged = checkTimes(checks[s.URL])
 		out.Chunks += s.Chunks
 	}
 	if cf.json {

@@ -29,6 +29,10 @@ type cliStore interface {
 	bulk(fn func() error) error
 	// flush persists what a bulk run holds in memory so far.
 	flush() error
+	// saveChecks and loadChecks keep when each source was last read and
+	// last changed (source_checks.go).
+	saveChecks(ctx context.Context, checks []sourceCheck, gone []string) error
+	loadChecks(ctx context.Context) (map[string]sourceCheck, error)
 }
 
 // localStore names the index directory and store name of an embedded
