@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSourcesLastCheckedChanged: `sources --json` gives each source when
@@ -77,7 +78,8 @@ func testSourcesChecks(t *testing.T, dsn string) {
 		t.Fatalf("/api/sources: %d %s", resp.StatusCode, body)
 	}
 	_, page := ts.request(t, ts.Client(), "GET", "/index", "", nil, nil)
-	if want := views[0].LastChanged.Format("2006-01-02 15:04"); !strings.Contains(page, "<time datetime=") || !strings.Contains(page, want) {
+	if want := views[0].LastChecked.Format("2006-01-02 15:04"); !strings.Contains(page, `<time datetime="`+views[0].LastChanged.Format(time.RFC3339)) ||
+		!strings.Contains(page, `title="checked `+want) {
 		t.Errorf("the index page does not show when the source changed (%s)", want)
 	}
 }
