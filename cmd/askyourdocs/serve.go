@@ -203,6 +203,8 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 	publicFiles := fset.Bool("public-files", false, "serve /files and /api/sources to everyone even when "+envServePassword+" is set")
 	uploads := fset.String("uploads", "", "directory of uploaded files, shared by all serve processes (default DATA/uploads)")
 	jobDeadAfter := fset.Duration("job-dead-after", 15*time.Second, "run a job again when the serve process running it has been silent this long")
+	recrawl := fset.Duration("recrawl", 0, "re-index the web pages and crawls of the index this often (e.g. 24h; "+
+		"unchanged chunks are not embedded again, pages answering 404/410 leave the index; with --pg one process does it)")
 	var watch stringList
 	fset.Var(&watch, "watch", "keep this folder indexed while serving: each batch of changes is an index job "+
 		"(repeatable; with --pg one serve process watches each folder)")
@@ -270,8 +272,11 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Close()
-	if len(watched) > 0 {
-		if s.watch, err = newServeWatch(ctx, s, watched, opts.pgDSN, opts.jobDeadAfter); err != nil {
+	if *recrawl < 0 {
+		return fmt.Errorf("%w: --recrawl must not be negative", errUsage)
+	}
+	if len(watched) > 0 || *recrawl > 0 {
+		if s.watch, err = newServeWatch(ctx, s, watched, opts.pgDSN, opts.jobDeadAfter, *recrawl); err != nil {
 			return err
 		}
 		wctx, stopWatch := context.WithCancel(ctx)
@@ -284,7 +289,12 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 			stopWatch()
 			<-watchDone
 		}()
-		fmt.Fprintf(a.stderr, "askyourdocs serve: watching %s\n", strings.Join(watched, ", "))
+		if len(watched) > 0 {
+			fmt.Fprintf(a.stderr, "askyourdocs serve: watching %s\n", strings.Join(watched, ", "))
+		}
+		if *recrawl > 0 {
+			fmt.Fprintf(a.stderr, "askyourdocs serve: re-indexing the web sources every %s\n", *recrawl)
+		}
 	}
 
 	ln, err := net.Listen("tcp", *addr)

@@ -48,12 +48,14 @@ type serveWatch struct {
 	state  map[string]*watchState
 	// synced, when set (tests), gets the folder after each batch ends.
 	synced chan string
+	// recrawl is serve --recrawl's period (0: off).
+	recrawl time.Duration
 }
 
 // newServeWatch prepares the watch of folders (absolute) for s; with a
 // PostgreSQL DSN it opens a small pool for the leases and creates their
 // table.
-func newServeWatch(ctx context.Context, s *server, folders []string, dsn string, ttl time.Duration) (*serveWatch, error) {
+func newServeWatch(ctx context.Context, s *server, folders []string, dsn string, ttl, recrawl time.Duration) (*serveWatch, error) {
 	if ttl <= 0 {
 		ttl = 15 * time.Second // --job-dead-after's default
 	}
@@ -64,6 +66,10 @@ func newServeWatch(ctx context.Context, s *server, folders []string, dsn string,
 		holder: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))}
 	for _, f := range folders {
 		w.state[f] = &watchState{Folder: f}
+	}
+	if recrawl > 0 {
+		w.recrawl = recrawl
+		w.state[recrawlKey] = &watchState{Folder: recrawlKey}
 	}
 	if dsn == "" {
 		return w, nil
@@ -90,11 +96,15 @@ func newServeWatch(ctx context.Context, s *server, folders []string, dsn string,
 // run watches every folder until ctx ends.
 func (w *serveWatch) run(ctx context.Context) {
 	var wg sync.WaitGroup
-	for folder := range w.state {
+	for key := range w.state {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.runFolder(ctx, folder)
+			if key == recrawlKey {
+				w.runLeased(ctx, key, w.recrawlLoop)
+				return
+			}
+			w.runFolder(ctx, key)
 		}()
 	}
 	wg.Wait()
@@ -104,27 +114,34 @@ func (w *serveWatch) run(ctx context.Context) {
 }
 
 // runFolder watches folder while this process holds its lease (always
-// without PostgreSQL), trying to take it every ttl/3 otherwise.
+// without PostgreSQL).
 func (w *serveWatch) runFolder(ctx context.Context, folder string) {
+	w.runLeased(ctx, folder, func(ctx context.Context) { w.watch(ctx, folder) })
+}
+
+// runLeased runs work while this process holds the lease of key (always
+// without PostgreSQL), trying to take it every ttl/3 otherwise; work runs
+// until its context ends, which happens when the lease is lost.
+func (w *serveWatch) runLeased(ctx context.Context, key string, work func(context.Context)) {
 	if w.pool == nil {
-		w.setWatching(folder, true, w.holder)
-		w.watch(ctx, folder)
+		w.setWatching(key, true, w.holder)
+		work(ctx)
 		return
 	}
 	tick := time.NewTicker(w.ttl / 3)
 	defer tick.Stop()
 	for {
-		holder, ok, err := w.takeLease(ctx, folder)
+		holder, ok, err := w.takeLease(ctx, key)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			slog.Warn("serve --watch: the lease could not be read", "folder", folder, "err", err)
+			slog.Warn("serve --watch: the lease could not be read", "key", key, "err", err)
 		case ok:
-			w.setWatching(folder, true, w.holder)
-			slog.Info("serve --watch: watching", "folder", folder, "holder", w.holder)
-			w.watchWhileLeased(ctx, folder)
-			w.setWatching(folder, false, "")
+			w.setWatching(key, true, w.holder)
+			slog.Info("serve: holding the lease", "key", key, "holder", w.holder)
+			w.workWhileLeased(ctx, key, work)
+			w.setWatching(key, false, "")
 		default:
-			w.setWatching(folder, false, holder)
+			w.setWatching(key, false, holder)
 		}
 		select {
 		case <-ctx.Done():
@@ -134,26 +151,26 @@ func (w *serveWatch) runFolder(ctx context.Context, folder string) {
 	}
 }
 
-// watchWhileLeased watches folder until ctx ends or the lease is lost
+// workWhileLeased runs work until ctx ends or the lease of key is lost
 // (renewed every ttl/3), then gives the lease up.
-func (w *serveWatch) watchWhileLeased(ctx context.Context, folder string) {
+func (w *serveWatch) workWhileLeased(ctx context.Context, key string, work func(context.Context)) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		w.watch(wctx, folder)
+		work(wctx)
 	}()
 	tick := time.NewTicker(w.ttl / 3)
 	defer tick.Stop()
 	for {
 		select {
 		case <-done:
-			w.releaseLease(folder)
+			w.releaseLease(key)
 			return
 		case <-tick.C:
-			if _, ok, err := w.takeLease(wctx, folder); !ok || err != nil {
-				slog.Warn("serve --watch: lease lost; another process may watch", "folder", folder, "err", err)
+			if _, ok, err := w.takeLease(wctx, key); !ok || err != nil {
+				slog.Warn("serve: lease lost; another process may take the work over", "key", key, "err", err)
 				cancel()
 				<-done
 				return

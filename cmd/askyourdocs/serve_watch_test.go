@@ -38,7 +38,7 @@ func TestServeWatchBatchesAreJobs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "crane.md"), []byte("# Crane\n\nThe crane lifts four tonnes.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := newServeWatch(context.Background(), ts.s, []string{dir}, "", time.Second)
+	w, err := newServeWatch(context.Background(), ts.s, []string{dir}, "", time.Second, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,12 +112,12 @@ func TestServeWatchLease(t *testing.T) {
 	ts.s.opts.jobNamespace = jobNamespace(name)
 	dir := t.TempDir()
 	ctx := context.Background()
-	a, err := newServeWatch(ctx, ts.s, []string{dir}, dsn, time.Minute)
+	a, err := newServeWatch(ctx, ts.s, []string{dir}, dsn, time.Minute, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.pool.Close()
-	b, err := newServeWatch(ctx, ts.s, []string{dir}, dsn, time.Minute)
+	b, err := newServeWatch(ctx, ts.s, []string{dir}, dsn, time.Minute, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
