@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"path"
@@ -33,6 +34,12 @@ type CrawlInput struct {
 	// and private-target policy; nil means the default Fetcher (the one
 	// SetMaxPageBytes and SetAllowPrivateTargets configure). Not JSON.
 	Fetcher *Fetcher `json:"-"`
+	// Previous are the Pages of an earlier crawl of the site: each is
+	// fetched conditionally, and one that has not changed is not indexed
+	// again (see CrawlPage). Pages it lists that no link reaches any more
+	// are revalidated too, so that one now gone (404, 410) is reported.
+	// Not JSON (an app keeps them where it keeps its index).
+	Previous []CrawlPage `json:"-"`
 }
 
 // CrawlResult reports what RunCrawl did.
@@ -44,10 +51,21 @@ type CrawlResult struct {
 	PagesSaved int `json:"pagesSaved"`
 	// PagesIndexed counts the pages for which indexPage returned no error.
 	PagesIndexed int `json:"pagesIndexed"`
+	// PagesUnchanged counts the pages of CrawlInput.Previous that had not
+	// changed (a 304 answer, or an older sitemap <lastmod>): not extracted
+	// and not passed to indexPage.
+	PagesUnchanged int `json:"pagesUnchanged,omitempty"`
 	// Errors holds one human-readable line per problem ("URL: reason"):
 	// refused seeds, failed pages, refused redirects, failed indexPage
 	// calls. They do not stop the crawl.
 	Errors []string `json:"errors,omitempty"`
+	// Pages describe the pages read or revalidated whose outcome is
+	// settled: indexed, unchanged, or not to be indexed (noindex, a
+	// canonical or refresh stub, only boilerplate). A page whose indexPage
+	// failed, or that the crawl did not reach before ctx ended, is not in
+	// it, so the next crawl reads it whole. Pass them as the next crawl's
+	// CrawlInput.Previous.
+	Pages []CrawlPage `json:"-"`
 }
 
 // ReindexResult reports what ReindexCrawlData did.
@@ -137,6 +155,7 @@ func RunCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage I
 type crawlPage struct {
 	url   string
 	paras []Paragraph
+	state CrawlPage // goes to CrawlResult.Pages once the page is indexed
 }
 
 // crawlRun is the state of one RunCrawl.
@@ -163,6 +182,11 @@ type crawlRun struct {
 	seedErr   error // first seed failure
 	seedsGood int   // seeds that gave a page
 	robotsOff int   // URLs skipped because of robots.txt
+
+	prev      map[string]*CrawlPage // CrawlInput.Previous by requested URL key
+	lastmod   map[string]time.Time  // sitemap <lastmod> by URL key
+	known     [][]uint64            // paragraph fingerprints of unchanged indexable pages
+	revisited bool                  // revisitKnown has run
 }
 
 func runCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage IndexPageFunc, progress func(string), opts crawlOptions) (CrawlResult, error) {
@@ -214,6 +238,7 @@ func runCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage I
 		seen:     make(map[string]bool),
 		done:     make(map[string]bool),
 	}
+	c.loadPrevious(cfg.Previous)
 	if err := c.addSeeds(); err != nil {
 		return c.res, err
 	}
@@ -416,6 +441,10 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 	}
 	c.done[key] = true
 	c.seen[key] = true
+	if prev := c.prev[t.key]; prev != nil && page.StatusCode == http.StatusNotModified {
+		c.replay(t, key, prev, !page.notFetched, n)
+		return
+	}
 	if page.StatusCode < 200 || page.StatusCode > 299 {
 		fail(&HTTPStatusError{StatusCode: page.StatusCode, URL: crawlPageURL(page.URL)})
 		return
@@ -434,9 +463,42 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 	}
 	c.progress(n)
 
-	// A <meta refresh> stub: its target is the page.
+	links := prep.links
+	st := CrawlPage{URL: t.url.String(), ETag: page.ETag, LastModified: page.LastModified,
+		Fetched: time.Now().UTC(), NoIndex: links.noindex}
+	if key != t.key {
+		st.Final = crawlPageURL(page.URL)
+	}
 	if prep.refresh != nil {
-		tn, tkey := crawlNormalize(prep.refresh)
+		st.Refresh = prep.refresh.String()
+	}
+	if links.canonical != nil {
+		st.Canonical = links.canonical.String()
+	}
+	if !links.nofollow {
+		st.Links = c.crawlStateLinks(links.links)
+	}
+	if !c.follow(t, key, prep.refresh, links.canonical, links.links, links.nofollow, links.noindex, n) {
+		c.res.Pages = append(c.res.Pages, st)
+		return
+	}
+	if prep.parseErr != nil {
+		fail(prep.parseErr)
+		return
+	}
+	st.Paragraphs = crawlFingerprints(prep.paras)
+	c.pages = append(c.pages, crawlPage{url: crawlPageURL(page.URL), paras: prep.paras, state: st})
+}
+
+// follow makes the decisions a page's links, <meta refresh> and
+// rel=canonical call for, read now or recorded by an earlier crawl: the
+// targets are queued, and it reports whether the page itself is to be
+// indexed (not a refresh stub, not canonically another page, not
+// noindex). msg names the page in progress messages.
+func (c *crawlRun) follow(t crawlTask, key string, refresh, canonicalURL *url.URL, links []*url.URL, nofollow, noindex bool, msg string) bool {
+	// A <meta refresh> stub: its target is the page.
+	if refresh != nil {
+		tn, tkey := crawlNormalize(refresh)
 		if tkey != key {
 			switch {
 			case tn.Host != c.host:
@@ -444,23 +506,22 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 			case t.seed || c.inScope(tn):
 				c.enqueue(tn, tkey, t.depth, t.seed)
 			}
-			return
+			return false
 		}
 	}
-	links := prep.links
 	// rel=canonical naming another page in scope: that page is indexed
 	// instead of this one. It is queued before this page's links, as the
 	// same page at the same depth.
 	var canonical *url.URL
-	if links.canonical != nil {
-		cn, ckey := crawlNormalize(links.canonical)
+	if canonicalURL != nil {
+		cn, ckey := crawlNormalize(canonicalURL)
 		if ckey != key && c.inScope(cn) {
 			canonical = cn
 			c.enqueue(cn, ckey, t.depth, false)
 		}
 	}
-	if !links.nofollow && t.depth < c.cfg.MaxDepth {
-		for _, l := range links.links {
+	if !nofollow && t.depth < c.cfg.MaxDepth {
+		for _, l := range links {
 			if c.full() {
 				break
 			}
@@ -472,18 +533,14 @@ func (c *crawlRun) process(ctx context.Context, r crawlFetched) {
 		}
 	}
 	if canonical != nil {
-		c.progress(fmt.Sprintf("%s: canonical URL is %s, indexed under that", n, canonical))
-		return
+		c.progress(fmt.Sprintf("%s: canonical URL is %s, indexed under that", msg, canonical))
+		return false
 	}
-	if links.noindex {
-		c.progress(fmt.Sprintf("%s: noindex, not indexed", n))
-		return
+	if noindex {
+		c.progress(fmt.Sprintf("%s: noindex, not indexed", msg))
+		return false
 	}
-	if prep.parseErr != nil {
-		fail(prep.parseErr)
-		return
-	}
-	c.pages = append(c.pages, crawlPage{url: crawlPageURL(page.URL), paras: prep.paras})
+	return true
 }
 
 // full reports whether the frontier holds every page the crawl may still
@@ -511,7 +568,7 @@ func (c *crawlRun) enqueue(u *url.URL, key string, depth int, seed bool) {
 
 // indexAll removes boilerplate and indexes (and caches) every page.
 func (c *crawlRun) indexAll(ctx context.Context, cache *os.Root, indexPage IndexPageFunc) error {
-	cleaned := removeCrawlBoilerplate(c.pages)
+	cleaned := removeCrawlBoilerplate(c.pages, c.known)
 	total := len(cleaned)
 	for i, p := range c.pages {
 		if err := ctx.Err(); err != nil {
@@ -521,6 +578,7 @@ func (c *crawlRun) indexAll(ctx context.Context, cache *os.Root, indexPage Index
 		msg := fmt.Sprintf("indexing page %d/%d: %s", i+1, total, p.url)
 		if len(paras) == 0 {
 			c.progress(msg + ": no text besides boilerplate, skipped")
+			c.res.Pages = append(c.res.Pages, p.state)
 			continue
 		}
 		if cache != nil {
@@ -540,6 +598,7 @@ func (c *crawlRun) indexAll(ctx context.Context, cache *os.Root, indexPage Index
 			continue
 		}
 		c.res.PagesIndexed++
+		c.res.Pages = append(c.res.Pages, p.state)
 		c.progress(fmt.Sprintf("%s (%d chunks)", msg, n))
 	}
 	return nil

@@ -3,31 +3,40 @@ package engine
 import "strings"
 
 // removeCrawlBoilerplate returns the paragraphs of each page without the
-// ones repeating across pages (see RunCrawl for the rule).
-func removeCrawlBoilerplate(pages []crawlPage) [][]Paragraph {
-	threshold := crawlBoilerplateThreshold(len(pages))
-	counts := make(map[string]int)
-	for _, p := range pages {
-		seen := make(map[string]bool)
-		for _, para := range p.paras {
-			k := crawlBoilerplateKey(para)
+// ones repeating across pages (see RunCrawl for the rule). known are the
+// paragraph fingerprints of the crawl's unchanged pages, which count as
+// pages of the crawl (see CrawlPage).
+func removeCrawlBoilerplate(pages []crawlPage, known [][]uint64) [][]Paragraph {
+	threshold := crawlBoilerplateThreshold(len(pages) + len(known))
+	counts := make(map[uint64]int)
+	count := func(fps []uint64) {
+		seen := make(map[uint64]bool, len(fps))
+		for _, k := range fps {
 			if !seen[k] {
 				seen[k] = true
 				counts[k]++
 			}
 		}
 	}
+	fps := make([][]uint64, len(pages))
+	for i, p := range pages {
+		fps[i] = crawlFingerprints(p.paras)
+		count(fps[i])
+	}
+	for _, k := range known {
+		count(k)
+	}
 	out := make([][]Paragraph, len(pages))
 	for i, p := range pages {
 		keep := make([]bool, len(p.paras))
 		for j, para := range p.paras {
-			keep[j] = para.Heading || counts[crawlBoilerplateKey(para)] < threshold
+			keep[j] = para.Heading || counts[fps[i][j]] < threshold
 		}
 		// Headings, from the last: a repeated heading goes when nothing
 		// under it (subsections included) is kept.
 		for j := len(p.paras) - 1; j >= 0; j-- {
 			h := p.paras[j]
-			if !h.Heading || counts[crawlBoilerplateKey(h)] < threshold {
+			if !h.Heading || counts[fps[i][j]] < threshold {
 				continue
 			}
 			sub := h.Breadcrumb + " > "

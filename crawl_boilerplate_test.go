@@ -27,7 +27,7 @@ func TestRemoveCrawlBoilerplate(t *testing.T) {
 		page(h("Usage", "Usage"), p("Run the installer.", "Usage")), // repeated once: 2 pages = threshold
 		{paras: []Paragraph{p("A lone page paragraph.", "")}},
 	}
-	got := removeCrawlBoilerplate(pages)
+	got := removeCrawlBoilerplate(pages, nil)
 	want := [][]Paragraph{
 		{h("Install", "Install")},
 		{h("Related", "Related"), p("See also the FAQ on page two.", "Related")},
@@ -39,7 +39,7 @@ func TestRemoveCrawlBoilerplate(t *testing.T) {
 	}
 	// A single page keeps everything, however repetitive it is.
 	one := []crawlPage{page(p("Home | Docs | Blog", ""))}
-	if got := removeCrawlBoilerplate(one); len(got[0]) != len(one[0].paras) {
+	if got := removeCrawlBoilerplate(one, nil); len(got[0]) != len(one[0].paras) {
 		t.Errorf("single page lost paragraphs: %+v", got[0])
 	}
 }

@@ -102,6 +102,9 @@ func (c *crawlRun) fetchAll(ctx context.Context) error {
 			tasks <- t
 		}
 		if inflight == 0 {
+			if c.revisitKnown() {
+				continue
+			}
 			return nil
 		}
 		select {
@@ -125,12 +128,15 @@ func (c *crawlRun) fetchAll(ctx context.Context) error {
 
 // fetchOne fetches one task, waiting for the host's politeness slot.
 func (c *crawlRun) fetchOne(ctx context.Context, t crawlTask) (*fetchedPage, error) {
+	if p := c.unchanged(t); p != nil {
+		return p, nil
+	}
 	if err := c.gate.wait(ctx, c.host); err != nil {
 		return nil, err
 	}
 	fctx, cancel := context.WithTimeout(ctx, c.opts.pageTimeout)
 	defer cancel()
-	page, err := c.opts.fetch(fctx, t.url.String(), fetchOptions{allowRedirect: func(from, to *url.URL) error {
+	opts := fetchOptions{allowRedirect: func(from, to *url.URL) error {
 		n, _ := crawlNormalize(to)
 		switch {
 		case n.Host != c.host:
@@ -141,7 +147,9 @@ func (c *crawlRun) fetchOne(ctx context.Context, t crawlTask) (*fetchedPage, err
 			return errCrawlRobots
 		}
 		return nil
-	}})
+	}}
+	c.conditional(t, &opts)
+	page, err := c.opts.fetch(fctx, t.url.String(), opts)
 	if err != nil && fctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		return nil, fmt.Errorf("timed out after %v: %w", c.opts.pageTimeout, err)
 	}

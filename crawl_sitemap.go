@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // crawlMaxSitemapFiles caps the sitemap files a crawl reads: those robots.txt
@@ -23,6 +24,10 @@ const crawlMaxSitemapURLs = 50_000
 // further sitemap files (a <sitemapindex>).
 type crawlSitemap struct {
 	pages, sitemaps []string
+	// lastmod holds the <lastmod> of pages[i] (zero when absent or not a
+	// W3C date), as the end of its precision: "2026-01-02" is the end of
+	// that day, so a page fetched on that day is not taken as newer.
+	lastmod map[int]time.Time
 }
 
 // parseCrawlSitemap reads a sitemap file (sitemaps.org XML, a <urlset> or
@@ -44,8 +49,9 @@ func parseCrawlSitemap(body []byte) (crawlSitemap, error) {
 	dec := xml.NewDecoder(bytes.NewReader(body))
 	dec.Strict = false
 	var stack []string  // local names of the open elements
-	var loc []byte      // the text of the open <loc>
+	var loc []byte      // the text of the open <loc> or <lastmod>
 	const maxLoc = 4096 // longer is no URL a crawl would fetch
+	page, mod := -1, "" // the open <url>'s page index and lastmod
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
@@ -61,11 +67,25 @@ func parseCrawlSitemap(body []byte) (crawlSitemap, error) {
 			}
 			stack = append(stack, strings.ToLower(t.Name.Local))
 			loc = loc[:0]
+			if stack[len(stack)-1] == "url" {
+				page, mod = -1, ""
+			}
 		case xml.CharData:
-			if len(stack) > 0 && stack[len(stack)-1] == "loc" && len(loc)+len(t) <= maxLoc {
+			if n := len(stack); n > 0 && (stack[n-1] == "loc" || stack[n-1] == "lastmod") && len(loc)+len(t) <= maxLoc {
 				loc = append(loc, t...)
 			}
 		case xml.EndElement:
+			if n := len(stack); n >= 2 && stack[n-2] == "url" && stack[n-1] == "lastmod" {
+				mod = strings.TrimSpace(string(loc))
+			}
+			if n := len(stack); n >= 1 && stack[n-1] == "url" && page >= 0 {
+				if at, ok := parseSitemapLastmod(mod); ok {
+					if out.lastmod == nil {
+						out.lastmod = map[int]time.Time{}
+					}
+					out.lastmod[page] = at
+				}
+			}
 			// A <loc> counts once it is closed: a file cut inside one
 			// gives no half URL.
 			if n := len(stack); n >= 2 && stack[n-1] == "loc" && len(out.pages)+len(out.sitemaps) < crawlMaxSitemapURLs {
@@ -73,6 +93,9 @@ func parseCrawlSitemap(body []byte) (crawlSitemap, error) {
 					if stack[n-2] == "sitemap" {
 						out.sitemaps = append(out.sitemaps, u)
 					} else {
+						if stack[n-2] == "url" {
+							page = len(out.pages)
+						}
 						out.pages = append(out.pages, u)
 					}
 				}
@@ -82,6 +105,26 @@ func parseCrawlSitemap(body []byte) (crawlSitemap, error) {
 			}
 		}
 	}
+}
+
+// parseSitemapLastmod reads a sitemap <lastmod> (a W3C datetime: a year, a
+// month, a day, or a time with a zone) as the last instant it can mean.
+func parseSitemapLastmod(v string) (time.Time, bool) {
+	for _, f := range []struct {
+		layout string
+		unit   func(time.Time) time.Time
+	}{
+		{time.RFC3339Nano, func(t time.Time) time.Time { return t }},
+		{"2006-01-02T15:04Z07:00", func(t time.Time) time.Time { return t.Add(time.Minute - time.Nanosecond) }},
+		{"2006-01-02", func(t time.Time) time.Time { return t.AddDate(0, 0, 1).Add(-time.Nanosecond) }},
+		{"2006-01", func(t time.Time) time.Time { return t.AddDate(0, 1, 0).Add(-time.Nanosecond) }},
+		{"2006", func(t time.Time) time.Time { return t.AddDate(1, 0, 0).Add(-time.Nanosecond) }},
+	} {
+		if t, err := time.Parse(f.layout, v); err == nil {
+			return f.unit(t), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // loadSitemaps reads the site's sitemaps (those robots.txt names, else
@@ -120,12 +163,15 @@ func (c *crawlRun) loadSitemaps(ctx context.Context) {
 			continue
 		}
 		todo = append(todo, sm.sitemaps...)
-		for _, p := range sm.pages {
+		for i, p := range sm.pages {
 			pu, err := url.Parse(p)
 			if err != nil || c.full() {
 				continue
 			}
 			n, key := crawlNormalize(pu)
+			if at, ok := sm.lastmod[i]; ok {
+				c.lastmod[key] = at
+			}
 			if n.Host != c.host || c.seen[key] || !c.inScope(n) || crawlSkipExt(n) {
 				continue
 			}

@@ -29,12 +29,15 @@ type IndexInfo struct {
 	Fusion *FusionOptions `json:"fusion,omitempty"`
 }
 
-// IndexRecorder is a store that records its IndexInfo in itself:
+// indexRecorder is a store that records its IndexInfo in itself:
 // SQLiteStore (a row of its meta table), PgvecStore (a column of the
 // stores' table askyourdocs_pgvec_stores) and LocalvecStore (a file
 // beside its database, <database>.info.json, since Genkit's file format
-// has no room for it).
-type IndexRecorder interface {
+// has no room for it). A store of an app's own making that has these two
+// methods records its IndexInfo too: Search reads it through them. The
+// interface is not exported (it named plumbing, issue 38); the methods
+// are.
+type indexRecorder interface {
 	// IndexInfo returns the record; found is false when there is none.
 	IndexInfo(ctx context.Context) (info IndexInfo, found bool, err error)
 	// RecordIndexInfo records info unless a record exists, as one step
@@ -47,9 +50,9 @@ type IndexRecorder interface {
 
 // The ready-made stores record their IndexInfo.
 var (
-	_ IndexRecorder = (*SQLiteStore)(nil)
-	_ IndexRecorder = (*LocalvecStore)(nil)
-	_ IndexRecorder = (*PgvecStore)(nil)
+	_ indexRecorder = (*SQLiteStore)(nil)
+	_ indexRecorder = (*LocalvecStore)(nil)
+	_ indexRecorder = (*PgvecStore)(nil)
 )
 
 // indexInfoCache holds a store's record once read: records are made once
@@ -86,7 +89,8 @@ const sqliteIndexInfoKey = "index_info"
 
 func (s *SQLiteStore) embedder() ai.Embedder { return s.emb }
 
-// IndexInfo implements IndexRecorder.
+// IndexInfo returns the IndexInfo recorded in the store; found is false
+// when there is none.
 func (s *SQLiteStore) IndexInfo(ctx context.Context) (IndexInfo, bool, error) {
 	if err := s.checkOpen("index info"); err != nil {
 		return IndexInfo{}, false, err
@@ -111,7 +115,10 @@ func sqliteReadIndexInfo(ctx context.Context, q sqliteQuerier) (IndexInfo, bool,
 	return info, err == nil, err
 }
 
-// RecordIndexInfo implements IndexRecorder in one write transaction.
+// RecordIndexInfo records info unless a record exists and returns the
+// record in effect and whether it existed before; with requireEmpty, a
+// store holding chunks but no record gives an error wrapping
+// ErrIndexUnrecorded and records nothing. It runs in one write transaction.
 func (s *SQLiteStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error) {
 	if err := s.checkOpen("record index info"); err != nil {
 		return IndexInfo{}, false, err
@@ -150,7 +157,8 @@ func (s *LocalvecStore) embedder() ai.Embedder { return s.emb }
 // infoPath is the file beside the database holding the IndexInfo.
 func (s *LocalvecStore) infoPath() string { return s.path + ".info.json" }
 
-// IndexInfo implements IndexRecorder.
+// IndexInfo returns the IndexInfo recorded in the store; found is false
+// when there is none.
 func (s *LocalvecStore) IndexInfo(context.Context) (IndexInfo, bool, error) {
 	if err := s.checkOpen(); err != nil {
 		return IndexInfo{}, false, fmt.Errorf("localvec index info: %w", err)
@@ -171,7 +179,10 @@ func (s *LocalvecStore) IndexInfo(context.Context) (IndexInfo, bool, error) {
 	})
 }
 
-// RecordIndexInfo implements IndexRecorder under the store's file lock
+// RecordIndexInfo records info unless a record exists and returns the
+// record in effect and whether it existed before; with requireEmpty, a
+// store holding chunks but no record gives an error wrapping
+// ErrIndexUnrecorded and records nothing. It runs under the store's file lock
 // (the one writers take), writing the file atomically.
 func (s *LocalvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error) {
 	s.writeMu.Lock()
@@ -226,7 +237,8 @@ func writeFileAtomic(path string, data []byte) error {
 
 func (s *PgvecStore) embedder() ai.Embedder { return s.Embedder }
 
-// IndexInfo implements IndexRecorder.
+// IndexInfo returns the IndexInfo recorded in the store; found is false
+// when there is none.
 func (s *PgvecStore) IndexInfo(ctx context.Context) (IndexInfo, bool, error) {
 	if err := s.checkOpen("index info"); err != nil {
 		return IndexInfo{}, false, err
@@ -256,7 +268,10 @@ func pgvecReadIndexInfo(ctx context.Context, q pgvecQueryRower, name string) (In
 	return info, err == nil, err
 }
 
-// RecordIndexInfo implements IndexRecorder under the stores' schema lock.
+// RecordIndexInfo records info unless a record exists and returns the
+// record in effect and whether it existed before; with requireEmpty, a
+// store holding chunks but no record gives an error wrapping
+// ErrIndexUnrecorded and records nothing. It runs under the stores' schema lock.
 func (s *PgvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error) {
 	raw, err := json.Marshal(info)
 	if err != nil {

@@ -439,7 +439,7 @@ func searchFusion(ctx context.Context, s Searcher, given *FusionOptions) (Fusion
 // defaults of the recorded embedder, else of the store's own embedder
 // (FusionDefaults), else the textbook fusion.
 func indexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
-	if r, ok := s.(IndexRecorder); ok {
+	if r, ok := s.(indexRecorder); ok {
 		info, found, err := r.IndexInfo(ctx)
 		if err != nil {
 			return FusionOptions{}, err

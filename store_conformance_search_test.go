@@ -195,7 +195,7 @@ func TestStoreConformanceIndexInfo(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
 			s := searchTestStore(t, name, NewLocalEmbedder(64), 64)
-			r := s.(IndexRecorder)
+			r := s.(indexRecorder)
 			if _, found, err := r.IndexInfo(ctx); err != nil || found {
 				t.Fatalf("new store: found %v, %v", found, err)
 			}

@@ -164,6 +164,12 @@ type fetchedPage struct {
 	StatusCode  int
 	ContentType string // the full Content-Type header value
 	Body        []byte // at most the page limit (SetMaxPageBytes)
+	// ETag and LastModified are the response's validators, for a
+	// conditional fetch of the page later (empty when not sent).
+	ETag, LastModified string
+	// notFetched marks a 304 the crawl made up without a request (the
+	// sitemap's lastmod showed the page unchanged).
+	notFetched bool
 }
 
 // text returns Body decoded to UTF-8 using the Content-Type charset, a <meta
@@ -227,6 +233,10 @@ type fetchOptions struct {
 	// allowRedirect, when non-nil, is asked before each redirect hop; a
 	// non-nil error stops the fetch and fetchPage returns it wrapped.
 	allowRedirect func(from, to *url.URL) error
+	// ifNoneMatch and ifModifiedSince, when set, make the request
+	// conditional (RFC 9110 13.1): a server whose page still matches
+	// answers 304 Not Modified without a body.
+	ifNoneMatch, ifModifiedSince string
 }
 
 // fetchPage GETs rawURL through the SSRF-safe client (address guard on every
@@ -272,6 +282,12 @@ func (f *webFetcher) fetch(ctx context.Context, rawURL string, opts fetchOptions
 	}
 	req.Header.Set("User-Agent", webUserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	if opts.ifNoneMatch != "" {
+		req.Header.Set("If-None-Match", opts.ifNoneMatch)
+	}
+	if opts.ifModifiedSince != "" {
+		req.Header.Set("If-Modified-Since", opts.ifModifiedSince)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", rawURL, err)
@@ -289,11 +305,24 @@ func (f *webFetcher) fetch(ctx context.Context, rawURL string, opts fetchOptions
 		return nil, fmt.Errorf("fetch %s: %w: body exceeds %d bytes", rawURL, ErrPageTooLarge, limit)
 	}
 	return &fetchedPage{
-		URL:         resp.Request.URL,
-		StatusCode:  resp.StatusCode,
-		ContentType: resp.Header.Get("Content-Type"),
-		Body:        body,
+		URL:          resp.Request.URL,
+		StatusCode:   resp.StatusCode,
+		ContentType:  resp.Header.Get("Content-Type"),
+		Body:         body,
+		ETag:         webValidator(resp.Header.Get("ETag")),
+		LastModified: webValidator(resp.Header.Get("Last-Modified")),
 	}, nil
+}
+
+// webValidator returns a response's ETag or Last-Modified value to send
+// back in a later request: empty when it is longer than any real one or
+// holds control characters (a hostile server's header is not echoed).
+func webValidator(v string) string {
+	v = strings.TrimSpace(v)
+	if len(v) > 256 || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return ""
+	}
+	return v
 }
 
 func webCheckScheme(u *url.URL) error {

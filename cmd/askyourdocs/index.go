@@ -664,6 +664,7 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 	failedBefore := len(ix.rep.Failed)
 	res, err := askyourdocs.RunCrawl(ctx, askyourdocs.CrawlInput{
 		SeedURLs: seeds, MaxPages: maxPages, MaxDepth: maxDepth, DelayMs: delay,
+		Previous: ix.previousCrawl(ctx, source),
 	}, filepath.Join(ix.dataDirForCache(), "crawl-cache"), indexPage, ix.prog.crawlMessage)
 	// A refusal by the SSRF guard shows up several times (robots.txt,
 	// the seed, the crawl's error): it is one failure of the crawl.
@@ -696,6 +697,7 @@ func (ix *indexer) crawl(ctx context.Context, seeds []string, maxPages, maxDepth
 	if err != nil && ctx.Err() == nil && len(ix.rep.Failed) == failedBefore {
 		ix.addFailure(source, explainIndexError(err))
 	}
+	ix.recordCrawl(ctx, source, res)
 	// The crawl used up fewer pages than --max-pages: settle the total.
 	ix.prog.setTotal(ix.prog.finished)
 }

@@ -13,10 +13,11 @@ const storeName = "askyourdocs"
 
 // cliStore is what the commands need from a store: the engine's read
 // interface (askyourdocs.Searcher, which Search runs on) and the record of
-// its embedder (askyourdocs.IndexRecorder), plus the CLI's bookkeeping.
+// its embedder (the stores' IndexInfo and RecordIndexInfo), plus the CLI's bookkeeping.
 type cliStore interface {
 	askyourdocs.Searcher
-	askyourdocs.IndexRecorder
+	IndexInfo(ctx context.Context) (info askyourdocs.IndexInfo, found bool, err error)
+	RecordIndexInfo(ctx context.Context, info askyourdocs.IndexInfo, requireEmpty bool) (askyourdocs.IndexInfo, bool, error)
 	chunkCount(ctx context.Context) (int, error)
 	describe() string
 	// legacyManifest returns the embedder record an earlier version kept
@@ -33,6 +34,10 @@ type cliStore interface {
 	// last changed (source_checks.go).
 	saveChecks(ctx context.Context, checks []sourceCheck, gone []string) error
 	loadChecks(ctx context.Context) (map[string]sourceCheck, error)
+	// saveCrawlPages and loadCrawlPages keep what each crawl learnt about
+	// its pages, for the next one to revalidate them (crawl_pages.go).
+	saveCrawlPages(ctx context.Context, rows []crawlPageRow, gone []string) error
+	loadCrawlPages(ctx context.Context, source string) ([]crawlPageRow, error)
 }
 
 // localStore names the index directory and store name of an embedded
