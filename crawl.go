@@ -259,7 +259,9 @@ func runCrawl(ctx context.Context, cfg CrawlInput, outputDir string, indexPage I
 		kept = append(kept, t)
 	}
 	c.frontier = kept
-	c.loadSitemaps(ctx)
+	if cfg.MaxDepth > 0 { // a seeds-only crawl reads no sitemap
+		c.loadSitemaps(ctx)
+	}
 
 	if err := c.fetchAll(ctx); err != nil {
 		return c.res, err

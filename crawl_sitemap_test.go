@@ -57,6 +57,18 @@ func TestRunCrawlDefaultSitemap(t *testing.T) {
 	if !slices.Contains(site.requests(), "/a/orphan") {
 		t.Errorf("requests = %q, want /a/orphan", site.requests())
 	}
+	// A seeds-only crawl (MaxDepth < 0) fetches the seeds only: no
+	// sitemap, no page it lists.
+	site2 := newCrawlTestSite(t)
+	site2.set("/sitemap.xml", crawlTestPage{contentType: "text/plain", body: site2.url("/a/orphan") + "\n"})
+	site2.html("/a/", `<h1>A</h1><p>Start.</p>`)
+	site2.html("/a/orphan", `<h1>Orphan</h1><p>No link reaches this page about harbour fees.</p>`)
+	if _, err := runCrawl(t.Context(), CrawlInput{SeedURLs: []string{site2.url("/a/")}, MaxDepth: -1}, "", newCrawlCollector().index, nil, testCrawlOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if got := site2.requests(); slices.Contains(got, "/a/orphan") || slices.Contains(got, "/sitemap.xml") {
+		t.Errorf("seeds-only crawl requested %q", got)
+	}
 }
 
 // TestParseCrawlSitemap: a urlset, a sitemap index, a plain-text sitemap,
