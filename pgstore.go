@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core"
@@ -57,6 +58,7 @@ type PgvecStore struct {
 	embName   string
 	migration pgvecMigration
 	closed    atomic.Bool
+	replica   *pgvecReplica // nil without PgvecOptions.ReadDSN
 	// info caches the IndexInfo record once read.
 	info indexInfoCache
 
@@ -123,6 +125,24 @@ type PgvecOptions struct {
 	// store's own, which forwards to it and lets KeywordSearchSQL find the
 	// store from the pool.
 	Tracer pgx.QueryTracer
+	// ReadDSN, when set, is a read replica of the database (a hot
+	// standby): SearchVector, SearchText, Sources, the Retriever and the
+	// keyword statistics read from it, every write and migration goes to
+	// the primary (dsn). The store checks the replica every second: while
+	// it does not answer, or its replay lag exceeds MaxReplicaLag, reads go
+	// to the primary (a Warn line says so, OnReplicaChange is called), and
+	// they return when it is back; a read that fails on it for a
+	// connection reason is run again on the primary. A chunk written is
+	// found through the replica once replayed. See docs/scaling.md.
+	ReadDSN string
+	// MaxReplicaLag bounds the replay lag (pg_last_xact_replay_timestamp)
+	// reads accept from the replica; 0 means 10s.
+	MaxReplicaLag time.Duration
+	// OnReplicaChange, when not nil, is called with the replica's first
+	// verdict and whenever reads move between the replica and the primary:
+	// usable, and the reason when not (for readiness checks and metrics).
+	// It must not block.
+	OnReplicaChange func(usable bool, reason string)
 }
 
 const (
@@ -266,6 +286,12 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		pool.Close()
 		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 	}
+	if o.ReadDSN != "" {
+		if err := s.openReplica(ctx, &o); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
+		}
+	}
 	slog.Info("pgvector store ready", "store", name, "table", s.names.table, "dim", embeddingDim,
 		"schema_version", s.migration.ToVersion, "created", s.migration.Created)
 	return s, nil
@@ -319,6 +345,9 @@ func (s *PgvecStore) Close() error {
 	if s == nil || s.closed.Swap(true) {
 		return nil
 	}
+	if s.replica != nil {
+		s.replica.close()
+	}
 	if s.Pool != nil {
 		s.Pool.Close()
 	}
@@ -347,17 +376,19 @@ func (s *PgvecStore) Sources(ctx context.Context) ([]Source, error) {
 	if err := s.checkOpen("sources"); err != nil {
 		return nil, err
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT url, source, count(*) FROM `+pgvecIdent(s.names.table)+
-		` GROUP BY url, source ORDER BY source, url`)
-	if err != nil {
-		return nil, fmt.Errorf("pgvector sources: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Source, error) {
-		var src Source
-		var n int64
-		err := r.Scan(&src.URL, &src.Source, &n)
-		src.Chunks = int(n)
-		return src, err
+	out, err := pgvecRead(ctx, s, func(ctx context.Context) ([]Source, error) {
+		rows, err := s.readPool(ctx).Query(ctx, `SELECT url, source, count(*) FROM `+pgvecIdent(s.names.table)+
+			` GROUP BY url, source ORDER BY source, url`)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Source, error) {
+			var src Source
+			var n int64
+			err := r.Scan(&src.URL, &src.Source, &n)
+			src.Chunks = int(n)
+			return src, err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pgvector sources: %w", err)

@@ -78,17 +78,18 @@ func (s *PgvecStore) retrieveWhere(ctx context.Context, query *ai.Document, k, e
 	}
 	sql := `SELECT content, metadata FROM ` + pgvecIdent(s.names.table) + where + ` ORDER BY ` + s.vec.order + ` LIMIT $2`
 	args := append([]any{pgvector.NewVector(vecs[0]), k}, extraArgs...)
-	var docs []*ai.Document
-	if s.vec.indexExpr == "" {
-		var rows pgx.Rows
-		if rows, err = s.Pool.Query(ctx, sql, args...); err == nil {
-			docs, err = pgvecScanDocs(rows)
+	docs, err := pgvecRead(ctx, s, func(ctx context.Context) ([]*ai.Document, error) {
+		if s.vec.indexExpr == "" {
+			rows, err := s.readPool(ctx).Query(ctx, sql, args...)
+			if err != nil {
+				return nil, err
+			}
+			return pgvecScanDocs(rows)
 		}
-	} else {
 		// An HNSW scan yields at most hnsw.ef_search rows (without an
 		// iterative scan): never fewer than k.
-		docs, err = s.queryHNSW(ctx, max(ef, min(k, 1000)), where != "", sql, args)
-	}
+		return s.queryHNSW(ctx, max(ef, min(k, 1000)), where != "", sql, args)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pgvector retrieve: %w", err)
 	}
@@ -114,7 +115,7 @@ func (s *PgvecStore) queryHNSW(ctx context.Context, ef int, filtered bool, sql s
 	batch := &pgx.Batch{}
 	batch.Queue(pgvecSetHNSW, strconv.Itoa(ef), scan)
 	batch.Queue(sql, args...)
-	br := s.Pool.SendBatch(ctx, batch)
+	br := s.readPool(ctx).SendBatch(ctx, batch)
 	if _, err := br.Exec(); err != nil {
 		br.Close()
 		return nil, fmt.Errorf("set hnsw.ef_search and hnsw.iterative_scan: %w", err)

@@ -165,13 +165,20 @@ func (s *PgvecStore) keywordQueryStats(ctx context.Context, query string) (Keywo
 	if s.an == nil {
 		return KeywordQueryStats{}, nil
 	}
+	return pgvecRead(ctx, s, func(ctx context.Context) (KeywordQueryStats, error) {
+		return s.keywordQueryStatsOn(ctx, query)
+	})
+}
+
+// keywordQueryStatsOn is keywordQueryStats on the pool readPool(ctx) gives.
+func (s *PgvecStore) keywordQueryStatsOn(ctx context.Context, query string) (KeywordQueryStats, error) {
 	p := newBM25Plan(s.an, query, searchStopWords)
 	stops := queryStopWords(s.an, query, searchStopWords)
 	if err := s.keepStopWords(ctx, &p); err != nil {
 		return KeywordQueryStats{}, fmt.Errorf("pgvector keyword stats: %w", err)
 	}
 	cand := append([]string{""}, p.keywords...)
-	rows, err := s.Pool.Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0)
+	rows, err := s.readPool(ctx).Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0)
 		FROM unnest($1::text[]) AS u(t) LEFT JOIN `+pgvecIdent(s.names.kwDF)+` d ON d.term = u.t GROUP BY u.t`, cand)
 	if err != nil {
 		return KeywordQueryStats{}, fmt.Errorf("pgvector keyword stats: %w", err)

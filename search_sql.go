@@ -85,10 +85,12 @@ func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults
 			return nil, nil
 		}
 	}
-	if s.an != nil && pgvecSameConfig(language, s.language) {
-		return s.keywordSearchTerms(ctx, query, plan, maxResults, stopWords, extraWhere, extraArgs)
-	}
-	return s.keywordSearchTSV(ctx, plan, maxResults, language, extraWhere, extraArgs)
+	return pgvecRead(ctx, s, func(ctx context.Context) ([]*ai.Document, error) {
+		if s.an != nil && pgvecSameConfig(language, s.language) {
+			return s.keywordSearchTerms(ctx, query, plan, maxResults, stopWords, extraWhere, extraArgs)
+		}
+		return s.keywordSearchTSV(ctx, plan, maxResults, language, extraWhere, extraArgs)
+	})
 }
 
 // pgvecSameConfig reports whether two text search configuration names name
@@ -139,7 +141,7 @@ func (s *PgvecStore) runStages(ctx context.Context, stages []pgvecStage, maxResu
 			if useSQL {
 				st.args[1] = limit
 				var rows pgx.Rows
-				rows, err = s.Pool.Query(ctx, st.sql, st.args...)
+				rows, err = s.readPool(ctx).Query(ctx, st.sql, st.args...)
 				if err == nil {
 					docs, err = pgvecScanDocs(rows)
 				}

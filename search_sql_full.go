@@ -57,7 +57,7 @@ func (s *PgvecStore) prefixFull(ctx context.Context, sc pgvecScoring, patterns [
 			limit = n
 		}
 		args := append(append(append([]any{sc.terms, limit}, filterArgs...), sc.idfs, sc.avg), patterns)
-		rows, err := s.Pool.Query(ctx, q, args...)
+		rows, err := s.readPool(ctx).Query(ctx, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("score prefix stage: %w", err)
 		}

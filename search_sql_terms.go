@@ -167,7 +167,7 @@ func (s *PgvecStore) keepStopWords(ctx context.Context, bp *bm25Plan) error {
 	}
 	cand := append([]string{""}, bp.stops...)
 	cand = append(cand, bp.keywords...)
-	rows, err := s.Pool.Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0)
+	rows, err := s.readPool(ctx).Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0)
 		FROM unnest($1::text[]) AS u(t) LEFT JOIN `+pgvecIdent(s.names.kwDF)+` d ON d.term = u.t GROUP BY u.t`, cand)
 	if err != nil {
 		return fmt.Errorf("read stop word frequencies: %w", err)
@@ -215,7 +215,7 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 	}
 	// The shortest chunk (the empty term's postings, through the index of
 	// schema version 6) tightens the threshold search's bound.
-	rows, err := s.Pool.Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0), coalesce(sum(d.len), 0),
+	rows, err := s.readPool(ctx).Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0), coalesce(sum(d.len), 0),
 			coalesce((SELECT min(k.len) FROM `+pgvecIdent(s.names.kw)+` k WHERE k.term = ''), 0)::bigint
 		FROM unnest($1::text[]) AS u(t) LEFT JOIN `+pgvecIdent(s.names.kwDF)+` d ON d.term = u.t GROUP BY u.t`, cand)
 	if err != nil {
@@ -268,7 +268,7 @@ var pgvecFewRows = 5000
 // app's filter (placeholders from $3; counting stops at the bound).
 func (s *PgvecStore) filterKeepsFew(ctx context.Context, where string, args []any) (bool, error) {
 	var n int64
-	err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+pgvecIdent(s.names.table)+
+	err := s.readPool(ctx).QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+pgvecIdent(s.names.table)+
 		` WHERE (`+where+`) LIMIT $1::bigint + 0 * $2::bigint) AS ayd_f`, append([]any{pgvecFewRows, 0}, args...)...).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("count filtered chunks: %w", err)
@@ -290,7 +290,7 @@ func (s *PgvecStore) livePatterns(ctx context.Context, patterns []string) ([]str
 	// A common pattern is in one of the first rows (a short sequential
 	// read), a rare one left to the trigram index, which for a common
 	// pattern would collect every match first.
-	if err := s.Pool.QueryRow(ctx, `SELECT coalesce(array_agg(ayd_p.pat ORDER BY ayd_p.o), '{}') FROM unnest($1::text[]) WITH ORDINALITY AS ayd_p(pat, o)
+	if err := s.readPool(ctx).QueryRow(ctx, `SELECT coalesce(array_agg(ayd_p.pat ORDER BY ayd_p.o), '{}') FROM unnest($1::text[]) WITH ORDINALITY AS ayd_p(pat, o)
 		WHERE EXISTS (SELECT 1 FROM (SELECT content FROM `+t+` LIMIT `+pgvecProbeRows+`) c WHERE c.content ILIKE ayd_p.pat)
 			OR EXISTS (SELECT 1 FROM `+t+` c WHERE c.content ILIKE ayd_p.pat)`, patterns).Scan(&live); err != nil {
 		return nil, 0, fmt.Errorf("match prefixes: %w", err)
@@ -298,7 +298,7 @@ func (s *PgvecStore) livePatterns(ctx context.Context, patterns []string) ([]str
 	most := len(live)
 	if most > 1 {
 		var all bool
-		if err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM (SELECT content FROM `+t+` LIMIT `+pgvecProbeRows+`) c WHERE c.content ILIKE ALL($1::text[]))
+		if err := s.readPool(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM (SELECT content FROM `+t+` LIMIT `+pgvecProbeRows+`) c WHERE c.content ILIKE ALL($1::text[]))
 			OR EXISTS (SELECT 1 FROM `+t+` c WHERE c.content ILIKE ALL($1::text[]))`, live).Scan(&all); err != nil {
 			return nil, 0, fmt.Errorf("match prefixes: %w", err)
 		}
@@ -323,7 +323,7 @@ func (s *PgvecStore) prefixTopK(sc pgvecScoring, patterns []string, most int, fi
 	termsArg := fmt.Sprintf("$%d::text[]", 3+len(filterArgs))
 	sweep := func(ctx context.Context, k int) ([]pgvecCand, error) {
 		args := append(append([]any{patterns, k}, filterArgs...), sc.terms)
-		rows, err := s.Pool.Query(ctx, `SELECT c.id, (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat) AS tier
+		rows, err := s.readPool(ctx).Query(ctx, `SELECT c.id, (SELECT count(*) FROM unnest($1::text[]) AS ayd_p(pat) WHERE c.content ILIKE ayd_p.pat) AS tier
 			FROM `+t+` c
 			WHERE c.content ILIKE ANY($1::text[]) AND `+pgvecCIDSQL("c.id")+` IS NOT NULL`+where+`
 			AND NOT EXISTS (SELECT 1 FROM `+pgvecIdent(s.names.kw)+` p WHERE p.cid = `+pgvecCIDSQL("c.id")+` AND p.term = ANY(`+termsArg+`))

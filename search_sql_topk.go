@@ -237,7 +237,7 @@ func (x *pgvecTopK) best(ctx context.Context, k int) ([]pgvecCand, error) {
 				return nil, errTopKCostly
 			}
 			args := append(append(append([]any{probe, maxLim}, x.filterArgs...), listTerms, listW, listCID, listLim), x.tierArgs...)
-			rows, err := x.s.Pool.Query(ctx, sql, args...)
+			rows, err := x.s.readPool(ctx).Query(ctx, sql, args...)
 			if err != nil {
 				return nil, fmt.Errorf("read postings: %w", err)
 			}
@@ -399,7 +399,7 @@ func (s *PgvecStore) pgvecDocsByCID(ctx context.Context, cands []pgvecCand) ([]*
 	for i, c := range cands {
 		ids[i] = hex.EncodeToString(c.cid[:])
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT id, content, metadata FROM `+pgvecIdent(s.names.table)+` WHERE id = ANY($1::text[])`, ids)
+	rows, err := s.readPool(ctx).Query(ctx, `SELECT id, content, metadata FROM `+pgvecIdent(s.names.table)+` WHERE id = ANY($1::text[])`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read chunks: %w", err)
 	}
