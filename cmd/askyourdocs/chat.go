@@ -37,7 +37,7 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return usageError("chat", "chat reads its questions from the terminal; for one question use 'askyourdocs ask'")
 	}
-	b, err := a.openIndexed(ctx, cf, openOptions{models: true})
+	b, err := a.openIndexed(ctx, cf, openOptions{models: true, reads: true})
 	if err != nil {
 		return err
 	}

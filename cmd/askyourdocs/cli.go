@@ -14,7 +14,7 @@ import (
 // globalFlags are the flags every command takes; they may also stand
 // before the command. The value is true for flags that take a value.
 var globalFlags = map[string]bool{
-	"data": true, "pg": true, "name": true,
+	"data": true, "pg": true, "pg-read": true, "name": true,
 	"allow-private": false, "json": false,
 	"quiet": false, "q": false, "verbose": false, "v": false, "no-color": false,
 }
@@ -262,6 +262,7 @@ func (a *cliApp) printMainHelp(w io.Writer) {
 Environment:
   ASKYOURDOCS_DATA      index directory when --data is not given
   ASKYOURDOCS_DSN       PostgreSQL DSN when --pg is not given
+  ASKYOURDOCS_READ_DSN  read replica DSN when --pg-read is not given
   LLM_MODEL, RERANK_MODEL, EMBEDDING_MODEL   e.g. ollama/llama3.2, ollama/nomic-embed-text
   EMBEDDING_DIM         dimension of EMBEDDING_MODEL (probed when unset)
   OLLAMA_HOST, GPUSTACK_URL, GPUSTACK_API_KEY, GEMINI_API_KEY, LLM_TIMEOUT
@@ -367,7 +368,7 @@ func placeholderFor(name, placeholder string) string {
 	switch name {
 	case "data":
 		return "dir"
-	case "pg":
+	case "pg", "pg-read":
 		return "dsn"
 	case "exclude":
 		return "glob"

@@ -13,6 +13,7 @@ var errHelpShown = errors.New("help shown")
 type commonFlags struct {
 	data         string
 	pg           string
+	pgRead       string
 	name         string
 	allowPrivate bool
 	json         bool
@@ -25,6 +26,7 @@ func (a *cliApp) newFlagSet(cmd string) (*flag.FlagSet, *commonFlags) {
 	cf := &commonFlags{}
 	fs.StringVar(&cf.data, "data", ".askyourdocs", "index directory (SQLite database <name>.db)")
 	fs.StringVar(&cf.pg, "pg", "", "PostgreSQL DSN of a pgvector database (default: env ASKYOURDOCS_DSN)")
+	fs.StringVar(&cf.pgRead, "pg-read", "", "read-only DSN of a hot standby of --pg's database: search, ask, chat, mcp and serve read the index there while it keeps up (default: env ASKYOURDOCS_READ_DSN)")
 	fs.BoolVar(&cf.allowPrivate, "allow-private", false, "allow fetching from private and loopback addresses")
 	fs.BoolVar(&cf.json, "json", false, "machine-readable JSON output")
 	fs.StringVar(&cf.name, "name", storeName, "store name (several indexes can share a --data directory or database)")

@@ -60,7 +60,7 @@ func (a *cliApp) cmdMCP(ctx context.Context, args []string) error {
 	}
 	// Never create an index silently: an MCP server over an empty
 	// directory would answer every question with "nothing found".
-	b, err := a.openIndexed(ctx, cf, openOptions{models: true})
+	b, err := a.openIndexed(ctx, cf, openOptions{models: true, reads: true})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/firebase/genkit/go/ai"
@@ -116,6 +117,42 @@ type backend struct {
 	// set (its server is down); "" otherwise.
 	fallbackNote string
 	logCloser    io.Closer
+	// replica is the state of the store's read replica (--pg-read); nil
+	// without one.
+	replica *replicaState
+}
+
+// replicaState is what the PgvecStore last said of its read replica; each
+// move of the reads is a line on out (the engine's own log lines stay
+// off the terminal).
+type replicaState struct {
+	out    io.Writer
+	mu     sync.Mutex
+	known  bool
+	usable bool
+	reason string
+}
+
+func (r *replicaState) set(usable bool, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case !usable:
+		fmt.Fprintf(r.out, "askyourdocs: warning: searches read from the primary, not the read replica (--pg-read): %s\n", reason)
+	case r.known:
+		fmt.Fprintln(r.out, "askyourdocs: reads are on the read replica (--pg-read) again")
+	}
+	r.known, r.usable, r.reason = true, usable, reason
+}
+
+// get returns whether reads use the replica and, when not, why.
+func (r *replicaState) get() (bool, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.known {
+		return false, "not checked yet"
+	}
+	return r.usable, r.reason
 }
 
 // Close releases the store and restores logging.
@@ -140,6 +177,10 @@ type openOptions struct {
 	// keywordLanguage is the embedded store's keyword language (index
 	// --keyword-language); "" keeps the recorded one.
 	keywordLanguage string
+	// reads: the command answers questions, so it reads from --pg-read
+	// (a read replica) when one is given; index and the maintenance
+	// commands read what they are about to change from the primary.
+	reads bool
 }
 
 // open sets up logging, models and the store for a command, and checks
@@ -230,6 +271,13 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 	if dsn == "" {
 		dsn = strings.TrimSpace(a.getenv("ASKYOURDOCS_DSN"))
 	}
+	readDSN := cf.pgRead
+	if readDSN == "" {
+		readDSN = strings.TrimSpace(a.getenv("ASKYOURDOCS_READ_DSN"))
+	}
+	if readDSN != "" && dsn == "" {
+		return nil, fmt.Errorf("%w: --pg-read (ASKYOURDOCS_READ_DSN) names a read replica of --pg's database: give --pg (or ASKYOURDOCS_DSN) too", errUsage)
+	}
 	if dsn != "" && opts.keywordLanguage != "" {
 		return nil, usageError("index", "--keyword-language applies to the embedded store; a PostgreSQL store ranks keywords in English")
 	}
@@ -257,8 +305,12 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 		// The language of the embedded stores' keyword ranking (English by
 		// default), so that a search ranks alike whichever store holds the
 		// chunks.
-		ps, err := askyourdocs.NewPgvecStoreWithOptions(ctx, b.g, cf.name, b.emb, dsn, dim,
-			&askyourdocs.PgvecOptions{TextSearchConfig: "english"})
+		po := &askyourdocs.PgvecOptions{TextSearchConfig: "english"}
+		if opts.reads && readDSN != "" {
+			b.replica = &replicaState{out: a.stderr}
+			po.ReadDSN, po.OnReplicaChange = readDSN, b.replica.set
+		}
+		ps, err := askyourdocs.NewPgvecStoreWithOptions(ctx, b.g, cf.name, b.emb, dsn, dim, po)
 		if err != nil {
 			return nil, err
 		}

@@ -262,7 +262,7 @@ func (a *cliApp) cmdServe(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(cf.data, 0o755); err != nil {
 		return err
 	}
-	b, err := a.open(ctx, cf, openOptions{models: true, write: true})
+	b, err := a.open(ctx, cf, openOptions{models: true, write: true, reads: true})
 	if err != nil {
 		return err
 	}

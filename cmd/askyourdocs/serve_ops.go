@@ -128,7 +128,16 @@ func (s *server) opsRoutes(mux *http.ServeMux, admin func(http.HandlerFunc) http
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "error": err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		body := map[string]string{"status": "ready"}
+		if s.b.replica != nil {
+			// Reads fall back to the primary: still ready, but say so.
+			if ok, reason := s.b.replica.get(); ok {
+				body["readReplica"] = "in use"
+			} else {
+				body["readReplica"] = "not in use: " + reason
+			}
+		}
+		writeJSON(w, http.StatusOK, body)
 	})
 	metrics := promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn)})
 	mux.HandleFunc("GET /metrics", admin(metrics.ServeHTTP))
@@ -243,12 +252,15 @@ var (
 	jobsDesc     = prometheus.NewDesc("askyourdocs_jobs", "Jobs the job store holds, by state.", []string{"state"}, nil)
 	chunksDesc   = prometheus.NewDesc("askyourdocs_index_chunks", "Chunks in the index.", nil, nil)
 	feedbackDesc = prometheus.NewDesc("askyourdocs_feedback_entries", "Answers in the feedback log.", nil, nil)
+	replicaDesc  = prometheus.NewDesc("askyourdocs_read_replica_in_use",
+		"1 while searches read from the --pg-read replica, 0 while they fall back to the primary (only with --pg-read).", nil, nil)
 )
 
 func (c *serveCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- chunksDesc
 	ch <- feedbackDesc
+	ch <- replicaDesc
 }
 
 func (c *serveCollector) Collect(ch chan<- prometheus.Metric) {
@@ -277,5 +289,12 @@ func (c *serveCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(chunksDesc, prometheus.GaugeValue, c.chunks)
+	if c.s.b.replica != nil {
+		v := 0.0
+		if ok, _ := c.s.b.replica.get(); ok {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(replicaDesc, prometheus.GaugeValue, v)
+	}
 	ch <- prometheus.MustNewConstMetric(feedbackDesc, prometheus.GaugeValue, c.entries)
 }
