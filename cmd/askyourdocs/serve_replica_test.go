@@ -80,7 +80,7 @@ func sameDB(t *testing.T, server, dsn string) string {
 
 // waitReplayed waits until replica has replayed primary's WAL up to its
 // current position (a condition polled every 10 ms, at most 30 s).
-func waitReplayed(t *testing.T, primary, replica string) {
+func waitReplayed(t testing.TB, primary, replica string) {
 	t.Helper()
 	ctx := context.Background()
 	pc, err := pgx.Connect(ctx, primary)
