@@ -52,9 +52,16 @@ func (a *cliApp) cmdDoctor(ctx context.Context, args []string) error {
 
 	// Models first: a bad spec makes opening the store fail too.
 	modelsOK := a.doctorModels(ctx, rep)
+	readDSN := cf.pgRead
+	if readDSN == "" {
+		readDSN = strings.TrimSpace(a.getenv("ASKYOURDOCS_READ_DSN"))
+	}
 	if dsn != "" {
 		rep.Data = ""
 		a.doctorPostgres(ctx, rep, dsn, jobNamespace(cf.name))
+		if readDSN != "" {
+			doctorReplica(ctx, rep, dsn, readDSN)
+		}
 	}
 
 	a.doctorOCR(ctx, rep)
@@ -285,6 +292,50 @@ func (a *cliApp) doctorPostgres(ctx context.Context, rep *doctorReport, dsn, nam
 		}
 	}
 	doctorWatched(ctx, rep, conn, namespace)
+}
+
+// doctorReplica checks the read replica (--pg-read): that it answers, is
+// a standby, and how far its replay is behind the primary (the WAL bytes
+// it has not replayed, and the age of the last transaction it replayed
+// when it is behind).
+func doctorReplica(ctx context.Context, rep *doctorReport, primary, replica string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, replica)
+	if err != nil {
+		rep.add("replica", "warn", "the read replica (--pg-read) does not answer, so searches read from the primary: %s", explainError(err).Error())
+		return
+	}
+	defer conn.Close(context.Background())
+	pc, err := pgx.Connect(ctx, primary)
+	if err != nil {
+		return // doctorPostgres reported it
+	}
+	defer pc.Close(context.Background())
+	var lsn string
+	if err := pc.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
+		rep.add("replica", "warn", "the primary's WAL position: %v", err)
+		return
+	}
+	var ver string
+	var standby bool
+	var behind *int64
+	var age *float64
+	err = conn.QueryRow(ctx, `SELECT current_setting('server_version'), pg_is_in_recovery(),
+		CASE WHEN pg_is_in_recovery() THEN pg_wal_lsn_diff($1::pg_lsn, pg_last_wal_replay_lsn())::bigint END,
+		extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8`, lsn).Scan(&ver, &standby, &behind, &age)
+	switch {
+	case err != nil:
+		rep.add("replica", "warn", "query: %v", err)
+	case !standby:
+		rep.add("replica", "warn", "PostgreSQL %s at %s:%d is not a standby (pg_is_in_recovery is false): is --pg-read a replica of --pg?",
+			ver, conn.Config().Host, conn.Config().Port)
+	case behind != nil && *behind > 0 && age != nil:
+		rep.add("replica", "ok", "PostgreSQL %s standby at %s:%d, %d bytes of WAL behind the primary, last replayed transaction %.1fs ago",
+			ver, conn.Config().Host, conn.Config().Port, *behind, *age)
+	default:
+		rep.add("replica", "ok", "PostgreSQL %s standby at %s:%d, caught up with the primary", ver, conn.Config().Host, conn.Config().Port)
+	}
 }
 
 // doctorWatched says which folders serve --watch processes on this

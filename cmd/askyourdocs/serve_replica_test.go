@@ -273,6 +273,26 @@ func TestSearchPgRead(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "ferry.md") || strings.Contains(r.stderr, "warning") {
 		t.Fatalf("search through the replica: %s", r)
 	}
+	// doctor shows both servers and the replica's replay.
+	r = runCLI(t, work, nil, "doctor", "--pg", primary, "--pg-read", read, "--json")
+	var rep doctorReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, r)
+	}
+	var checks []string
+	for _, c := range rep.Checks {
+		if c.Name == "postgres" || c.Name == "replica" {
+			checks = append(checks, c.Name+" "+c.Status+": "+c.Detail)
+		}
+	}
+	if len(checks) != 2 || !strings.HasPrefix(checks[0], "postgres ok") || !strings.HasPrefix(checks[1], "replica ok") || !strings.Contains(checks[1], "standby at") {
+		t.Fatalf("doctor's servers: %q", checks)
+	}
+	// A replica DSN naming the primary is no standby.
+	r = runCLI(t, work, nil, "doctor", "--pg", primary, "--pg-read", primary)
+	if !strings.Contains(r.stdout, "is not a standby") {
+		t.Fatalf("doctor with --pg-read on the primary:\n%s", r)
+	}
 	if r := runCLI(t, work, nil, "search", "--pg-read", read, "night ferry"); r.code != 2 || !strings.Contains(r.stderr, "give --pg") {
 		t.Fatalf("--pg-read without --pg: %s", r)
 	}
