@@ -38,7 +38,7 @@
 //   - table_*.go: table rows as labelled paragraphs, kept sparse by cell
 //   - web*.go: [FetchWebPage] and the SSRF guard (web_guard.go),
 //     [HTMLToStructuredText] (web_html*.go)
-//   - crawl*.go: [RunCrawl]: fetching, links, URLs, robots.txt, boilerplate, cache
+//   - crawl*.go: [RunCrawl]: fetching, links, URLs, robots.txt, sitemaps, boilerplate, cache, revalidation
 //   - chunk*.go: the builder behind [BuildChunks] (declared, with [Chunk], in document.go)
 //   - ingest*.go: [IngestSource], [IndexSource], [FileSource], [IndexFolder], [WatchFolder]
 //   - embed*.go: embedding helpers, prefixes, [NewLocalEmbedder]
@@ -47,7 +47,7 @@
 //   - index_info.go: [IndexInfo], the embedder and fusion an index records
 //   - store_localvec*.go: [LocalvecStore]
 //   - store_sqlite*.go: [SQLiteStore]
-//   - pgstore*.go: [PgvecStore]
+//   - pgstore*.go: [PgvecStore] (migrations, writes, retrieval, the read replica)
 //   - search*.go, text_analyze*.go, text_language.go: [Search], the hybrid pipeline; keyword search (BM25
 //     index, SQL search, the stemming text analyzer); the language detected in each chunk
 //   - retrieve.go: HyDE, fusion, rerank

@@ -237,3 +237,45 @@ func scaleColdSearch(b *testing.B, cli, data, q string) (wall, rssMB float64) {
 	}
 	return wall, float64(kb) / 1024
 }
+
+// BenchmarkScaleSearch opens each SQLite index BenchmarkScale left in
+// -scale-dir (sqlite-N) and times 50 questions per search mode, warm, so
+// that the list that costs shows: fusion, vector only, keyword only (p50
+// and p95 in ms). With -cpuprofile it is the profile of those searches.
+//
+//	go test -run '^$' -bench BenchmarkScaleSearch -benchtime 1x -scale-dir /tmp/scale -cpuprofile /tmp/scale.prof .
+func BenchmarkScaleSearch(b *testing.B) {
+	if *scaleDir == "" {
+		b.Skip("-scale-dir names the directory BenchmarkScale built its indexes in")
+	}
+	emb := NewLocalEmbedder(scaleDim)
+	for _, n := range scaleParse(b, *scaleSizes) {
+		path := filepath.Join(*scaleDir, fmt.Sprintf("sqlite-%d", n), "askyourdocs.db")
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		questions := scaleQuestions(realTextChunks(min(n, 50*7919)))
+		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
+			s, err := NewSQLiteStore(b.Context(), nil, emb, path, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for b.Loop() {
+				for _, mode := range []SearchMode{SearchModeFusion, SearchModeVector, SearchModeKeyword} {
+					var lat []time.Duration
+					for _, q := range questions {
+						t0 := time.Now()
+						if _, err := Search(b.Context(), s, q, &SearchOptions{K: 10, Mode: mode}); err != nil {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(t0))
+					}
+					slices.Sort(lat)
+					b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, string(mode)+"_p50_ms")
+					b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, string(mode)+"_p95_ms")
+				}
+			}
+		})
+	}
+}
