@@ -28,6 +28,8 @@ func newETagSite(t *testing.T, n int) *etagSite {
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	s.setContents(n, -1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for i := range n {
 		s.pages[fmt.Sprintf("/manual/t%03d.html", i)] = etagTopic(i, "")
 	}
