@@ -64,17 +64,7 @@ func (s *sqliteStore) loadCrawlPages(ctx context.Context, source string) ([]craw
 		return nil, nil // no table yet: nothing recorded
 	}
 	defer rows.Close()
-	var out []crawlPageRow
-	for rows.Next() {
-		r := crawlPageRow{Source: source}
-		var state string
-		if err := rows.Scan(&r.URL, &r.Chunking, &state); err != nil {
-			return nil, fmt.Errorf("crawl pages: %w", err)
-		}
-		r.State = []byte(state)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scanCrawlPages(rows, source)
 }
 
 // saveCrawlPages is sqliteStore's, in the PostgreSQL database, per store
@@ -114,6 +104,19 @@ func (s *pgStore) loadCrawlPages(ctx context.Context, source string) ([]crawlPag
 		return nil, nil // no table yet
 	}
 	defer rows.Close()
+	return scanCrawlPages(rows, source)
+}
+
+// crawlPageRows are the rows of loadCrawlPages' query, from database/sql
+// or pgx.
+type crawlPageRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanCrawlPages reads (url, chunking, state) rows of source's pages.
+func scanCrawlPages(rows crawlPageRows, source string) ([]crawlPageRow, error) {
 	var out []crawlPageRow
 	for rows.Next() {
 		r := crawlPageRow{Source: source}
@@ -124,7 +127,10 @@ func (s *pgStore) loadCrawlPages(ctx context.Context, source string) ([]crawlPag
 		r.State = []byte(state)
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("crawl pages: %w", err)
+	}
+	return out, nil
 }
 
 // chunking names the chunk size and overlap pages are indexed with.
@@ -153,16 +159,22 @@ func (ix *indexer) previousCrawl(ctx context.Context, source string) []askyourdo
 		if json.Unmarshal(r.State, &p) != nil || p.URL == "" {
 			continue
 		}
-		final := p.URL
-		if p.Final != "" {
-			final = p.Final
-		}
+		final := crawledURL(p)
 		stub := p.NoIndex || p.Refresh != "" || (p.Canonical != "" && strings.TrimSuffix(p.Canonical, "/") != strings.TrimSuffix(final, "/"))
 		if ix.oldChunks[final] > 0 || stub {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// crawledURL is the URL a crawled page was indexed under: its final URL
+// after redirects.
+func crawledURL(p askyourdocs.CrawlPage) string {
+	if p.Final != "" {
+		return p.Final
+	}
+	return p.URL
 }
 
 // recordCrawl counts the crawl's unchanged pages as unchanged sources
@@ -175,10 +187,7 @@ func (ix *indexer) recordCrawl(ctx context.Context, source string, res askyourdo
 			continue
 		}
 		rows = append(rows, crawlPageRow{URL: p.URL, Source: source, Chunking: ix.chunking(), State: state})
-		final := p.URL
-		if p.Final != "" {
-			final = p.Final
-		}
+		final := crawledURL(p)
 		if n := ix.oldChunks[final]; p.NotModified && n > 0 {
 			ix.rep.Sources++
 			ix.rep.Chunks += n
