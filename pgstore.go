@@ -78,7 +78,9 @@ type PgvecStore struct {
 type PgvecOptions struct {
 	// TextSearchConfig is the Postgres text search configuration of the
 	// full-text column ("simple", "english", "german", ...); default
-	// "simple". For a language the other stores know (see
+	// "english", the keyword language of the other stores, so that the same
+	// chunks rank alike in every store (a store created before that default
+	// keeps its recorded "simple"). For a language the other stores know (see
 	// ErrUnknownLanguage), keyword search ranks with that language's
 	// stemmer from the posting table (the BM25F of the other stores); for a
 	// custom one, from the tsvector column. SearchText and KeywordSearchSQL
@@ -188,7 +190,7 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 	}
 	explicitTS := o.TextSearchConfig != ""
 	if o.TextSearchConfig == "" {
-		o.TextSearchConfig = "simple"
+		o.TextSearchConfig = defaultTextSearchLanguage // as the other stores
 	}
 	switch {
 	case name == "":

@@ -382,7 +382,7 @@ func TestPgvecStoreSchemaAndIndexes(t *testing.T) {
 	var table, ts string
 	err := s.Pool.QueryRow(ctx, `SELECT chunk_table, schema_version, embedding_dim, ts_config FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, s.name).
 		Scan(&table, &version, &dim, &ts)
-	if err != nil || table != s.Table() || version != pgvecSchemaVersion() || dim != 16 || ts != "simple" {
+	if err != nil || table != s.Table() || version != pgvecSchemaVersion() || dim != 16 || ts != defaultTextSearchLanguage {
 		t.Errorf("meta row = %q %d %d %q, %v", table, version, dim, ts, err)
 	}
 	rows, err := s.Pool.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = $1`, s.Table())

@@ -327,7 +327,7 @@ func TestPgvecStoreUpgradeToStoredTSVector(t *testing.T) {
 		t.Errorf("no upgrade log line:\n%s", buf.String())
 	}
 	var n int
-	if err := up.Pool.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(up.Table())+` WHERE tsv @@ 'upgraded'::tsquery`).Scan(&n); err != nil || n != 30 {
+	if err := up.Pool.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(up.Table())+` WHERE tsv @@ plainto_tsquery('english', 'upgraded')`).Scan(&n); err != nil || n != 30 {
 		t.Errorf("tsv column matches %d of 30 old chunks, %v", n, err)
 	}
 	var exprIndex bool

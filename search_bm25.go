@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"runtime"
@@ -427,247 +426,122 @@ func (p *bm25Plan) keepStopWords(n int, df func(term string) int) {
 	}
 }
 
-// bm25Hit is a candidate row with its stage, score and tie-break key.
-type bm25Hit struct {
-	row   int
-	stage int // 2 per phrase matched, +1 when every keyword is in it
-	score float64
-	key   string // the row's document ID: equal scores rank by it
+// bm25View is a bm25Index with the documents of its rows as the one
+// keyword ranker reads it (keywordIndex): ordinals are posting slots;
+// rows[r] is row r's document, ids[r] its ID; filter, when non-nil, must
+// accept a row's metadata.
+type bm25View struct {
+	x      *bm25Index
+	rows   []*ai.Document
+	ids    []string
+	filter func(map[string]any) bool
+	avg    float64
 }
 
-// search ranks the rows of docs (docs[r] is row r) for the plan in three
-// stages: rows containing more of the quoted phrases first, then rows
-// containing every keyword, then rows containing any; within a stage by
-// BM25 score over all the query's terms (phrase words included), ties by
-// keys[row] (the document's ID, derived from its content: the order does
-// not depend on the order rows were added), then row order. Rows with the same text are returned once; at most
-// maxResults (all when <= 0); filter, when non-nil, must accept a row's
-// metadata.
+// search ranks the rows of docs (docs[r] is row r) for the plan with the
+// one keyword ranker (rankKeywords): rows with more of the quoted phrases
+// first, then rows with every keyword, then the others; within a stage by
+// BM25F score over all the query's terms, ties by keys[row] (the
+// document's ID, derived from its content: the order does not depend on
+// the order rows were added). Rows with the same text are returned once;
+// at most maxResults (all when <= 0); filter, when non-nil, must accept a
+// row's metadata.
 func (x *bm25Index) search(ctx context.Context, p bm25Plan, docs []*ai.Document, keys []string, maxResults int, filter func(map[string]any) bool) ([]*ai.Document, error) {
-	keep := 0
-	if maxResults > 0 {
-		keep = 4 * maxResults // room for duplicate texts
-	}
-	hits, err := x.rank(ctx, p, docs, keys, filter, keep)
-	if err != nil {
-		return nil, err
-	}
-	if out := bm25Distinct(hits, docs, maxResults); keep == 0 || len(hits) < keep || len(out) == maxResults {
-		return out, nil
-	}
-	// Too many duplicates among the best: rank everything.
-	if hits, err = x.rank(ctx, p, docs, keys, filter, 0); err != nil {
-		return nil, err
-	}
-	return bm25Distinct(hits, docs, maxResults), nil
+	return rankKeywords(ctx, x.view(docs, keys, filter), p, maxResults)
 }
 
-// bm25Distinct returns the documents of hits, each text once, at most
-// maxResults (all when <= 0).
-func bm25Distinct(hits []bm25Hit, docs []*ai.Document, maxResults int) []*ai.Document {
-	var out []*ai.Document
-	seen := make(map[string]bool)
-	for _, h := range hits {
-		text := DocText(docs[h.row])
-		if seen[text] {
-			continue
-		}
-		seen[text] = true
-		out = append(out, docs[h.row])
-		if maxResults > 0 && len(out) == maxResults {
-			break
-		}
+// view returns x over docs and keys for one search.
+func (x *bm25Index) view(docs []*ai.Document, keys []string, filter func(map[string]any) bool) *bm25View {
+	v := &bm25View{x: x, rows: docs, ids: keys, filter: filter, avg: 1}
+	if n := x.live(); n > 0 && x.total > 0 {
+		v.avg = float64(x.total) / float64(n)
 	}
-	return out
+	return v
 }
 
-// rank returns the rows matching the plan with their stage and score, in
-// search's order: the best keep of them (all when keep <= 0).
-func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, keys []string, filter func(map[string]any) bool, keep int) ([]bm25Hit, error) {
-	if x.live() == 0 {
-		return nil, nil
-	}
-	p.keepStopWords(x.live(), x.docFreq)
-	if p.empty() {
-		return nil, nil
-	}
-	// Bit i of a slot's mask: it contains scoring term i.
-	var termIDs []int32
-	bit := map[string]int{}
-	termBit := func(t string) int {
-		if b, ok := bit[t]; ok {
-			return b
-		}
-		id, ok := x.terms[t]
-		if !ok || len(termIDs) == bm25MaxTerms {
-			return -1
-		}
-		bit[t] = len(termIDs)
-		termIDs = append(termIDs, id)
-		return bit[t]
-	}
-	var kwMask uint64
-	for _, t := range p.keywords {
-		b := termBit(t)
-		if b < 0 {
-			kwMask = math.MaxUint64 // a keyword no row has: none has all
-			continue
-		}
-		kwMask |= 1 << b
-	}
-	allKw := kwMask != math.MaxUint64 && kwMask != 0
-	if kwMask == math.MaxUint64 {
-		kwMask = 0
-		for _, t := range p.keywords {
-			if b, ok := bit[t]; ok {
-				kwMask |= 1 << b
-			}
-		}
-	}
-	phraseMask := make([]uint64, len(p.phrases))
-	scanPhrase := false // a phrase without terms is searched in every row
-	for i, ts := range p.phraseTerms {
-		missing := false
-		for _, t := range ts {
-			if b := termBit(t); b >= 0 {
-				phraseMask[i] |= 1 << b
-			} else {
-				missing = true
-			}
-		}
-		if missing {
-			phraseMask[i] = math.MaxUint64 // a word no row has: cannot occur
-		}
-		if len(ts) == 0 {
-			scanPhrase = true
-		}
-	}
-	for _, t := range p.pairs {
-		termBit(t) // scored, in no stage
-	}
-	for _, t := range p.optional {
-		termBit(t) // scored, in no stage
-	}
+func (v *bm25View) chunks(context.Context) (int, error) { return v.x.live(), nil }
 
-	nSlots := len(x.slotLen)
-	n := x.live()
-	avg := float64(x.total) / float64(n)
-	if avg <= 0 {
-		avg = 1
+func (v *bm25View) docFreqs(_ context.Context, terms []string) ([]int, error) {
+	out := make([]int, len(terms))
+	for i, t := range terms {
+		out[i] = v.x.docFreq(t)
 	}
-	score := make([]float64, nSlots)
-	mask := make([]uint64, nSlots)
-	var cand []int32
-	for b, id := range termIDs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		ps := x.postings[id]
-		df := 0
-		for _, q := range ps {
-			if x.slotRow[q.slot] >= 0 {
-				df++
-			}
-		}
-		idf := bm25IDF(n, df)
-		for _, q := range ps {
-			if x.slotRow[q.slot] < 0 {
-				continue
-			}
-			if mask[q.slot] == 0 {
-				cand = append(cand, q.slot)
-			}
-			score[q.slot] += bm25TermScore(idf, q.tf, x.slotLen[q.slot], avg)
-			mask[q.slot] |= 1 << b
-		}
-	}
-	if scanPhrase {
-		for s := range nSlots {
-			if x.slotRow[s] >= 0 && mask[s] == 0 {
-				cand = append(cand, int32(s))
-			}
-		}
-	}
+	return out, nil
+}
 
-	hits := make([]bm25Hit, 0, len(cand))
-	for i, s := range cand {
-		if i%1024 == 0 {
+func (v *bm25View) postings(_ context.Context, term string, n int, add func(int, float64)) (int, error) {
+	x := v.x
+	id, ok := x.terms[term]
+	if !ok {
+		return 0, nil
+	}
+	ps := x.postings[id]
+	df := 0
+	for _, q := range ps {
+		if x.slotRow[q.slot] >= 0 {
+			df++
+		}
+	}
+	if df == 0 {
+		return 0, nil
+	}
+	idf := bm25IDF(n, df)
+	for _, q := range ps {
+		if x.slotRow[q.slot] >= 0 {
+			add(int(q.slot), bm25TermScore(idf, q.tf, x.slotLen[q.slot], v.avg))
+		}
+	}
+	return df, nil
+}
+
+// doc returns the document of slot ord (nil for a removed row or one
+// without a document).
+func (v *bm25View) doc(ord int) *ai.Document {
+	if r := v.x.slotRow[ord]; r >= 0 && int(r) < len(v.rows) {
+		return v.rows[r]
+	}
+	return nil
+}
+
+func (v *bm25View) texts(_ context.Context, ords []int, fn func(int, string)) error {
+	for _, o := range ords {
+		if d := v.doc(o); d != nil {
+			fn(o, DocText(d))
+		}
+	}
+	return nil
+}
+
+func (v *bm25View) scanTexts(ctx context.Context, fn func(int, string)) error {
+	for s := range v.x.slotLen {
+		if s%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		row := int(x.slotRow[s])
-		d := docs[row]
-		if d == nil || (filter != nil && !filter(d.Metadata)) {
-			continue
+		if d := v.doc(s); d != nil {
+			fn(s, DocText(d))
 		}
-		h := bm25Hit{row: row, score: score[s]}
-		if row < len(keys) {
-			h.key = keys[row]
-		}
-		var norm string
-		for j, pm := range phraseMask {
-			if mask[s]&pm != pm {
-				continue
-			}
-			if norm == "" {
-				norm = keywordNormalize(DocText(d))
-			}
-			if strings.Contains(norm, p.phrases[j]) {
-				h.stage += 2
-			}
-		}
-		if allKw && mask[s]&kwMask == kwMask {
-			h.stage++
-		}
-		if h.stage == 0 && mask[s]&kwMask == 0 {
-			continue // only phrase words, not the phrase
-		}
-		hits = append(hits, h)
 	}
-	if keep > 0 && len(hits) > keep {
-		hits = bm25Best(hits, keep)
-	}
-	slices.SortFunc(hits, compareBM25Hits)
-	return hits, nil
+	return nil
 }
 
-// compareBM25Hits orders hits best first: higher stage, higher score,
-// lower key, then lower row.
-func compareBM25Hits(a, b bm25Hit) int {
-	return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), strings.Compare(a.key, b.key), cmp.Compare(a.row, b.row))
+func (v *bm25View) keys(_ context.Context, ords []int) ([]string, error) {
+	out := make([]string, len(ords))
+	for i, o := range ords {
+		if r := int(v.x.slotRow[o]); r >= 0 && r < len(v.ids) {
+			out[i] = v.ids[r]
+		}
+	}
+	return out, nil
 }
 
-// bm25Best returns the best k of hits (k < len(hits)), in no order, with
-// a min-heap of the best seen so far: O(n log k) instead of sorting all.
-func bm25Best(hits []bm25Hit, k int) []bm25Hit {
-	h := slices.Clone(hits[:k])
-	worse := func(i, j int) bool { return compareBM25Hits(h[i], h[j]) > 0 }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			m := l
-			if r := l + 1; r < len(h) && worse(r, l) {
-				m = r
-			}
-			if !worse(m, i) {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
+func (v *bm25View) docs(_ context.Context, ords []int, _ func(string) bool) ([]*ai.Document, error) {
+	out := make([]*ai.Document, len(ords))
+	for i, o := range ords {
+		if d := v.doc(o); d != nil && (v.filter == nil || v.filter(d.Metadata)) {
+			out[i] = d
 		}
 	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for _, x := range hits[k:] {
-		if compareBM25Hits(x, h[0]) < 0 {
-			h[0] = x
-			down(0)
-		}
-	}
-	return h
+	return out, nil
 }

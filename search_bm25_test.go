@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"math"
 	"slices"
 	"strings"
@@ -8,6 +9,40 @@ import (
 
 	"github.com/firebase/genkit/go/ai"
 )
+
+// bm25Hit is a ranked row of a bm25Index, for the tests.
+type bm25Hit struct {
+	row   int
+	stage int
+	score float64
+}
+
+// rank returns the rows of x matching p in the one keyword ranker's order
+// with their stages and scores (keep and filter as rankKeywords has them).
+func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, keys []string, filter func(map[string]any) bool, keep int) ([]bm25Hit, error) {
+	v := x.view(docs, keys, filter)
+	hits, err := scoreKeywords(ctx, v, p)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(hits, compareKeywordHits)
+	for i := 0; i < len(hits); {
+		if i, err = orderTies(ctx, v, hits, i); err != nil {
+			return nil, err
+		}
+	}
+	var out []bm25Hit
+	for _, h := range hits {
+		if d := v.doc(h.ord); d == nil || (filter != nil && !filter(d.Metadata)) {
+			continue
+		}
+		out = append(out, bm25Hit{row: int(x.slotRow[h.ord]), stage: h.stage, score: h.score})
+	}
+	if keep > 0 && len(out) > keep {
+		out = out[:keep]
+	}
+	return out, nil
+}
 
 // TestBM25HandComputed checks the scores of a three-document corpus
 // against values computed by hand: N = 3, average length 3, k1 = 1.2,

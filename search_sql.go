@@ -72,6 +72,13 @@ func (s *PgvecStore) KeywordSearch(ctx context.Context, query string, maxResults
 // posting table when language is the store's and has a textAnalyzer, else
 // from the tsvector column (keywordSearchTSV).
 func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
+	return s.keywordStages(ctx, query, maxResults, language, stopWords, extraWhere, extraArgs, true)
+}
+
+// keywordStages is keywordSearch with KeywordSearchSQL's phrase, prefix
+// and substring stages around the one keyword ranker (all), or the ranker
+// alone, as SearchText has it.
+func (s *PgvecStore) keywordStages(ctx context.Context, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any, all bool) ([]*ai.Document, error) {
 	if _, err := pgvecRegconfig(language); err != nil {
 		return nil, fmt.Errorf("keyword search sql: %w", err)
 	}
@@ -87,7 +94,7 @@ func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults
 	}
 	return pgvecRead(ctx, s, func(ctx context.Context) ([]*ai.Document, error) {
 		if s.an != nil && pgvecSameConfig(language, s.language) {
-			return s.keywordSearchTerms(ctx, query, plan, maxResults, stopWords, extraWhere, extraArgs)
+			return s.keywordSearchTerms(ctx, query, plan, maxResults, stopWords, extraWhere, extraArgs, all)
 		}
 		return s.keywordSearchTSV(ctx, plan, maxResults, language, extraWhere, extraArgs)
 	})
@@ -104,7 +111,7 @@ func pgvecSameConfig(a, b string) bool {
 // pgvecStage is one query of a keyword search: its name (for errors), SQL
 // and arguments; skip leaves it out. top, when not nil, finds the stage's
 // best n documents in place of the SQL, which then serves unlimited
-// calls only.
+// calls only; a stage without SQL calls top with n 0 (no limit) too.
 type pgvecStage struct {
 	name string
 	sql  string
@@ -137,6 +144,9 @@ func (s *PgvecStore) runStages(ctx context.Context, stages []pgvecStage, maxResu
 			if n, ok := limit.(int); ok && st.top != nil {
 				docs, err = st.top(ctx, n)
 				useSQL = errors.Is(err, errTopKCostly)
+			} else if st.sql == "" {
+				docs, err = st.top(ctx, 0)
+				useSQL = false
 			}
 			if useSQL {
 				st.args[1] = limit

@@ -19,7 +19,12 @@ import (
 // the average length from the statistics row. The all-words and any-word
 // stages are one query over the postings of the keyword terms: chunks
 // having every keyword first, then the others, each by score.
-func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan keywordPlan, maxResults int, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
+//
+// The term stage is the one keyword ranker (rankKeywords over
+// pgvecKeywordIndex), whose order for a query without quoted phrases the
+// stage's SQL and threshold search give faster. all false runs that stage
+// alone (SearchText).
+func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan keywordPlan, maxResults int, stopWords map[string]bool, extraWhere string, extraArgs []any, all bool) ([]*ai.Document, error) {
 	bp := newBM25Plan(s.an, query, stopWords)
 	if err := s.keepStopWords(ctx, &bp); err != nil {
 		return nil, fmt.Errorf("keyword search sql: %w", err)
@@ -106,7 +111,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 	// scores directly.
 	var prefixTop, keywordTop func(context.Context, int) ([]*ai.Document, error)
 	prefixes := keywordPatterns(plan.prefixes)
-	useTopK := len(sc.terms) > 0
+	useTopK := len(sc.terms) > 0 && (all || len(bp.phrases) == 0)
 	if useTopK && filter != "" {
 		few, err := s.filterKeepsFew(ctx, extraWhere, extraArgs)
 		if err != nil {
@@ -119,7 +124,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 		// Without a filter the stage's SQL scores every posting from the
 		// impact index alone: cheap enough to take over early.
 		keywordTop = (&pgvecTopK{s: s, sc: sc, filter: extraWhere, filterArgs: extraArgs, maskTier: tier, unseenTier: unseen, cheapFull: filter == ""}).run
-		if len(prefixes) > 0 {
+		if all && len(prefixes) > 0 {
 			live, most, err := s.livePatterns(ctx, prefixes)
 			if err != nil {
 				return nil, fmt.Errorf("keyword search sql: %w", err)
@@ -135,10 +140,21 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 	args := func(term any, more ...any) []any {
 		return append(append(append([]any{term, nil}, extraArgs...), scoreArgs...), more...)
 	}
+	term := pgvecStage{"keyword", termQuery, args(sc.keywords, len(bp.keywords)), len(sc.keywords) == 0, keywordTop}
+	if len(bp.phrases) > 0 {
+		// The phrase points need the chunks' texts: the ranker in Go.
+		term = pgvecStage{name: "keyword", top: func(ctx context.Context, n int) ([]*ai.Document, error) {
+			ix := &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: extraWhere, args: extraArgs, ord: make(map[[16]byte]int)}
+			return rankKeywords(ctx, ix, bp, n)
+		}}
+	}
+	if !all {
+		return s.runStages(ctx, []pgvecStage{term}, maxResults)
+	}
 	return s.runStages(ctx, []pgvecStage{
 		{"phrase", phraseQuery, args(keywordPatterns(plan.phrases), keywordPatterns(keywordLongestWords(plan.phrases)), keywordPatterns(phraseWords)), len(plan.phrases) == 0, nil},
 		{"prefix", likeQuery, args(prefixes), len(prefixes) == 0, prefixTop},
-		{"keyword", termQuery, args(sc.keywords, len(bp.keywords)), len(sc.keywords) == 0, keywordTop},
+		term,
 		{"substring", likeQuery, args(keywordPatterns(plan.keywords)), len(plan.keywords) == 0, nil},
 	}, maxResults)
 }
@@ -154,6 +170,7 @@ type pgvecScoring struct {
 	postings int64   // the scored terms' postings in all
 	dfs      []int64 // each scored term's postings
 	avg      float64
+	n        int   // the chunk count
 	minLen   int64 // the shortest chunk length (0 when unknown)
 	keywords []string
 }
@@ -239,7 +256,7 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 	if err := rows.Err(); err != nil {
 		return sc, fmt.Errorf("read term frequencies: %w", err)
 	}
-	sc.avg = 1
+	sc.avg, sc.n = 1, int(n)
 	if n > 0 && total > 0 {
 		sc.avg = float64(total) / float64(n)
 	}

@@ -226,9 +226,11 @@ func (s *PgvecStore) searchVectorDoc(ctx context.Context, doc *ai.Document, k in
 	return s.retrieveWhere(ctx, doc, k, 0, where, args)
 }
 
-// SearchText implements Searcher: the keyword stages of KeywordSearchSQL
-// on this store's table, with the question stop words, the store's text
-// search configuration and f translated to SQL with bound parameters.
+// SearchText implements Searcher: the one keyword ranker every store
+// shares (LocalvecKeywordSearch's order, read from the posting table), with
+// the question stop words and f translated to SQL with bound parameters;
+// KeywordSearchSQL's ILIKE stages are not run. A store of a custom text
+// search configuration (no textAnalyzer) ranks with the tsvector column.
 func (s *PgvecStore) SearchText(ctx context.Context, query string, k int, f *Filter) ([]*ai.Document, error) {
 	if err := searchK("pgvector search text", k); err != nil {
 		return nil, err
@@ -237,7 +239,7 @@ func (s *PgvecStore) SearchText(ctx context.Context, query string, k int, f *Fil
 		return nil, err
 	}
 	where, args := f.pgWhere(3)
-	return s.keywordSearch(ctx, query, k, s.language, searchStopWords, where, args)
+	return s.keywordStages(ctx, query, k, s.language, searchStopWords, where, args, false)
 }
 
 // topKWhere is topK over the rows allow accepts (all when allow is nil).

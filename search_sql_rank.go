@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/jackc/pgx/v5"
+)
+
+// pgvecKeywordIndex is a PgvecStore's posting table as the one keyword
+// ranker reads it: ordinals number the chunk keys (pgvecChunkUUID) as the
+// postings name them; where (placeholders from $3, bound to args), when
+// not "", is the search's SQL filter. The chunk count and average length
+// come from the statistics termScoring read.
+type pgvecKeywordIndex struct {
+	s     *PgvecStore
+	n     int
+	avg   float64
+	where string
+	args  []any
+	ord   map[[16]byte]int
+	cids  [][16]byte
+}
+
+// ordOf returns the ordinal of chunk key cid.
+func (x *pgvecKeywordIndex) ordOf(cid [16]byte) int {
+	o, ok := x.ord[cid]
+	if !ok {
+		o = len(x.cids)
+		x.ord[cid] = o
+		x.cids = append(x.cids, cid)
+	}
+	return o
+}
+
+// ids returns the chunk IDs of ords.
+func (x *pgvecKeywordIndex) ids(ords []int) []string {
+	out := make([]string, len(ords))
+	for i, o := range ords {
+		out[i] = hex.EncodeToString(x.cids[o][:])
+	}
+	return out
+}
+
+func (x *pgvecKeywordIndex) chunks(context.Context) (int, error) { return x.n, nil }
+
+func (x *pgvecKeywordIndex) docFreqs(ctx context.Context, terms []string) ([]int, error) {
+	rows, err := x.s.readPool(ctx).Query(ctx, `SELECT coalesce(sum(d.df), 0) FROM unnest($1::text[]) WITH ORDINALITY AS u(t, o)
+		LEFT JOIN `+pgvecIdent(x.s.names.kwDF)+` d ON d.term = u.t GROUP BY u.o ORDER BY u.o`, terms)
+	if err != nil {
+		return nil, fmt.Errorf("read term frequencies: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (int, error) {
+		var df int64
+		err := r.Scan(&df)
+		return int(df), err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read term frequencies: %w", err)
+	}
+	return out, nil
+}
+
+// postings reads term's postings through the impact index (index-only:
+// it holds tf and len) and scores them with bm25TermScore, as the SQL of
+// the threshold search does (pgvecShareSQL).
+func (x *pgvecKeywordIndex) postings(ctx context.Context, term string, n int, add func(int, float64)) (int, error) {
+	rows, err := x.s.readPool(ctx).Query(ctx, `SELECT cid, tf, len FROM `+pgvecIdent(x.s.names.kw)+` WHERE term = $1`, term)
+	if err != nil {
+		return 0, fmt.Errorf("read postings: %w", err)
+	}
+	type posting struct {
+		cid     [16]byte
+		tf, len int32
+	}
+	var ps []posting
+	for rows.Next() {
+		var p posting
+		if err := rows.Scan(&p.cid, &p.tf, &p.len); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("read postings: %w", err)
+		}
+		ps = append(ps, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("read postings: %w", err)
+	}
+	if len(ps) == 0 {
+		return 0, nil
+	}
+	idf := bm25IDF(n, len(ps))
+	for _, p := range ps {
+		add(x.ordOf(p.cid), bm25TermScore(idf, p.tf, p.len, x.avg))
+	}
+	return len(ps), nil
+}
+
+func (x *pgvecKeywordIndex) texts(ctx context.Context, ords []int, fn func(int, string)) error {
+	if len(ords) == 0 {
+		return nil
+	}
+	rows, err := x.s.readPool(ctx).Query(ctx, `SELECT id, content FROM `+pgvecIdent(x.s.names.table)+` WHERE id = ANY($1::text[])`, x.ids(ords))
+	if err != nil {
+		return fmt.Errorf("read chunk texts: %w", err)
+	}
+	return x.scanTexts1(rows, fn)
+}
+
+func (x *pgvecKeywordIndex) scanTexts(ctx context.Context, fn func(int, string)) error {
+	rows, err := x.s.readPool(ctx).Query(ctx, `SELECT id, content FROM `+pgvecIdent(x.s.names.table))
+	if err != nil {
+		return fmt.Errorf("read chunk texts: %w", err)
+	}
+	return x.scanTexts1(rows, fn)
+}
+
+// scanTexts1 calls fn with each (id, content) row of rows whose ID the
+// store made (a row of the app's own has no postings and no ordinal).
+func (x *pgvecKeywordIndex) scanTexts1(rows pgx.Rows, fn func(int, string)) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id, text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return fmt.Errorf("read chunk texts: %w", err)
+		}
+		if cid, ok := pgvecChunkUUID(id); ok {
+			fn(x.ordOf(cid), text)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read chunk texts: %w", err)
+	}
+	return nil
+}
+
+func (x *pgvecKeywordIndex) keys(_ context.Context, ords []int) ([]string, error) {
+	return x.ids(ords), nil
+}
+
+func (x *pgvecKeywordIndex) docs(ctx context.Context, ords []int, _ func(string) bool) ([]*ai.Document, error) {
+	ids := x.ids(ords)
+	q := `SELECT id, content, metadata FROM ` + pgvecIdent(x.s.names.table) + ` c WHERE c.id = ANY($1::text[])`
+	if x.where != "" {
+		q += ` AND (` + x.where + `)`
+	}
+	rows, err := x.s.readPool(ctx).Query(ctx, q+` LIMIT $2::bigint`, append([]any{ids, len(ids)}, x.args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	defer rows.Close()
+	byID := make(map[string]*ai.Document, len(ids))
+	for rows.Next() {
+		var id, content string
+		var meta map[string]any
+		if err := rows.Scan(&id, &content, &meta); err != nil {
+			return nil, fmt.Errorf("read chunks: %w", err)
+		}
+		byID[id] = ai.DocumentFromText(content, meta)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	out := make([]*ai.Document, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id] // nil: refused by the filter, or deleted meanwhile
+	}
+	return out, nil
+}
