@@ -18,7 +18,7 @@ import (
 // stages, order and ties, deduplication by text, the cap). A ranking rule
 // changes here, once, for every store. PgvecStore's threshold search
 // (pgvecTopK) is an optimisation of the same order for queries without a
-// quoted phrase; TestKeywordRankerSameOnEveryStore holds them equal.
+// quoted phrase; FuzzKeywordRankerStores holds them equal.
 
 // keywordIndex is a store's keyword index as rankKeywords reads it. A
 // chunk is named by an ordinal the index assigns (small, non-negative,
