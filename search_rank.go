@@ -311,19 +311,9 @@ func pickKeywordHits(ctx context.Context, ix keywordIndex, hits []keywordHit, ke
 			if err != nil {
 				return nil, err
 			}
-			for _, d := range docs {
-				if d == nil {
-					continue
-				}
-				text := DocText(d)
-				if seen[text] {
-					continue
-				}
-				seen[text] = true
-				out = append(out, d)
-				if maxResults > 0 && len(out) == maxResults {
-					return out, nil
-				}
+			var full bool
+			if out, full = appendDistinct(out, seen, docs, maxResults); full {
+				return out, nil
 			}
 			start = end
 			batch *= 2
@@ -392,4 +382,46 @@ func keywordKth(hits []keywordHit, k int) keywordHit {
 		}
 	}
 	return h[0]
+}
+
+// keywordOrds numbers a store's chunk keys as a search first meets them:
+// the ordinals of keywordIndex.
+type keywordOrds[K comparable] struct {
+	ord  map[K]int
+	keys []K
+}
+
+// of returns the ordinal of key k, numbering it when it is new.
+func (o *keywordOrds[K]) of(k K) int {
+	n, ok := o.ord[k]
+	if !ok {
+		if o.ord == nil {
+			o.ord = make(map[K]int)
+		}
+		n = len(o.keys)
+		o.ord[k] = n
+		o.keys = append(o.keys, k)
+	}
+	return n
+}
+
+// appendDistinct appends to out the documents of docs whose text seen does
+// not hold yet (nil ones skipped), marking them seen, until out holds most
+// (no cap when most <= 0); full reports that it does.
+func appendDistinct(out []*ai.Document, seen map[string]bool, docs []*ai.Document, most int) ([]*ai.Document, bool) {
+	for _, d := range docs {
+		if d == nil {
+			continue
+		}
+		text := DocText(d)
+		if seen[text] {
+			continue
+		}
+		seen[text] = true
+		out = append(out, d)
+		if most > 0 && len(out) == most {
+			return out, true
+		}
+	}
+	return out, false
 }

@@ -160,16 +160,9 @@ func (s *PgvecStore) runStages(ctx context.Context, stages []pgvecStage, maxResu
 				return nil, fmt.Errorf("keyword search sql: %s stage: %w", st.name, err)
 			}
 			before := len(out)
-			for _, d := range docs {
-				text := DocText(d)
-				if seen[text] {
-					continue
-				}
-				seen[text] = true
-				out = append(out, d)
-				if maxResults > 0 && len(out) == maxResults {
-					return out, nil
-				}
+			var full bool
+			if out, full = appendDistinct(out, seen, docs, maxResults); full {
+				return out, nil
 			}
 			if n, ok := limit.(int); !ok || len(docs) < n {
 				break

@@ -20,26 +20,14 @@ type pgvecKeywordIndex struct {
 	avg   float64
 	where string
 	args  []any
-	ord   map[[16]byte]int
-	cids  [][16]byte
-}
-
-// ordOf returns the ordinal of chunk key cid.
-func (x *pgvecKeywordIndex) ordOf(cid [16]byte) int {
-	o, ok := x.ord[cid]
-	if !ok {
-		o = len(x.cids)
-		x.ord[cid] = o
-		x.cids = append(x.cids, cid)
-	}
-	return o
+	cids  keywordOrds[[16]byte]
 }
 
 // ids returns the chunk IDs of ords.
 func (x *pgvecKeywordIndex) ids(ords []int) []string {
 	out := make([]string, len(ords))
 	for i, o := range ords {
-		out[i] = hex.EncodeToString(x.cids[o][:])
+		out[i] = hex.EncodeToString(x.cids.keys[o][:])
 	}
 	return out
 }
@@ -93,7 +81,7 @@ func (x *pgvecKeywordIndex) postings(ctx context.Context, term string, n int, ad
 	}
 	idf := bm25IDF(n, len(ps))
 	for _, p := range ps {
-		add(x.ordOf(p.cid), bm25TermScore(idf, p.tf, p.len, x.avg))
+		add(x.cids.of(p.cid), bm25TermScore(idf, p.tf, p.len, x.avg))
 	}
 	return len(ps), nil
 }
@@ -127,7 +115,7 @@ func (x *pgvecKeywordIndex) scanTexts1(rows pgx.Rows, fn func(int, string)) erro
 			return fmt.Errorf("read chunk texts: %w", err)
 		}
 		if cid, ok := pgvecChunkUUID(id); ok {
-			fn(x.ordOf(cid), text)
+			fn(x.cids.of(cid), text)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -142,11 +130,25 @@ func (x *pgvecKeywordIndex) keys(_ context.Context, ords []int) ([]string, error
 
 func (x *pgvecKeywordIndex) docs(ctx context.Context, ords []int, _ func(string) bool) ([]*ai.Document, error) {
 	ids := x.ids(ords)
-	q := `SELECT id, content, metadata FROM ` + pgvecIdent(x.s.names.table) + ` c WHERE c.id = ANY($1::text[])`
-	if x.where != "" {
-		q += ` AND (` + x.where + `)`
+	byID, err := x.s.docsByID(ctx, ids, x.where, x.args)
+	if err != nil {
+		return nil, err
 	}
-	rows, err := x.s.readPool(ctx).Query(ctx, q+` LIMIT $2::bigint`, append([]any{ids, len(ids)}, x.args...)...)
+	out := make([]*ai.Document, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id] // nil: refused by the filter, or deleted meanwhile
+	}
+	return out, nil
+}
+
+// docsByID reads the chunks of ids that where accepts (all when ""; its
+// placeholders from $3, bound to args), by ID.
+func (s *PgvecStore) docsByID(ctx context.Context, ids []string, where string, args []any) (map[string]*ai.Document, error) {
+	q := `SELECT id, content, metadata FROM ` + pgvecIdent(s.names.table) + ` c WHERE c.id = ANY($1::text[])`
+	if where != "" {
+		q += ` AND (` + where + `)`
+	}
+	rows, err := s.readPool(ctx).Query(ctx, q+` LIMIT $2::bigint`, append([]any{ids, len(ids)}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read chunks: %w", err)
 	}
@@ -163,9 +165,5 @@ func (x *pgvecKeywordIndex) docs(ctx context.Context, ords []int, _ func(string)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read chunks: %w", err)
 	}
-	out := make([]*ai.Document, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id] // nil: refused by the filter, or deleted meanwhile
-	}
-	return out, nil
+	return byID, nil
 }

@@ -144,7 +144,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 	if len(bp.phrases) > 0 {
 		// The phrase points need the chunks' texts: the ranker in Go.
 		term = pgvecStage{name: "keyword", top: func(ctx context.Context, n int) ([]*ai.Document, error) {
-			ix := &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: extraWhere, args: extraArgs, ord: make(map[[16]byte]int)}
+			ix := &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: extraWhere, args: extraArgs}
 			return rankKeywords(ctx, ix, bp, n)
 		}}
 	}

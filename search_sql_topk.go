@@ -399,22 +399,9 @@ func (s *PgvecStore) pgvecDocsByCID(ctx context.Context, cands []pgvecCand) ([]*
 	for i, c := range cands {
 		ids[i] = hex.EncodeToString(c.cid[:])
 	}
-	rows, err := s.readPool(ctx).Query(ctx, `SELECT id, content, metadata FROM `+pgvecIdent(s.names.table)+` WHERE id = ANY($1::text[])`, ids)
+	byID, err := s.docsByID(ctx, ids, "", nil)
 	if err != nil {
-		return nil, fmt.Errorf("read chunks: %w", err)
-	}
-	defer rows.Close()
-	byID := make(map[string]*ai.Document, len(ids))
-	for rows.Next() {
-		var id, content string
-		var meta map[string]any
-		if err := rows.Scan(&id, &content, &meta); err != nil {
-			return nil, fmt.Errorf("read chunks: %w", err)
-		}
-		byID[id] = ai.DocumentFromText(content, meta)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read chunks: %w", err)
+		return nil, err
 	}
 	out := make([]*ai.Document, 0, len(ids))
 	for _, id := range ids {

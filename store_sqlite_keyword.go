@@ -74,7 +74,7 @@ func (s *SQLiteStore) keywordSearch(ctx context.Context, query string, maxResult
 // sqliteKeywordSearch is KeywordSearch inside a read transaction on q,
 // which holds n chunks: the one keyword ranker over the FTS5 index.
 func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan bm25Plan, n, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
-	return rankKeywords(ctx, &sqliteKeywordIndex{q: q, n: n, filter: filter, ord: make(map[int64]int)}, plan, maxResults)
+	return rankKeywords(ctx, &sqliteKeywordIndex{q: q, n: n, filter: filter}, plan, maxResults)
 }
 
 // sqliteKeywordIndex is an SQLiteStore's keyword index inside one read
@@ -84,19 +84,7 @@ type sqliteKeywordIndex struct {
 	q      sqliteQuerier
 	n      int
 	filter func(meta map[string]any) bool
-	ord    map[int64]int
-	rids   []int64
-}
-
-// ordOf returns the ordinal of row rid.
-func (x *sqliteKeywordIndex) ordOf(rid int64) int {
-	o, ok := x.ord[rid]
-	if !ok {
-		o = len(x.rids)
-		x.ord[rid] = o
-		x.rids = append(x.rids, rid)
-	}
-	return o
+	rids   keywordOrds[int64]
 }
 
 func (x *sqliteKeywordIndex) chunks(context.Context) (int, error) { return x.n, nil }
@@ -156,7 +144,7 @@ func (x *sqliteKeywordIndex) postings(ctx context.Context, term string, n int, a
 	}
 	w := -bm25IDF(n, len(ps)) / sqliteFTSIDF(n, len(ps))
 	for _, p := range ps {
-		add(x.ordOf(p.rid), w*p.bm25)
+		add(x.rids.of(p.rid), w*p.bm25)
 	}
 	return len(ps), nil
 }
@@ -174,7 +162,7 @@ func (x *sqliteKeywordIndex) forRows(ctx context.Context, query string, ords []i
 		ords = ords[len(part):]
 		args := make([]any, len(part))
 		for i, o := range part {
-			args[i] = x.rids[o]
+			args[i] = x.rids.keys[o]
 		}
 		rows, err := x.q.QueryContext(ctx, fmt.Sprintf(query, sqlitePlaceholders(len(args))), args...)
 		if err != nil {
@@ -201,7 +189,7 @@ func (x *sqliteKeywordIndex) texts(ctx context.Context, ords []int, fn func(int,
 		if err := rows.Scan(&rid, &text); err != nil {
 			return err
 		}
-		fn(x.ord[rid], text)
+		fn(x.rids.ord[rid], text)
 		return nil
 	})
 }
@@ -218,7 +206,7 @@ func (x *sqliteKeywordIndex) scanTexts(ctx context.Context, fn func(int, string)
 		if err := rows.Scan(&rid, &text); err != nil {
 			return err
 		}
-		fn(x.ordOf(rid), text)
+		fn(x.rids.of(rid), text)
 	}
 	return rows.Err()
 }
@@ -239,7 +227,7 @@ func (x *sqliteKeywordIndex) keys(ctx context.Context, ords []int) ([]string, er
 	}
 	out := make([]string, len(ords))
 	for i, o := range ords {
-		out[i] = ids[x.rids[o]]
+		out[i] = ids[x.rids.keys[o]]
 	}
 	return out, nil
 }
@@ -272,7 +260,7 @@ func (x *sqliteKeywordIndex) docs(ctx context.Context, ords []int, seen func(str
 	}
 	out := make([]*ai.Document, len(ords))
 	for i, o := range ords {
-		out[i] = got[x.rids[o]]
+		out[i] = got[x.rids.keys[o]]
 	}
 	return out, nil
 }
