@@ -280,6 +280,11 @@ func (x *bm25Index) docFreq(term string) int {
 	if !ok {
 		return 0
 	}
+	return x.docFreqOf(id)
+}
+
+// docFreqOf returns the number of live rows in the postings of term id.
+func (x *bm25Index) docFreqOf(id int32) int {
 	df := 0
 	for _, q := range x.postings[id] {
 		if x.slotRow[q.slot] >= 0 {
@@ -475,18 +480,12 @@ func (v *bm25View) postings(_ context.Context, term string, n int, add func(int,
 	if !ok {
 		return 0, nil
 	}
-	ps := x.postings[id]
-	df := 0
-	for _, q := range ps {
-		if x.slotRow[q.slot] >= 0 {
-			df++
-		}
-	}
+	df := x.docFreqOf(id)
 	if df == 0 {
 		return 0, nil
 	}
 	idf := bm25IDF(n, df)
-	for _, q := range ps {
+	for _, q := range x.postings[id] {
 		if x.slotRow[q.slot] >= 0 {
 			add(int(q.slot), bm25TermScore(idf, q.tf, x.slotLen[q.slot], v.avg))
 		}

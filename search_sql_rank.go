@@ -35,8 +35,15 @@ func (x *pgvecKeywordIndex) ids(ords []int) []string {
 func (x *pgvecKeywordIndex) chunks(context.Context) (int, error) { return x.n, nil }
 
 func (x *pgvecKeywordIndex) docFreqs(ctx context.Context, terms []string) ([]int, error) {
-	rows, err := x.s.readPool(ctx).Query(ctx, `SELECT coalesce(sum(d.df), 0) FROM unnest($1::text[]) WITH ORDINALITY AS u(t, o)
-		LEFT JOIN `+pgvecIdent(x.s.names.kwDF)+` d ON d.term = u.t GROUP BY u.o ORDER BY u.o`, terms)
+	return x.s.docFreqs(ctx, terms)
+}
+
+// docFreqs returns the document frequency of each of terms, summed from the
+// statistics table's deltas (one query; the empty term gives the chunk
+// count).
+func (s *PgvecStore) docFreqs(ctx context.Context, terms []string) ([]int, error) {
+	rows, err := s.readPool(ctx).Query(ctx, `SELECT coalesce(sum(d.df), 0) FROM unnest($1::text[]) WITH ORDINALITY AS u(t, o)
+		LEFT JOIN `+pgvecIdent(s.names.kwDF)+` d ON d.term = u.t GROUP BY u.o ORDER BY u.o`, terms)
 	if err != nil {
 		return nil, fmt.Errorf("read term frequencies: %w", err)
 	}

@@ -182,28 +182,12 @@ func (s *PgvecStore) keepStopWords(ctx context.Context, bp *bm25Plan) error {
 	if len(bp.stops) == 0 {
 		return nil
 	}
-	cand := append([]string{""}, bp.stops...)
-	cand = append(cand, bp.keywords...)
-	rows, err := s.readPool(ctx).Query(ctx, `SELECT u.t, coalesce(sum(d.df), 0)
-		FROM unnest($1::text[]) AS u(t) LEFT JOIN `+pgvecIdent(s.names.kwDF)+` d ON d.term = u.t GROUP BY u.t`, cand)
+	stops := bp.stops // keepStopWords empties the plan's list
+	dfs, err := s.docFreqs(ctx, append([]string{""}, stops...))
 	if err != nil {
 		return fmt.Errorf("read stop word frequencies: %w", err)
 	}
-	df := make(map[string]int, len(cand))
-	for rows.Next() {
-		var t string
-		var f int64
-		if err := rows.Scan(&t, &f); err != nil {
-			rows.Close()
-			return fmt.Errorf("read stop word frequencies: %w", err)
-		}
-		df[t] = int(f)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read stop word frequencies: %w", err)
-	}
-	bp.keepStopWords(df[""], func(t string) int { return df[t] })
+	bp.keepStopWords(dfs[0], func(t string) int { return dfs[1+slices.Index(stops, t)] })
 	return nil
 }
 
