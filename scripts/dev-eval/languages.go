@@ -82,16 +82,26 @@ func loIndexEntries(dir string) ([][2]string, error) {
 }
 
 // manCorpus renders every man page under dir (man1 ... man9, gzipped
-// troff, links made with .so left out) to plain text with man-db's
+// troff, links made with .so left out, symlinks too with dropDescription) to plain text with man-db's
 // `man -l` at 80 columns (no hyphenation, no justification), writes it to corpus/<section>/<page>.txt and
-// labels it by its NAME line's description (the text after "name - ").
+// labels it by its NAME line's description (the text after "name - "),
+// cut from the page with dropDescription.
 // It returns the corpus pages and their labels.
-func manCorpus(dir, corpus string) ([]string, []label, error) {
+func manCorpus(dir, corpus string, dropDescription bool) ([]string, []label, error) {
 	var pages []string
 	var labels []label
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && filepath.Dir(p) == dir && !strings.HasPrefix(d.Name(), "man") {
+			return fs.SkipDir // usr/share/man/de and other translations beside man1 ... man9
+		}
 		if err != nil || d.IsDir() || !strings.HasPrefix(filepath.Base(filepath.Dir(p)), "man") {
 			return err
+		}
+		if dropDescription && d.Type()&fs.ModeSymlink != 0 {
+			// Another name of a page (libssl-doc's EVP_sha384 -> EVP_sha224).
+			// The language sets keep theirs: their figures across rounds are
+			// on those corpora.
+			return nil
 		}
 		raw, err := readMaybeGzip(p)
 		if err != nil {
@@ -112,11 +122,15 @@ func manCorpus(dir, corpus string) ([]string, []label, error) {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
+		desc := manDescription(string(text))
+		if dropDescription {
+			text = []byte(manDropDescription(string(text)))
+		}
 		if err := os.WriteFile(dst, text, 0o644); err != nil {
 			return err
 		}
 		pages = append(pages, rel)
-		if desc := manDescription(string(text)); desc != "" {
+		if desc != "" {
 			labels = append(labels, label{desc, rel})
 		}
 		return nil

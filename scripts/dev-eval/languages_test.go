@@ -48,3 +48,26 @@ func TestLOIndexEntries(t *testing.T) {
 		t.Errorf("entries %q, want %q", got, want)
 	}
 }
+
+// TestManDropDescription cuts the NAME line's description, wrapped or
+// not, and keeps the names and the rest of the page; a page without a
+// separator is left as it is.
+func TestManDropDescription(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"LS(1)    User Commands    LS(1)\n\nNAME\n       ls - list directory contents\n\nSYNOPSIS\n       ls [OPTION]...\n",
+			"LS(1)    User Commands    LS(1)\n\nNAME\n       ls\n\nSYNOPSIS\n       ls [OPTION]...\n"},
+		{"X(3)\n\nNAME\n       EVP_DigestInit, EVP_DigestUpdate - EVP\n       digest routines\n\nSYNOPSIS\n",
+			"X(3)\n\nNAME\n       EVP_DigestInit, EVP_DigestUpdate\n\nSYNOPSIS\n"},
+		{"X(1)\n\nNAME\n       frobnicate\n\nDESCRIPTION\n", "X(1)\n\nNAME\n       frobnicate\n\nDESCRIPTION\n"},
+		{"", ""},
+	}
+	for _, c := range cases {
+		got := manDropDescription(c.text)
+		if got != c.want {
+			t.Errorf("manDropDescription(%.30q) = %q, want %q", c.text, got, c.want)
+		}
+		if manDescription(got) != "" {
+			t.Errorf("manDropDescription(%.30q) left a description %q", c.text, manDescription(got))
+		}
+	}
+}

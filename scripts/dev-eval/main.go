@@ -68,6 +68,7 @@ type set struct {
 	bookIndex                 bool                  // label by the parts' DocBook back-of-book indexes (part.index)
 	loIndex                   bool                  // label by LibreOffice help's translated keyword index (loIndexEntries)
 	manPages                  bool                  // man pages rendered to text, labelled by their descriptions (manCorpus)
+	dropDescription           bool                  // with manPages: the description cut from the page (manDropDescription)
 }
 
 // label is one question and a page it names.
@@ -166,7 +167,7 @@ func sets() []set {
 }
 
 // allSets are the English sets and then the non-English ones.
-func allSets() []set { return append(sets(), languageSets()...) }
+func allSets() []set { return append(append(sets(), languageSets()...), describingSets()...) }
 
 type evalCase struct {
 	ID       string   `json:"id"`
@@ -236,7 +237,7 @@ func build(s set, out string) error {
 			return fmt.Errorf("%w (apt-get install -y %s)", err, pt.pkg)
 		}
 		if s.manPages {
-			ps, ls, err := manCorpus(pt.dir, corpus)
+			ps, ls, err := manCorpus(pt.dir, corpus, s.dropDescription)
 			if err != nil {
 				return err
 			}
@@ -390,6 +391,9 @@ func build(s set, out string) error {
 		how = "translated entries of the keyword index (bookmarks.js; \"term -- subterm\" as \"term subterm\") -> the pages they link"
 	case s.manPages:
 		how = "the description of each page's NAME line (after \"name - \"), descriptions on more than 3 pages left out -> the page"
+		if s.dropDescription {
+			how += " (the description cut from the page)"
+		}
 	case s.bookIndex:
 		how = "entries of the back-of-book indexes (\"term\" or \"term subterm\") -> the pages they link"
 	case s.index != "":
