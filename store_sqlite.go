@@ -124,6 +124,10 @@ type SQLiteStore struct {
 	countMu sync.Mutex
 	count   sqliteCount
 
+	// postings caches the keyword postings of the current generation
+	// (store_sqlite_postings.go).
+	postings sqlitePostingCache
+
 	// bulk holds the source replacements of a Bulk run.
 	bulk sqliteBulkState
 
@@ -277,7 +281,8 @@ func (s *SQLiteStore) KeywordLanguage() string { return s.an.language() }
 
 // DB returns the store's database handle, for an app's own read queries
 // (the tables are described in the package source, sqliteSchema). Writes
-// through it bypass the generation counter the vector cache relies on.
+// through it bypass the generation counter the vector cache and the
+// keyword posting cache rely on.
 func (s *SQLiteStore) DB() *sql.DB { return s.db }
 
 func (s *SQLiteStore) checkOpen(op string) error {

@@ -58,23 +58,18 @@ func (s *SQLiteStore) keywordSearch(ctx context.Context, query string, maxResult
 	var out []*ai.Document
 	err := s.readTx(ctx, func(conn *sql.Conn) error {
 		var err error
-		n, err := s.chunkCount(ctx, conn)
+		n, gen, err := s.chunkCount(ctx, conn)
 		if err != nil {
 			return err
 		}
-		out, err = sqliteKeywordSearch(ctx, conn, plan, n, maxResults, filter)
+		ix := &sqliteKeywordIndex{q: conn, n: n, filter: filter, cache: &s.postings, gen: gen}
+		out, err = rankKeywords(ctx, ix, plan, maxResults)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite keyword search: %w", err)
 	}
 	return out, nil
-}
-
-// sqliteKeywordSearch is KeywordSearch inside a read transaction on q,
-// which holds n chunks: the one keyword ranker over the FTS5 index.
-func sqliteKeywordSearch(ctx context.Context, q sqliteQuerier, plan bm25Plan, n, maxResults int, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
-	return rankKeywords(ctx, &sqliteKeywordIndex{q: q, n: n, filter: filter}, plan, maxResults)
 }
 
 // sqliteKeywordIndex is an SQLiteStore's keyword index inside one read
@@ -85,6 +80,9 @@ type sqliteKeywordIndex struct {
 	n      int
 	filter func(meta map[string]any) bool
 	rids   keywordOrds[int64]
+	// cache keeps postings across searches of generation gen (nil: none).
+	cache *sqlitePostingCache
+	gen   int64
 }
 
 func (x *sqliteKeywordIndex) chunks(context.Context) (int, error) { return x.n, nil }
@@ -118,33 +116,34 @@ func sqliteFTSIDF(n, df int) float64 {
 // the same lengths (the heading field counted as in LocalvecStore's
 // index).
 func (x *sqliteKeywordIndex) postings(ctx context.Context, term string, n int, add func(int, float64)) (int, error) {
-	type posting struct {
-		rid  int64
-		bm25 float64
-	}
-	rows, err := x.q.QueryContext(ctx, `SELECT rowid, bm25(chunk_terms) FROM chunk_terms WHERE chunk_terms MATCH ?`, sqliteMatchTerm(term))
-	if err != nil {
-		return 0, err
-	}
-	var ps []posting
-	for rows.Next() {
-		var p posting
-		if err := rows.Scan(&p.rid, &p.bm25); err != nil {
-			rows.Close()
+	ps, ok := x.cache.get(x.gen, term)
+	if !ok {
+		rows, err := x.q.QueryContext(ctx, `SELECT rowid, bm25(chunk_terms) FROM chunk_terms WHERE chunk_terms MATCH ?`, sqliteMatchTerm(term))
+		if err != nil {
 			return 0, err
 		}
-		ps = append(ps, p)
+		for rows.Next() {
+			var p sqlitePosting
+			if err := rows.Scan(&p.rid, &p.score); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			ps = append(ps, p)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		if len(ps) > 0 {
+			w := -bm25IDF(n, len(ps)) / sqliteFTSIDF(n, len(ps))
+			for i := range ps {
+				ps[i].score *= w
+			}
+		}
+		x.cache.put(x.gen, term, ps)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	if len(ps) == 0 {
-		return 0, nil
-	}
-	w := -bm25IDF(n, len(ps)) / sqliteFTSIDF(n, len(ps))
 	for _, p := range ps {
-		add(x.rids.of(p.rid), w*p.bm25)
+		add(x.rids.of(p.rid), p.score)
 	}
 	return len(ps), nil
 }
@@ -266,26 +265,27 @@ func (x *sqliteKeywordIndex) docs(ctx context.Context, ords []int, seen func(str
 }
 
 // chunkCount returns the number of chunks in the snapshot q reads (a
-// connection inside a read transaction), counted once per generation.
-func (s *SQLiteStore) chunkCount(ctx context.Context, q sqliteQuerier) (int, error) {
+// connection inside a read transaction), counted once per generation, and
+// that generation.
+func (s *SQLiteStore) chunkCount(ctx context.Context, q sqliteQuerier) (int, int64, error) {
 	gen, _, err := sqliteGeneration(ctx, q)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	s.countMu.Lock()
 	c := s.count
 	s.countMu.Unlock()
 	if c.ok && c.gen == gen {
-		return c.n, nil
+		return c.n, gen, nil
 	}
 	var n int
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count chunks: %w", err)
+		return 0, 0, fmt.Errorf("count chunks: %w", err)
 	}
 	s.countMu.Lock()
 	s.count = sqliteCount{ok: true, gen: gen, n: n}
 	s.countMu.Unlock()
-	return n, nil
+	return n, gen, nil
 }
 
 // sqliteDocFreq returns the number of chunks whose keyword terms hold
