@@ -18,14 +18,7 @@ import (
 func TestSQLitePostingCacheFollowsWrites(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "askyourdocs.db")
-	open := func() *SQLiteStore {
-		s, err := NewSQLiteStore(ctx, nil, newTestEmbedder(64), path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *SQLiteStore { return openSharedSQLite(t, path) }
 	reader, writer := open(), open()
 	doc := func(url, text string) *ai.Document {
 		return ai.DocumentFromText(text, map[string]any{"url": url, "source": url})
@@ -37,18 +30,7 @@ func TestSQLitePostingCacheFollowsWrites(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	list := func(s *SQLiteStore) []string {
-		t.Helper()
-		docs, err := s.SearchText(ctx, "zebra horse", 10, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, d := range docs {
-			out = append(out, d.Metadata["url"].(string))
-		}
-		return out
-	}
+	list := func(s *SQLiteStore) []string { return searchTextURLs(t, s, "zebra horse", 10) }
 	check := func(step string) {
 		t.Helper()
 		got := list(reader)
@@ -142,14 +124,7 @@ func (c *sqlitePostingCache) reset() {
 func TestSQLitePostingCacheConcurrent(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "askyourdocs.db")
-	open := func() *SQLiteStore {
-		s, err := NewSQLiteStore(ctx, nil, newTestEmbedder(64), path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *SQLiteStore { return openSharedSQLite(t, path) }
 	reader, writer := open(), open()
 	done := make(chan struct{})
 	errs := make(chan error, 4)
@@ -182,18 +157,34 @@ func TestSQLitePostingCacheConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	urls := func(s *SQLiteStore) []string {
-		docs, err := s.SearchText(ctx, "river bank", 40, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, d := range docs {
-			out = append(out, d.Metadata["url"].(string))
-		}
-		return out
-	}
+	urls := func(s *SQLiteStore) []string { return searchTextURLs(t, s, "river bank", 40) }
 	if got, want := urls(reader), urls(open()); !slices.Equal(got, want) || len(want) != 20 {
 		t.Errorf("after the writes the reader lists %q, a fresh store %q (want 20)", got, want)
 	}
+}
+
+// openSharedSQLite opens another SQLiteStore on the database at path (as
+// another process would), closed at the end of the test.
+func openSharedSQLite(t *testing.T, path string) *SQLiteStore {
+	t.Helper()
+	s, err := NewSQLiteStore(context.Background(), nil, newTestEmbedder(64), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// searchTextURLs returns the URLs of s's keyword list for query.
+func searchTextURLs(t *testing.T, s *SQLiteStore, query string, k int) []string {
+	t.Helper()
+	docs, err := s.SearchText(context.Background(), query, k, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range docs {
+		out = append(out, d.Metadata["url"].(string))
+	}
+	return out
 }

@@ -34,11 +34,7 @@ func describingSets() []set {
 // description must be answered from the rest of the page.
 func manDropDescription(text string) string {
 	lines := strings.Split(text, "\n")
-	i := 1 // line 0 is the title line
-	for i < len(lines) && (strings.TrimSpace(lines[i]) == "" || lines[i][0] == ' ') {
-		i++
-	}
-	i++ // the heading
+	i := manNameStart(lines)
 	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
 		i++
 	}

@@ -162,11 +162,7 @@ func readMaybeGzip(p string) ([]byte, error) {
 // It is "" when there is none or it is shorter than three characters.
 func manDescription(text string) string {
 	lines := strings.Split(text, "\n")
-	i := 1 // line 0 is the title line
-	for i < len(lines) && (strings.TrimSpace(lines[i]) == "" || lines[i][0] == ' ') {
-		i++
-	}
-	i++ // the heading
+	i := manNameStart(lines)
 	var desc string
 	for ; i < len(lines); i++ {
 		l := lines[i]
@@ -200,4 +196,15 @@ func manDescription(text string) string {
 		return ""
 	}
 	return after
+}
+
+// manNameStart returns the index of the line after a rendered man page's
+// first section heading (NAME, 名前, BEZEICHNUNG, NOM): line 0 is the
+// title line, indented or blank lines may follow it.
+func manNameStart(lines []string) int {
+	i := 1
+	for i < len(lines) && (strings.TrimSpace(lines[i]) == "" || lines[i][0] == ' ') {
+		i++
+	}
+	return i + 1
 }
