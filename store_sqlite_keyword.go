@@ -114,7 +114,9 @@ func sqliteFTSIDF(n, df int) float64 {
 // IDF (down to 1e-6 for a term in most rows): dividing that IDF out and
 // multiplying bm25IDF in gives the term's share of the BM25F score over
 // the same lengths (the heading field counted as in LocalvecStore's
-// index).
+// index). The shares of a term read at the snapshot's generation are kept
+// in the store's posting cache (store_sqlite_postings.go) and served from
+// it by the next searches of that generation.
 func (x *sqliteKeywordIndex) postings(ctx context.Context, term string, n int, add func(int, float64)) (int, error) {
 	ps, ok := x.cache.get(x.gen, term)
 	if !ok {
