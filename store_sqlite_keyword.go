@@ -90,9 +90,13 @@ func (x *sqliteKeywordIndex) chunks(context.Context) (int, error) { return x.n, 
 func (x *sqliteKeywordIndex) docFreqs(ctx context.Context, terms []string) ([]int, error) {
 	out := make([]int, len(terms))
 	for i, t := range terms {
-		df, err := sqliteDocFreq(ctx, x.q, t)
-		if err != nil {
-			return nil, err
+		df, ok := x.cache.docFreq(x.gen, t)
+		if !ok {
+			var err error
+			if df, err = sqliteDocFreq(ctx, x.q, t); err != nil {
+				return nil, err
+			}
+			x.cache.putDocFreq(x.gen, t, df)
 		}
 		out[i] = df
 	}

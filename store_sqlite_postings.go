@@ -11,7 +11,8 @@ import (
 // for every row holding each query term with its BM25F share. A serving
 // process asks for the same common terms again and again, and between two
 // writes the answer does not change, so an SQLiteStore keeps the postings
-// it read, with their shares, for the database's current generation (the
+// it read, with their shares, and the document frequencies the stop-word
+// rule read, for the database's current generation (the
 // counter every write transaction increments, read inside the search's
 // read transaction: a posting list is reused only by searches of the
 // snapshot it was read from). A search of a newer generation empties the
@@ -36,9 +37,10 @@ type sqlitePostingCache struct {
 	mu    sync.Mutex
 	gen   int64
 	terms map[string][]sqlitePosting
-	order []string // terms, oldest first
-	size  int      // postings held
-	max   int      // most postings held (0: sqlitePostingCacheMax)
+	dfs   map[string]int // document frequencies read alone (the stop-word rule)
+	order []string       // terms, oldest first
+	size  int            // postings held
+	max   int            // most postings held (0: sqlitePostingCacheMax)
 }
 
 // get returns term's postings cached for generation gen.
@@ -68,10 +70,7 @@ func (c *sqlitePostingCache) put(gen int64, term string, ps []sqlitePosting) {
 	if len(ps) > most {
 		return
 	}
-	switch {
-	case c.terms == nil || gen > c.gen:
-		c.gen, c.terms, c.order, c.size = gen, map[string][]sqlitePosting{}, nil, 0
-	case gen < c.gen:
+	if !c.current(gen) {
 		return
 	}
 	if _, ok := c.terms[term]; ok {
@@ -86,4 +85,48 @@ func (c *sqlitePostingCache) put(gen int64, term string, ps []sqlitePosting) {
 	c.terms[term] = ps
 	c.order = append(c.order, term)
 	c.size += len(ps)
+}
+
+// sqliteDocFreqCacheMax is the most document frequencies the cache holds.
+const sqliteDocFreqCacheMax = 1 << 16
+
+// current makes the cache generation gen's (emptying it when gen is
+// newer) and reports whether gen is the cache's generation. c.mu is held.
+func (c *sqlitePostingCache) current(gen int64) bool {
+	if c.terms == nil || gen > c.gen {
+		c.gen, c.terms, c.dfs, c.order, c.size = gen, map[string][]sqlitePosting{}, map[string]int{}, nil, 0
+	}
+	return gen == c.gen
+}
+
+// docFreq returns term's document frequency at generation gen when the
+// cache knows it: the length of its cached postings, or a frequency
+// putDocFreq kept.
+func (c *sqlitePostingCache) docFreq(gen int64, term string) (int, bool) {
+	if c == nil {
+		return 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen || c.terms == nil {
+		return 0, false
+	}
+	if ps, ok := c.terms[term]; ok {
+		return len(ps), true
+	}
+	df, ok := c.dfs[term]
+	return df, ok
+}
+
+// putDocFreq keeps term's document frequency df, read at generation gen
+// (as put keeps postings; at most sqliteDocFreqCacheMax of them).
+func (c *sqlitePostingCache) putDocFreq(gen int64, term string, df int) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.current(gen) && len(c.dfs) < sqliteDocFreqCacheMax {
+		c.dfs[term] = df
+	}
 }

@@ -31,12 +31,19 @@ func TestSQLitePostingCacheFollowsWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := func(s *SQLiteStore) []string { return searchTextURLs(t, s, "zebra horse", 10) }
+	// A question of stop words only searches those some chunk holds (the
+	// frequencies the stop-word rule reads, cached too): "whom" is in no
+	// chunk until the write below.
+	stops := func(s *SQLiteStore) []string { return searchTextURLs(t, s, "whom", 10) }
 	check := func(step string) {
 		t.Helper()
-		got := list(reader)
+		gotStops, got := stops(reader), list(reader) // stop words first: no search of this generation has emptied the cache yet
 		fresh := open()
 		if want := list(fresh); !slices.Equal(got, want) {
 			t.Errorf("%s: cached store lists %q, a fresh store %q", step, got, want)
+		}
+		if want := stops(fresh); !slices.Equal(gotStops, want) {
+			t.Errorf("%s: cached store lists %q for stop words, a fresh store %q", step, gotStops, want)
 		}
 		fresh.Close()
 	}
@@ -49,10 +56,13 @@ func TestSQLitePostingCacheFollowsWrites(t *testing.T) {
 		t.Errorf("second search (from the cache) %q, first %q", again, first)
 	}
 
-	if err := writer.Index(ctx, []*ai.Document{doc("d", "Zebra and horse: a zebra is no horse, says the zebra.")}); err != nil {
+	if err := writer.Index(ctx, []*ai.Document{doc("d", "Zebra and horse: a zebra is no horse, says the zebra to whom it may concern.")}); err != nil {
 		t.Fatal(err)
 	}
 	check("after another store added a chunk")
+	if got := stops(reader); !slices.Equal(got, []string{"d"}) { // (check ran it first)
+		t.Errorf("after the write a stop word new to the index lists %q, want the new chunk", got)
+	}
 	if got := list(reader); len(got) == 0 || got[0] != "d" {
 		t.Errorf("after the write the new chunk ranks %q, want it first", got)
 	}
@@ -97,7 +107,20 @@ func TestSQLitePostingCacheBounds(t *testing.T) {
 	if _, ok := c.get(4, "old"); ok {
 		t.Error("a list of an older generation was cached")
 	}
+	c.putDocFreq(5, "the", 3)
+	if df, ok := c.docFreq(5, "the"); !ok || df != 3 {
+		t.Errorf("document frequency %d, %v, want 3, true", df, ok)
+	}
+	if df, ok := c.docFreq(5, "c"); !ok || df != 4 {
+		t.Errorf("document frequency of a cached list %d, %v, want its length 4", df, ok)
+	}
+	if _, ok := c.docFreq(6, "the"); ok {
+		t.Error("a frequency of generation 5 is served to generation 6")
+	}
 	c.put(7, "d", nil)
+	if _, ok := c.docFreq(7, "the"); ok {
+		t.Error("a newer generation kept an older frequency")
+	}
 	if got, ok := c.get(7, "d"); !ok || got != nil {
 		t.Error("an empty list of a newer generation was not cached")
 	}
