@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -23,11 +22,11 @@ type quoteUnit struct {
 
 var (
 	// listItemLine is a list item's marker.
-	listItemLine = regexp.MustCompile(`^([-*•▪◦] |\d{1,3}[.)] |[a-z][.)] )`)
+	listItemLine = lazyRegexp(`^([-*•▪◦] |\d{1,3}[.)] |[a-z][.)] )`)
 	// codeish matches what prose lines rarely have and commands and code
 	// always do: a command-line option, a path, an assignment, brackets, a
 	// prompt, a file extension, an identifier with _ or ::.
-	codeish = regexp.MustCompile(`(^[$>#%] |\s--?[A-Za-z][\w-]*|\./|~/|\w/\w|[=(){}\[\];<>\\]|::|\w_\w|\.[a-z]{1,4}\b|^[a-z][\w-]*\s+[a-z][\w-]*(\s|$))`)
+	codeish = lazyRegexp(`(^[$>#%] |\s--?[A-Za-z][\w-]*|\./|~/|\w/\w|[=(){}\[\];<>\\]|::|\w_\w|\.[a-z]{1,4}\b|^[a-z][\w-]*\s+[a-z][\w-]*(\s|$))`)
 )
 
 // looksLikeCode reports whether line l is code or a command: no sentence
@@ -40,7 +39,7 @@ func looksLikeCode(l string) bool {
 	if strings.ContainsRune(".!?", last) && !strings.HasSuffix(l, "...") {
 		return false
 	}
-	return codeish.MatchString(l)
+	return codeish().MatchString(l)
 }
 
 // isTableRow reports whether l is a table row as the readers write one
@@ -71,7 +70,7 @@ func passageUnits(passage string, knownHeadings []string) []quoteUnit {
 			heading = l
 			continue
 		}
-		if code || introduced && !strings.ContainsAny(l[len(l)-1:], ".!?") || listItemLine.MatchString(l) || isTableRow(l) {
+		if code || introduced && !strings.ContainsAny(l[len(l)-1:], ".!?") || listItemLine().MatchString(l) || isTableRow(l) {
 			units = append(units, quoteUnit{text: l, line: i, whole: true, heading: heading})
 			continue
 		}
@@ -117,12 +116,12 @@ func countTrue(b []bool) int {
 var (
 	// fragmentLink is a Markdown image or link, a URL or a removed-link
 	// marker (the German default and the English one).
-	fragmentLink = regexp.MustCompile(`!?\[[^\]]*\]\([^)]*\)|https?://\S+|\[(Link entfernt|link removed)\]`)
+	fragmentLink = lazyRegexp(`!?\[[^\]]*\]\([^)]*\)|https?://\S+|\[(Link entfernt|link removed)\]`)
 	// fragmentNav is a navigation label.
-	fragmentNav = regexp.MustCompile(`(?i)\b(see|read|learn|show) more\b|\b(back to top|skip to (main )?content|edit (this page|on github)|click here|permalink)\b|` +
+	fragmentNav = lazyRegexp(`(?i)\b(see|read|learn|show) more\b|\b(back to top|skip to (main )?content|edit (this page|on github)|click here|permalink)\b|` +
 		`^(- )?(table of contents|contents|home|index|up|(previous|next|prev)( chapter| page| section| topic)?)$`)
 	// fragmentCrumb is a breadcrumb or pager separator.
-	fragmentCrumb = regexp.MustCompile(`[»›→←]|\s[>/|]\s`)
+	fragmentCrumb = lazyRegexp(`[»›→←]|\s[>/|]\s`)
 )
 
 // Fragment thresholds: a sentence needs fragmentMinWords words of two
@@ -140,20 +139,20 @@ const (
 // is a breadcrumb (two separators such as "»"). A CJK character counts as
 // a word of its own.
 func weakUnit(u quoteUnit) bool {
-	if looksLikeCode(u.text) && !fragmentLink.MatchString(u.text) {
+	if looksLikeCode(u.text) && !fragmentLink().MatchString(u.text) {
 		return false
 	}
-	if !u.whole && len(fragmentCrumb.FindAllStringIndex(u.text, 2)) == 2 {
+	if !u.whole && len(fragmentCrumb().FindAllStringIndex(u.text, 2)) == 2 {
 		return true
 	}
-	rest := fragmentLink.ReplaceAllStringFunc(u.text, func(m string) string {
+	rest := fragmentLink().ReplaceAllStringFunc(u.text, func(m string) string {
 		// A link keeps its text; an image and a URL go.
 		if strings.HasPrefix(m, "[") && strings.Contains(m, "](") {
 			return m[1:strings.Index(m, "](")]
 		}
 		return " "
 	})
-	rest = fragmentNav.ReplaceAllString(rest, " ")
+	rest = fragmentNav().ReplaceAllString(rest, " ")
 	words, runes := 0, 0
 	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		n := utf8.RuneCountInString(w)
@@ -182,7 +181,7 @@ func countNonCJK(w string) int {
 // navFragment reports whether u is a fragment left by links or
 // navigation (not merely a short sentence): where a quote stops.
 func navFragment(u quoteUnit) bool {
-	return weakUnit(u) && (fragmentLink.MatchString(u.text) || fragmentNav.MatchString(u.text) || fragmentCrumb.MatchString(u.text))
+	return weakUnit(u) && (fragmentLink().MatchString(u.text) || fragmentNav().MatchString(u.text) || fragmentCrumb().MatchString(u.text))
 }
 
 // wideRune reports whether r is a Han, kana or Hangul character, or CJK

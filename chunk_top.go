@@ -1,20 +1,19 @@
 package engine
 
 import (
-	"regexp"
 	"strings"
 )
 
 // Patterns of the top-level headings TopLabel shortens.
 var (
 	// "TOP 7 Ein ...", "TOP N2 Honorarprofessur", "TOP 3a": agenda items.
-	topAgendaRE = regexp.MustCompile(`^TOP\s*([A-Z]?\d+[a-z]?)(?:[.:)]|\s|$)`)
+	topAgendaRE = lazyRegexp(`^TOP\s*([A-Z]?\d+[a-z]?)(?:[.:)]|\s|$)`)
 	// "N1. Antrag ...": an agenda item numbered without "TOP".
-	topLetterNumRE = regexp.MustCompile(`^([A-Z]\d+[a-z]?)\.(?:\s|$)`)
+	topLetterNumRE = lazyRegexp(`^([A-Z]\d+[a-z]?)\.(?:\s|$)`)
 	// "§ 12 Modulabschluss", "§12a Fristen".
-	topParagraphRE = regexp.MustCompile(`^§\s*(\d+[a-z]?)(?:\s+(\S+))?`)
+	topParagraphRE = lazyRegexp(`^§\s*(\d+[a-z]?)(?:\s+(\S+))?`)
 	// "A. Allgemeine Regelungen", "II. Modulabschluss".
-	topPartRE = regexp.MustCompile(`^([A-Z]|[IVXLC]+)\.(?:\s|$)`)
+	topPartRE = lazyRegexp(`^([A-Z]|[IVXLC]+)\.(?:\s|$)`)
 )
 
 // topCrossRefWords follow the number of an in-text cross-reference to a
@@ -34,13 +33,13 @@ var topCrossRefWords = map[string]bool{
 // like a heading ("§ 54 Absatz 6 ThürHG anwesend sein.") give "".
 func TopLabel(heading string) string {
 	h := strings.TrimSpace(heading)
-	if m := topAgendaRE.FindStringSubmatch(h); m != nil {
+	if m := topAgendaRE().FindStringSubmatch(h); m != nil {
 		return "TOP " + m[1]
 	}
-	if m := topLetterNumRE.FindStringSubmatch(h); m != nil {
+	if m := topLetterNumRE().FindStringSubmatch(h); m != nil {
 		return "TOP " + m[1]
 	}
-	if m := topParagraphRE.FindStringSubmatch(h); m != nil {
+	if m := topParagraphRE().FindStringSubmatch(h); m != nil {
 		// A sentence ("... anwesend sein.") or a reference into the
 		// paragraph ("Absatz 6") is running text, not a heading.
 		if topCrossRefWords[strings.ToLower(m[2])] || (strings.HasSuffix(h, ".") && len(strings.Fields(h)) > 3) {
@@ -48,7 +47,7 @@ func TopLabel(heading string) string {
 		}
 		return "§ " + m[1]
 	}
-	if m := topPartRE.FindStringSubmatch(h); m != nil {
+	if m := topPartRE().FindStringSubmatch(h); m != nil {
 		return m[1]
 	}
 	return ""

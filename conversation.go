@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -268,13 +267,13 @@ func cleanCondensed(s string) string {
 
 // numberPattern matches numbers: digit runs with inner separators
 // ("2024", "3,5", "1.000", "12:30").
-var numberPattern = regexp.MustCompile(`\d+(?:[.,:/]\d+)*`)
+var numberPattern = lazyRegexp(`\d+(?:[.,:/]\d+)*`)
 
 // conversationNumbers returns the numbers in s in a normalised form (each
 // number once as written with "," read as ".", and once digits only).
 func conversationNumbers(s string) map[string]bool {
 	out := make(map[string]bool)
-	for _, m := range numberPattern.FindAllString(s, -1) {
+	for _, m := range numberPattern().FindAllString(s, -1) {
 		out[strings.ReplaceAll(m, ",", ".")] = true
 		out[digitsOnly(m)] = true
 	}
@@ -318,13 +317,13 @@ func IsReliableCondense(question, condensed string, history []QATurn) bool {
 			known[n] = true
 		}
 	}
-	for _, m := range numberPattern.FindAllString(condensed, -1) {
+	for _, m := range numberPattern().FindAllString(condensed, -1) {
 		if !known[strings.ReplaceAll(m, ",", ".")] && !known[digitsOnly(m)] {
 			return false
 		}
 	}
 	have := conversationNumbers(condensed)
-	own := numberPattern.FindAllString(question, -1)
+	own := numberPattern().FindAllString(question, -1)
 	for _, m := range own {
 		if !have[strings.ReplaceAll(m, ",", ".")] && !have[digitsOnly(m)] {
 			return false
@@ -336,7 +335,7 @@ func IsReliableCondense(question, condensed string, history []QATurn) bool {
 	// No anchor of its own: keep one of the conversation's.
 	anchors := false
 	for _, t := range history {
-		for _, m := range numberPattern.FindAllString(t.Question+"\n"+t.Answer, -1) {
+		for _, m := range numberPattern().FindAllString(t.Question+"\n"+t.Answer, -1) {
 			anchors = true
 			if have[strings.ReplaceAll(m, ",", ".")] || have[digitsOnly(m)] {
 				return true

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -33,7 +32,7 @@ func pdfSizeKey(size float64) float64 { return math.Round(size*2) / 2 }
 
 // pdfPageNumberRe matches page-number lines: "7", "- 7 -", "Page 7",
 // "Seite 7 von 9", "7 / 9", "Σελίδα 7", "стр. 7".
-var pdfPageNumberRe = regexp.MustCompile(`(?i)^[\pP\s]*((page|pg|p|seite|s|p[áa]gina|p[áa]g|pagină|σελίδα|σελ|страница|стр|sida|side|strona|str|sivu|oldal|stránka|sayfa|blad)\.?\s*)?[0-9]{1,4}(\s*(/|of|von|de|di|από|из|z|av|af)\s*[0-9]{1,4})?[\pP\s]*$`)
+var pdfPageNumberRe = lazyRegexp(`(?i)^[\pP\s]*((page|pg|p|seite|s|p[áa]gina|p[áa]g|pagină|σελίδα|σελ|страница|стр|sida|side|strona|str|sivu|oldal|stránka|sayfa|blad)\.?\s*)?[0-9]{1,4}(\s*(/|of|von|de|di|από|из|z|av|af)\s*[0-9]{1,4})?[\pP\s]*$`)
 
 // pdfFurnitureKey normalises a line for comparison across pages: lower
 // case, digit runs as '#'.
@@ -83,7 +82,7 @@ func pdfDropFurniture(doc []pdfPageLines) {
 	for key, cs := range cands {
 		for _, c := range cs {
 			ln := doc[c.page].lines[c.line]
-			if count[key] >= need || (pdfPageNumberRe.MatchString(ln.text) && pdfIsolated(doc[c.page], c.line)) {
+			if count[key] >= need || (pdfPageNumberRe().MatchString(ln.text) && pdfIsolated(doc[c.page], c.line)) {
 				if drop[c.page] == nil {
 					drop[c.page] = map[int]bool{}
 				}
@@ -193,7 +192,7 @@ type pdfBlock struct {
 	left, right float64 // horizontal extent of the lines
 }
 
-var pdfListItemRe = regexp.MustCompile(`^([•◦▪‣●■□○·*–-]|\(?[0-9]{1,3}[.)]|\(?[a-zA-Z][.)])\s`)
+var pdfListItemRe = lazyRegexp(`^([•◦▪‣●■□○·*–-]|\(?[0-9]{1,3}[.)]|\(?[a-zA-Z][.)])\s`)
 
 // pdfBlocks groups the lines of all pages into paragraphs.
 func pdfBlocks(doc []pdfPageLines, lead map[float64]float64) []pdfBlock {
@@ -220,7 +219,7 @@ func pdfContinues(b *pdfBlock, ln pdfLine, newPage bool, rules []pdfRule, lead m
 	if math.Abs(prev.size-ln.size) > 0.12*size || prev.bold != ln.bold {
 		return false
 	}
-	if pdfListItemRe.MatchString(ln.text) {
+	if pdfListItemRe().MatchString(ln.text) {
 		return false
 	}
 	if newPage || ln.y > prev.y-0.3*prev.size {

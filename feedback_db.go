@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"time"
 )
 
@@ -35,11 +34,11 @@ const feedbackDBTimeout = 30 * time.Second
 
 // feedbackTableRE is what a feedback table name may be: a plain lower-case
 // identifier, so it can be put into SQL as it is.
-var feedbackTableRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,50}$`)
+var feedbackTableRE = lazyRegexp(`^[a-z_][a-z0-9_]{0,50}$`)
 
 // feedbackDBCheck validates the arguments of a database-backed store.
 func feedbackDBCheck[E any](table string, id func(E) string, setRating func(*E, string)) error {
-	if !feedbackTableRE.MatchString(table) {
+	if !feedbackTableRE().MatchString(table) {
 		return fmt.Errorf("%w: table name %q (want lower-case letters, digits and _, at most 51)", ErrFeedbackInvalid, table)
 	}
 	if id == nil || setRating == nil {

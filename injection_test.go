@@ -19,7 +19,7 @@ var injectionSpecRules = []string{
 
 func TestInjectionRuleNames(t *testing.T) {
 	var names []string
-	for _, r := range injectionRules {
+	for _, r := range injectionRules() {
 		names = append(names, r.name)
 	}
 	names = append(names, ruleHiddenCharacters)
@@ -196,7 +196,7 @@ func TestDetectInjectionRules(t *testing.T) {
 func checkInjectionTriggers(t *testing.T, text string) {
 	t.Helper()
 	folded := foldForDetection(text)
-	for _, rule := range injectionRules {
+	for _, rule := range injectionRules() {
 		full := false
 		for _, re := range rule.patterns {
 			if loc := re.FindStringIndex(folded); loc != nil {
@@ -337,7 +337,7 @@ func BenchmarkDetectInjection(b *testing.B) {
 		// baseline the prefilter is measured against.
 		{"german-no-prefilter", german, func(s string) bool {
 			folded, hit := foldForDetection(s), false
-			for _, rule := range injectionRules {
+			for _, rule := range injectionRules() {
 				for _, re := range rule.patterns {
 					hit = re.MatchString(folded) || hit
 				}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"strconv"
 	"sync"
@@ -202,7 +201,7 @@ func (o DurableJobStoreOptions) queueName(q string) string {
 
 // queues returns River's queue names of the options and their workers.
 func (o DurableJobStoreOptions) queues() (map[string]river.QueueConfig, error) {
-	if o.Namespace != "" && !durableNameRE.MatchString(o.Namespace) {
+	if o.Namespace != "" && !durableNameRE().MatchString(o.Namespace) {
 		return nil, fmt.Errorf("namespace %q: use lower-case letters, digits and inner '-'", o.Namespace)
 	}
 	queues := map[string]river.QueueConfig{o.queueName(""): {MaxWorkers: 1}}
@@ -222,7 +221,7 @@ func (o DurableJobStoreOptions) queues() (map[string]river.QueueConfig, error) {
 }
 
 // durableNameRE is what a Namespace may be.
-var durableNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var durableNameRE = lazyRegexp(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // riverConfig returns the River client configuration of the options.
 func (o DurableJobStoreOptions) riverConfig(w *durableWorker) (*river.Config, error) {

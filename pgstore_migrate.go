@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -76,7 +75,7 @@ type pgvecNames struct {
 }
 
 // pgvecPlainName matches store names used as they are in table names.
-var pgvecPlainName = regexp.MustCompile(`^[a-z0-9_]{1,28}$`)
+var pgvecPlainName = lazyRegexp(`^[a-z0-9_]{1,28}$`)
 
 // pgvecTableNames derives the table and index names of the store called
 // name. Plain short names are kept ("docs" -> askyourdocs_docs); any other
@@ -85,7 +84,7 @@ var pgvecPlainName = regexp.MustCompile(`^[a-z0-9_]{1,28}$`)
 // stays within Postgres' 63-byte identifier limit.
 func pgvecTableNames(name string) pgvecNames {
 	slug := name
-	if !pgvecPlainName.MatchString(name) {
+	if !pgvecPlainName().MatchString(name) {
 		var b strings.Builder
 		for _, r := range strings.ToLower(name) {
 			if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '_' {
@@ -121,7 +120,7 @@ func pgvecIdent(name string) string { return pgx.Identifier{name}.Sanitize() }
 
 // pgvecTSConfigRE matches a text search configuration name that may be
 // interpolated into SQL: a plain identifier, optionally schema-qualified.
-var pgvecTSConfigRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
+var pgvecTSConfigRE = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
 
 // errPgvecLanguage is wrapped by the error for a text search configuration
 // name that is not a plain identifier.
@@ -132,7 +131,7 @@ var errPgvecLanguage = errors.New("text search configuration must be a plain ide
 // safe: the name can contain neither quotes nor anything but letters,
 // digits, underscores and one dot.
 func pgvecRegconfig(language string) (string, error) {
-	if !pgvecTSConfigRE.MatchString(language) {
+	if !pgvecTSConfigRE().MatchString(language) {
 		return "", fmt.Errorf("%w: got %q", errPgvecLanguage, language)
 	}
 	return "'" + language + "'::regconfig", nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -341,11 +340,11 @@ func clampScore(x float64) int {
 
 var (
 	// rerankOutOf matches "/10" and "out of 10" after a score.
-	rerankOutOf = regexp.MustCompile(`(?i)\s*(/\s*10|out of 10|von 10)\b`)
+	rerankOutOf = lazyRegexp(`(?i)\s*(/\s*10|out of 10|von 10)\b`)
 	// rerankIndexed matches "1: 7", "[2] 8", "3) 5", "Passage 4 - 9".
-	rerankIndexed = regexp.MustCompile(`(?im)^[\s*#>-]*(?:passage|passus|abschnitt|text|doc(?:ument)?|nr\.?)?\s*\[?(\d+)\]?\s*[:.)=\-–]+\s*(?:score\s*[:=]?\s*)?(\d+(?:[.,]\d+)?)`)
+	rerankIndexed = lazyRegexp(`(?im)^[\s*#>-]*(?:passage|passus|abschnitt|text|doc(?:ument)?|nr\.?)?\s*\[?(\d+)\]?\s*[:.)=\-–]+\s*(?:score\s*[:=]?\s*)?(\d+(?:[.,]\d+)?)`)
 	// rerankNumber matches a number in text.
-	rerankNumber = regexp.MustCompile(`\d+(?:[.,]\d+)?`)
+	rerankNumber = lazyRegexp(`\d+(?:[.,]\d+)?`)
 )
 
 // parseRerankScores extracts n scores from a model reply. The result has
@@ -391,12 +390,12 @@ func parseRerankScores(reply string, n int) []int {
 			}
 		}
 	}
-	text := rerankOutOf.ReplaceAllString(reply, "")
+	text := rerankOutOf().ReplaceAllString(reply, "")
 	indexed := make([]int, n)
 	for i := range indexed {
 		indexed[i] = -1
 	}
-	if m := rerankIndexed.FindAllStringSubmatch(text, -1); len(m) > 0 {
+	if m := rerankIndexed().FindAllStringSubmatch(text, -1); len(m) > 0 {
 		idx := make([]float64, len(m))
 		val := make([]float64, len(m))
 		for i, g := range m {
@@ -405,7 +404,7 @@ func parseRerankScores(reply string, n int) []int {
 		}
 		rerankPlace(idx, val, indexed)
 	}
-	nums := rerankNumber.FindAllString(text, -1)
+	nums := rerankNumber().FindAllString(text, -1)
 	vals := make([]float64, len(nums))
 	for i, s := range nums {
 		vals[i] = rerankNum(s)
@@ -460,8 +459,8 @@ func rerankValue(v any) (float64, bool) {
 		f, err := x.Float64()
 		return f, err == nil
 	case string:
-		x = rerankOutOf.ReplaceAllString(x, "")
-		if m := rerankNumber.FindString(x); m != "" {
+		x = rerankOutOf().ReplaceAllString(x, "")
+		if m := rerankNumber().FindString(x); m != "" {
 			return rerankNum(m), true
 		}
 	case float64:

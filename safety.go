@@ -2,7 +2,6 @@ package engine
 
 import (
 	"html"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -100,7 +99,7 @@ func WrapContext(context string) string {
 
 // untrustedTagName is what WrapUntrusted accepts as a tag: a letter followed
 // by letters, digits, '_' or '-', at most 64 bytes.
-var untrustedTagName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+var untrustedTagName = lazyRegexp(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 
 // WrapUntrusted returns text cleaned by SanitizeUntrusted, without
 // surrounding blank lines, with every copy of the delimiter <tag> or </tag>
@@ -123,7 +122,7 @@ var untrustedTagName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
 // digits, '_' or '-'. Any other tag is a programming error and panics; the
 // tag is never user input.
 func WrapUntrusted(tag, text string) string {
-	if !untrustedTagName.MatchString(tag) {
+	if !untrustedTagName().MatchString(tag) {
 		panic("engine.WrapUntrusted: tag " + strconv.Quote(tag) + " is not a plain name")
 	}
 	body := defuseDelimiter(trimBlankLines(SanitizeUntrusted(text)), strings.ToLower(tag), "["+tag+"-tag removed]")

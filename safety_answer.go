@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -110,15 +109,15 @@ func (sc *answerScanner) leak(kind string) {
 }
 
 // answerRefDef matches a Markdown link reference definition line.
-var answerRefDef = regexp.MustCompile(`(?m)^ {0,3}\[((?:[^\]\\\n]|\\.){1,999})\]:[ \t]*\n?[ \t]*(<[^<>\n]*>|\S+)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*$\n?`)
+var answerRefDef = lazyRegexp(`(?m)^ {0,3}\[((?:[^\]\\\n]|\\.){1,999})\]:[ \t]*\n?[ \t]*(<[^<>\n]*>|\S+)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*$\n?`)
 
 // sanitize is one pass: reference definitions, then a left-to-right scan
 // for images, links, autolinks, HTML and bare URLs.
 func (sc *answerScanner) sanitize(s string) string {
 	sc.refs = map[string]string{}
 	if strings.Contains(s, "]:") {
-		s = answerRefDef.ReplaceAllStringFunc(s, func(line string) string {
-			m := answerRefDef.FindStringSubmatch(line)
+		s = answerRefDef().ReplaceAllStringFunc(s, func(line string) string {
+			m := answerRefDef().FindStringSubmatch(line)
 			label := foldRefLabel(m[1])
 			dest := strings.TrimSuffix(strings.TrimPrefix(m[2], "<"), ">")
 			if _, dup := sc.refs[label]; !dup {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -139,12 +138,12 @@ func confidencePrefix(k string) string {
 
 var (
 	// contentsLine is a contents line: a title followed by a page number.
-	contentsLine = regexp.MustCompile(`^(\d+(\.\d+)*\.?\s+)?\D.{0,100}?[\s.…]\d{1,4}$`)
+	contentsLine = lazyRegexp(`^(\d+(\.\d+)*\.?\s+)?\D.{0,100}?[\s.…]\d{1,4}$`)
 	// contentsLeader is the dotted leader of a contents line.
-	contentsLeader = regexp.MustCompile(`(\. ?){4,}|…{2,}`)
+	contentsLeader = lazyRegexp(`(\. ?){4,}|…{2,}`)
 	// contentsIndexRef is a page reference of a back-of-book index
 	// ("kayak, 12").
-	contentsIndexRef = regexp.MustCompile(`, \d{1,4}(–\d{1,4})?\b`)
+	contentsIndexRef = lazyRegexp(`, \d{1,4}(–\d{1,4})?\b`)
 )
 
 // looksLikeContents reports whether text is a table of contents or an
@@ -152,10 +151,10 @@ var (
 // ", PAGE" references. Each pattern runs only where a cheap test of the
 // text says it can match (docs/retrieval.md, Speed).
 func looksLikeContents(text string) bool {
-	if contentsMayLead(text) && len(contentsLeader.FindAllStringIndex(text, 4)) >= 3 {
+	if contentsMayLead(text) && len(contentsLeader().FindAllStringIndex(text, 4)) >= 3 {
 		return true
 	}
-	if contentsRefCandidates(text) >= 8 && len(contentsIndexRef.FindAllStringIndex(text, -1)) >= 8 {
+	if contentsRefCandidates(text) >= 8 && len(contentsIndexRef().FindAllStringIndex(text, -1)) >= 8 {
 		return true
 	}
 	if contentsEntries(text) {
@@ -169,7 +168,7 @@ func looksLikeContents(text string) bool {
 	n := 0
 	for l := range strings.SplitSeq(text, "\n") {
 		// contentsLine ends in a digit: other lines need no match.
-		if l = strings.TrimSpace(l); l != "" && isASCIIDigit(l[len(l)-1]) && contentsLine.MatchString(l) {
+		if l = strings.TrimSpace(l); l != "" && isASCIIDigit(l[len(l)-1]) && contentsLine().MatchString(l) {
 			n++
 		}
 	}

@@ -13,10 +13,10 @@ import (
 // looksLikeContentsReference is looksLikeContents as it was written
 // first, every pattern on every text: the fast version must agree with it.
 func looksLikeContentsReference(text string) bool {
-	if len(contentsLeader.FindAllStringIndex(text, 4)) >= 3 {
+	if len(contentsLeader().FindAllStringIndex(text, 4)) >= 3 {
 		return true
 	}
-	if len(contentsIndexRef.FindAllStringIndex(text, -1)) >= 8 {
+	if len(contentsIndexRef().FindAllStringIndex(text, -1)) >= 8 {
 		return true
 	}
 	if contentsEntries(text) {
@@ -28,7 +28,7 @@ func looksLikeContentsReference(text string) bool {
 	}
 	n := 0
 	for _, l := range lines {
-		if contentsLine.MatchString(strings.TrimSpace(l)) {
+		if contentsLine().MatchString(strings.TrimSpace(l)) {
 			n++
 		}
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -26,15 +25,15 @@ const defaultReleaseNotesWeight = 0.5
 // Notes", "Django 1.11 release notes", "Change history for Celery 2.2",
 // "What's new in Celery 3.0", "Changelog", "Release 4.0.1", "Changes in
 // version 2", "News".
-var releaseNotesTitle = regexp.MustCompile(`(?i)(\brelease notes?\b|\bchange ?logs?\b|\bchange history\b|\bwhat[’']?s new\b|^news$|^changes$|^(release|version) v?\d|^changes (in|since|for)\b)`)
+var releaseNotesTitle = lazyRegexp(`(?i)(\brelease notes?\b|\bchange ?logs?\b|\bchange history\b|\bwhat[’']?s new\b|^news$|^changes$|^(release|version) v?\d|^changes (in|since|for)\b)`)
 
 // sectionNumber matches a leading section number ("A.57. ", "3.2 ").
-var sectionNumber = regexp.MustCompile(`^([A-Z]\.)?\d+(\.\d+)*\.?\s+`)
+var sectionNumber = lazyRegexp(`^([A-Z]\.)?\d+(\.\d+)*\.?\s+`)
 
 // asksAboutChanges matches a query about versions or changes, which
 // release notes answer: a version number or a word such as "release",
 // "new", "changed", "deprecated", "removed", "upgrade", "migrate".
-var asksAboutChanges = regexp.MustCompile(`(?i)(\d+\.\d|\breleas|\bnew(er|est)?\b|\bchang|\bversion|\bdeprecat|\bremov|\bupgrad|\bmigrat|\bhistory\b|\bnews\b|\bsince\b)`)
+var asksAboutChanges = lazyRegexp(`(?i)(\d+\.\d|\breleas|\bnew(er|est)?\b|\bchang|\bversion|\bdeprecat|\bremov|\bupgrad|\bmigrat|\bhistory\b|\bnews\b|\bsince\b)`)
 
 // isReleaseNotesPage reports whether a chunk with breadcrumb crumb comes
 // from a release-notes page.
@@ -48,14 +47,14 @@ func isReleaseNotesPage(crumb string) bool {
 		return false
 	}
 	title = headingKey(title)
-	return title != "" && releaseNotesTitle.MatchString(title)
+	return title != "" && releaseNotesTitle().MatchString(title)
 }
 
 // headingKey is a heading as compared with a query: its section number
 // and a trailing pilcrow (Sphinx's permalink) left out, white space
 // collapsed.
 func headingKey(h string) string {
-	h = sectionNumber.ReplaceAllString(strings.TrimSpace(h), "")
+	h = sectionNumber().ReplaceAllString(strings.TrimSpace(h), "")
 	return strings.Join(strings.Fields(strings.TrimRight(h, "¶ ")), " ")
 }
 
@@ -91,7 +90,7 @@ func namesHeading(h SearchHit, query string) bool {
 // ties keep their fused order). It marks the demoted hits and returns how
 // many there are.
 func demoteReleaseNotes(hits []SearchHit, query string, weight float64) int {
-	if weight >= 1 || asksAboutChanges.MatchString(query) {
+	if weight >= 1 || asksAboutChanges().MatchString(query) {
 		return 0
 	}
 	n := 0

@@ -53,7 +53,7 @@ func TestAsksAboutChanges(t *testing.T) {
 		"release checklist":                            true,
 		"deprecated settings":                          true,
 	} {
-		if got := asksAboutChanges.MatchString(q); got != want {
+		if got := asksAboutChanges().MatchString(q); got != want {
 			t.Errorf("asksAboutChanges(%q) = %v, want %v", q, got, want)
 		}
 	}

@@ -85,7 +85,19 @@ type SQLiteOptions struct {
 	// index (once, when the store opens). Empty keeps the recorded one,
 	// "english" for a new database.
 	KeywordLanguage string
+	// MmapBytes is how much of the database file SQLite reads through a
+	// memory map (PRAGMA mmap_size); default 1 GiB. A negative value
+	// reads through SQLite's page cache only. The map makes a serving
+	// process's searches faster (Django's manual, 8.6k chunks: warm
+	// fusion p50 6.8 ms against 9.2 ms without), but every page a search
+	// touches, and the pages the kernel maps around it, count in the
+	// process's resident memory: a process that searches once and exits
+	// (the CLI's search and ask) is half the size without it.
+	MmapBytes int64
 }
+
+// sqliteDefaultMmapBytes is SQLiteOptions.MmapBytes's default.
+const sqliteDefaultMmapBytes = 1 << 30
 
 // SQLiteStore is a VectorStore in one SQLite database file (through the
 // pure-Go modernc.org/sqlite driver, no cgo). Writes are incremental, and
@@ -185,9 +197,16 @@ func NewSQLiteStore(ctx context.Context, g *genkit.Genkit, emb ai.Embedder, path
 		return nil, fmt.Errorf("new sqlite store: register SQL functions: %w", err)
 	}
 	// mmap_size: queries read the database's pages from a memory map
-	// rather than one pread call per page.
-	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=mmap_size(1073741824)",
-		path, o.BusyTimeout.Milliseconds())
+	// rather than one pread call per page (SQLiteOptions.MmapBytes).
+	mmap := int64(sqliteDefaultMmapBytes)
+	switch {
+	case o.MmapBytes < 0:
+		mmap = 0
+	case o.MmapBytes > 0:
+		mmap = o.MmapBytes
+	}
+	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=mmap_size(%d)",
+		path, o.BusyTimeout.Milliseconds(), mmap)
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("new sqlite store %s: %w", path, err)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"database/sql"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -39,5 +40,45 @@ func TestSQLiteConcurrentCreate(t *testing.T) {
 			}
 			s.Close()
 		}
+	}
+}
+
+// TestSQLiteMmapBytes checks that SQLiteOptions.MmapBytes reaches every
+// connection's PRAGMA mmap_size (the default 1 GiB, off, a size), and
+// that a store without the map still reads what it wrote.
+func TestSQLiteMmapBytes(t *testing.T) {
+	for _, c := range []struct {
+		opt  int64
+		want int64
+	}{{0, 1 << 30}, {-1, 0}, {1 << 20, 1 << 20}} {
+		s, err := NewSQLiteStore(t.Context(), nil, newTestEmbedder(8), filepath.Join(t.TempDir(), "d.db"), &SQLiteOptions{MmapBytes: c.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Index(t.Context(), pgTestDocs("a", "apple", 3)); err != nil {
+			t.Fatal(err)
+		}
+		// Hold several connections at once so that each is asked.
+		conns := make([]*sql.Conn, 3)
+		for i := range conns {
+			if conns[i], err = s.db.Conn(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			var got int64
+			if err := conns[i].QueryRowContext(t.Context(), "PRAGMA mmap_size").Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("MmapBytes %d: connection %d has mmap_size %d, want %d", c.opt, i, got, c.want)
+			}
+		}
+		for _, conn := range conns {
+			conn.Close()
+		}
+		docs, err := s.SearchText(t.Context(), "apple", 10, nil)
+		if err != nil || len(docs) != 3 {
+			t.Errorf("MmapBytes %d: SearchText found %d chunks, err %v; want 3", c.opt, len(docs), err)
+		}
+		s.Close()
 	}
 }

@@ -3,7 +3,9 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -226,4 +228,12 @@ func textNumberedHeading(line string) (int, bool) {
 		return 0, false
 	}
 	return level, true
+}
+
+// lazyRegexp returns a function that compiles expr on its first call and
+// returns the same *regexp.Regexp after: a process compiles only the
+// patterns it uses (compiling them all at package init took a fifth of a
+// cold `askyourdocs version`). expr must compile.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -142,7 +142,7 @@ func (a *cliApp) cmdAsk(ctx context.Context, args []string) error {
 	}
 	o.hyde = !*noHyde
 	question := strings.Join(pos, " ")
-	b, err := a.open(ctx, cf, openOptions{models: true, reads: true})
+	b, err := a.open(ctx, cf, openOptions{models: true, reads: true, once: true})
 	if err != nil {
 		return err
 	}

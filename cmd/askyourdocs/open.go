@@ -37,11 +37,22 @@ func absDir(dir string) string {
 	return dir
 }
 
+// localStoreOptions returns the embedded store's options: its name and
+// keyword language, and for a command that asks once (openOptions.once)
+// no memory map.
+func localStoreOptions(name, language string, once bool) *askyourdocs.SQLiteOptions {
+	o := &askyourdocs.SQLiteOptions{Name: name, KeywordLanguage: language}
+	if once {
+		o.MmapBytes = -1
+	}
+	return o
+}
+
 // openLocal opens the embedded store in cf.data: the SQLite database, after
 // migrating a JSON index of an earlier version into it once (with a message
 // on stderr). Without write, a directory holding no index is an error that
 // names the directory; nothing is created.
-func (a *cliApp) openLocal(ctx context.Context, b *backend, cf *commonFlags, write bool, language string) (cliStore, error) {
+func (a *cliApp) openLocal(ctx context.Context, b *backend, cf *commonFlags, write, once bool, language string) (cliStore, error) {
 	dbPath, jsonPath := sqlitePath(cf.data, cf.name), jsonIndexPath(cf.data, cf.name)
 	_, dbErr := os.Stat(dbPath)
 	_, jsonErr := os.Stat(jsonPath)
@@ -51,7 +62,7 @@ func (a *cliApp) openLocal(ctx context.Context, b *backend, cf *commonFlags, wri
 	if err := os.MkdirAll(cf.data, 0o755); err != nil {
 		return nil, err
 	}
-	ss, err := askyourdocs.NewSQLiteStore(ctx, b.g, b.emb, dbPath, &askyourdocs.SQLiteOptions{Name: cf.name, KeywordLanguage: language})
+	ss, err := askyourdocs.NewSQLiteStore(ctx, b.g, b.emb, dbPath, localStoreOptions(cf.name, language, once))
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +192,11 @@ type openOptions struct {
 	// (a read replica) when one is given; index and the maintenance
 	// commands read what they are about to change from the primary.
 	reads bool
+	// once: the command answers one question and exits (search, ask),
+	// so the embedded store reads its database without a memory map:
+	// the map's pages would count in the process's resident memory for
+	// one query (SQLiteOptions.MmapBytes).
+	once bool
 }
 
 // open sets up logging, models and the store for a command, and checks
@@ -316,7 +332,7 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 		}
 		b.store = &pgStore{PgvecStore: ps, name: cf.name}
 	} else {
-		st, err := a.openLocal(ctx, b, cf, opts.write, opts.keywordLanguage)
+		st, err := a.openLocal(ctx, b, cf, opts.write, opts.once, opts.keywordLanguage)
 		if err != nil {
 			return nil, err
 		}

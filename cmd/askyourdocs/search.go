@@ -341,7 +341,7 @@ func (a *cliApp) cmdSearch(ctx context.Context, args []string) error {
 	}
 	query := strings.Join(pos, " ")
 	o.hyde, o.rerank = false, false // search never calls an LLM
-	b, err := a.openIndexed(ctx, cf, openOptions{reads: true})
+	b, err := a.openIndexed(ctx, cf, openOptions{reads: true, once: true})
 	if err != nil {
 		return err
 	}
