@@ -189,8 +189,8 @@ func (r *pgvecReplica) monitor(ctx context.Context, primary *pgxpool.Pool) {
 
 // check measures the replica's replay lag: none when it has replayed what
 // the primary had written by the previous check (a second ago; the
-// latest record may still be on its way), else the time since the last
-// transaction it replayed. A replica that does not answer, or lags more
+// latest record may still be on its way; nothing to hold it to at the
+// first check), else the time since the last transaction it replayed. A replica that does not answer, or lags more
 // than maxLag, is not used. Only the monitor (and openReplica before it)
 // calls check.
 func (r *pgvecReplica) check(ctx context.Context, primary *pgxpool.Pool) {
@@ -201,10 +201,15 @@ func (r *pgvecReplica) check(ctx context.Context, primary *pgxpool.Pool) {
 		return // the primary cannot say where it is: keep the last verdict
 	}
 	prev := r.prevLSN
-	if prev == "" {
-		prev = lsn
-	}
 	r.prevLSN = lsn
+	if prev == "" {
+		// The first check: there is no earlier position to hold the
+		// replica to (comparing with the primary's current one would
+		// call a replica lagging whenever a write is in flight, and
+		// measure the lag from its last replayed transaction, however
+		// long the primary was idle before): only whether it answers.
+		prev = "0/0"
+	}
 	var behind bool
 	var lagSec *float64
 	err := r.pool.QueryRow(ctx, `SELECT coalesce(pg_is_in_recovery() AND pg_last_wal_replay_lsn() < $1::pg_lsn, false),
