@@ -119,6 +119,12 @@ type bm25Index struct {
 	rowSlot  []int32
 	total    int64 // summed length of the live documents
 	dead     int
+	// version counts the changes (rows added or dropped): the page names
+	// (bm25View.pageNames) are cached for one version.
+	version uint64
+	namesMu sync.Mutex
+	names   map[string]bool
+	namesAt uint64
 }
 
 // newBM25Index returns an empty index analysing text with an.
@@ -212,6 +218,7 @@ func (x *bm25Index) addTerms(tf map[string]int32, n int32) {
 		}
 		x.postings[id] = append(x.postings[id], bm25Posting{slot, f})
 	}
+	x.version++
 	x.slotLen = append(x.slotLen, n)
 	x.slotRow = append(x.slotRow, int32(len(x.rowSlot)))
 	x.rowSlot = append(x.rowSlot, slot)
@@ -221,6 +228,7 @@ func (x *bm25Index) addTerms(tf map[string]int32, n int32) {
 // drop marks row as removed; compact must follow once every removed row
 // is dropped and the kept ones are moved.
 func (x *bm25Index) drop(row int) {
+	x.version++
 	slot := x.rowSlot[row]
 	x.slotRow[slot] = -1
 	x.total -= int64(x.slotLen[slot])
@@ -331,6 +339,9 @@ type bm25Plan struct {
 	// keepStopWords adds them to pairs when the stop words become the
 	// keywords.
 	stopPairs []string
+	// an is the analyzer the plan's terms come from (the list rule reads
+	// headings and page names with it).
+	an *textAnalyzer
 }
 
 // newBM25Plan analyses query: phrases as ExtractQuotedPhrases finds them,
@@ -340,7 +351,7 @@ type bm25Plan struct {
 // for keepStopWords, which every store calls with its statistics.
 func newBM25Plan(an *textAnalyzer, query string, stopWords map[string]bool) bm25Plan {
 	phrases, rest := splitQuoted(query)
-	var p bm25Plan
+	p := bm25Plan{an: an}
 	for _, ph := range phrases {
 		lp := keywordNormalize(ph)
 		if lp == "" || slices.Contains(p.phrases, lp) {
@@ -543,4 +554,28 @@ func (v *bm25View) docs(_ context.Context, ords []int, _ func(string) bool) ([]*
 		}
 	}
 	return out, nil
+}
+
+// pageNames returns the page names of the rows' URLs, kept for the
+// index's version (the rows change only with it).
+func (v *bm25View) pageNames(context.Context) (map[string]bool, error) {
+	x := v.x
+	x.namesMu.Lock()
+	defer x.namesMu.Unlock()
+	if x.names != nil && x.namesAt == x.version {
+		return x.names, nil
+	}
+	names := make(map[string]bool)
+	for _, d := range v.rows[:min(len(v.rows), x.live())] {
+		if d == nil {
+			continue
+		}
+		if url, _ := d.Metadata[MetaURL].(string); url != "" {
+			if n := pageName(url); n != "" {
+				names[n] = true
+			}
+		}
+	}
+	x.names, x.namesAt = names, x.version
+	return names, nil
 }

@@ -21,7 +21,7 @@ type bm25Hit struct {
 // with their stages and scores (keep and filter as rankKeywords has them).
 func (x *bm25Index) rank(ctx context.Context, p bm25Plan, docs []*ai.Document, keys []string, filter func(map[string]any) bool, keep int) ([]bm25Hit, error) {
 	v := x.view(docs, keys, filter)
-	hits, err := scoreKeywords(ctx, v, p)
+	hits, err := scoreKeywords(ctx, v, &p)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,9 @@ type keywordIndex interface {
 	// refuses; one whose text seen reports (a text already returned) may
 	// be nil too, undecoded.
 	docs(ctx context.Context, ords []int, seen func(text string) bool) ([]*ai.Document, error)
+	// pageNames returns the names of the index's pages (pageName of each
+	// URL), for the list rule (listsLast). The map is shared: read only.
+	pageNames(ctx context.Context) (map[string]bool, error)
 }
 
 // keywordHit is a chunk matching a plan: its ordinal, stage (2 per
@@ -74,16 +77,33 @@ func rankKeywords(ctx context.Context, ix keywordIndex, p bm25Plan, maxResults i
 	if maxResults > 0 {
 		keep = 4 * maxResults // room for duplicate texts and filtered chunks
 	}
-	r, err := scoreKeywords(ctx, ix, p)
+	r, err := scoreKeywords(ctx, ix, &p)
 	if err != nil || len(r) == 0 {
 		return nil, err
 	}
-	return pickKeywordHits(ctx, ix, r, keep, maxResults)
+	// The list rule reorders the best listRankTop: pick at least those.
+	most := maxResults
+	if most > 0 && most < listRankTop {
+		most = listRankTop
+		keep = 4 * most
+	}
+	docs, err := pickKeywordHits(ctx, ix, r, keep, most)
+	if err != nil {
+		return nil, err
+	}
+	if docs, err = listsLast(ctx, ix, p, docs); err != nil {
+		return nil, err
+	}
+	if maxResults > 0 && len(docs) > maxResults {
+		docs = docs[:maxResults]
+	}
+	return docs, nil
 }
 
 // scoreKeywords returns the chunks of ix matching p with their stage and
-// score, in no order.
-func scoreKeywords(ctx context.Context, ix keywordIndex, p bm25Plan) ([]keywordHit, error) {
+// score, in no order; p's stop-listed words are decided on the way
+// (keepStopWords, with ix's statistics).
+func scoreKeywords(ctx context.Context, ix keywordIndex, p *bm25Plan) ([]keywordHit, error) {
 	n, err := ix.chunks(ctx)
 	if err != nil || n == 0 {
 		return nil, err

@@ -15,7 +15,8 @@ import (
 // rankTestDocs is the corpus of the differential test: keywordParityDocs
 // (breadcrumbs, merged headings, repeated texts, heading-pair twins) and
 // chunks in German and Japanese, with identifiers and a text whose words
-// repeat another's in a different order.
+// repeat another's in a different order, and listTestDocs' manual (a
+// list chunk the list rule reorders).
 func rankTestDocs() []*ai.Document {
 	docs := keywordParityDocs(240)
 	for i, text := range []string{
@@ -30,7 +31,7 @@ func rankTestDocs() []*ai.Document {
 		n := 10000 + i
 		docs = append(docs, ai.DocumentFromText(text, map[string]any{"n": n, MetaSource: "lang", MetaURL: fmt.Sprintf("file:///l%d", i), MetaBreadcrumb: "Handbuch > Abschnitt " + fmt.Sprint(i)}))
 	}
-	return docs
+	return append(docs, listTestDocs()...)
 }
 
 // FuzzKeywordRankerStores is the differential test of the one keyword
@@ -52,6 +53,7 @@ func FuzzKeywordRankerStores(f *testing.F) {
 		`"steht oben" Rechnung`, "Rechnungen verschickt", "受験者数", "試験問題用紙を印刷", `「受験者」 印刷`,
 		"max_log_file_size", "--allow-private http.server.read_timeout", "what is the", `"the log" bound`,
 		`'' "" ?`, `"configuration"`, "configuration size max file log",
+		"verify archive members with the lossless codec", "packing commands overview", `"archive members" codec`, "zq-verify",
 	} {
 		f.Add(q)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"sync"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/jackc/pgx/v5"
@@ -173,4 +174,42 @@ func (s *PgvecStore) docsByID(ctx context.Context, ids []string, where string, a
 		return nil, fmt.Errorf("read chunks: %w", err)
 	}
 	return byID, nil
+}
+
+// pgvecPageNames caches a PgvecStore's page names (the list rule) for the
+// chunk count and average length they were read at: a write changes
+// those (the statistics the ranker reads anyway), and then they are read
+// again.
+type pgvecPageNames struct {
+	mu    sync.Mutex
+	n     int
+	avg   float64
+	names map[string]bool
+}
+
+// pageNames returns the page names of the chunks' URLs (the url column),
+// read again when the chunk count or average length changed.
+func (x *pgvecKeywordIndex) pageNames(ctx context.Context) (map[string]bool, error) {
+	c := &x.s.pageNames
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.names != nil && c.n == x.n && c.avg == x.avg {
+		return c.names, nil
+	}
+	rows, err := x.s.readPool(ctx).Query(ctx, `SELECT DISTINCT url FROM `+pgvecIdent(x.s.names.table))
+	if err != nil {
+		return nil, fmt.Errorf("read page names: %w", err)
+	}
+	urls, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read page names: %w", err)
+	}
+	names := make(map[string]bool, len(urls))
+	for _, u := range urls {
+		if n := pageName(u); n != "" {
+			names[n] = true
+		}
+	}
+	c.n, c.avg, c.names = x.n, x.avg, names
+	return names, nil
 }

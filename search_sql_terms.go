@@ -149,7 +149,26 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 		}}
 	}
 	if !all {
-		return s.runStages(ctx, []pgvecStage{term}, maxResults)
+		// SearchText: the list rule reorders the best listRankTop, as
+		// rankKeywords does (which the phrase path runs, rule included).
+		most := maxResults
+		if most > 0 && most < listRankTop {
+			most = listRankTop
+		}
+		docs, err := s.runStages(ctx, []pgvecStage{term}, most)
+		if err != nil {
+			return nil, err
+		}
+		if len(bp.phrases) == 0 {
+			ix := &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: extraWhere, args: extraArgs}
+			if docs, err = listsLast(ctx, ix, bp, docs); err != nil {
+				return nil, fmt.Errorf("keyword search sql: %w", err)
+			}
+		}
+		if maxResults > 0 && len(docs) > maxResults {
+			docs = docs[:maxResults]
+		}
+		return docs, nil
 	}
 	return s.runStages(ctx, []pgvecStage{
 		{"phrase", phraseQuery, args(keywordPatterns(plan.phrases), keywordPatterns(keywordLongestWords(plan.phrases)), keywordPatterns(phraseWords)), len(plan.phrases) == 0, nil},

@@ -303,3 +303,31 @@ func sqliteDocFreq(ctx context.Context, q sqliteQuerier, term string) (int, erro
 	}
 	return df, nil
 }
+
+// pageNames returns the page names of the chunks' URLs, read once per
+// generation (the posting cache keeps them).
+func (x *sqliteKeywordIndex) pageNames(ctx context.Context) (map[string]bool, error) {
+	if names, ok := x.cache.pageNames(x.gen); ok {
+		return names, nil
+	}
+	rows, err := x.q.QueryContext(ctx, `SELECT DISTINCT url FROM chunks`)
+	if err != nil {
+		return nil, fmt.Errorf("page names: %w", err)
+	}
+	defer rows.Close()
+	names := make(map[string]bool)
+	for rows.Next() {
+		var url []byte // stored byte for byte: names need not be UTF-8
+		if err := rows.Scan(&url); err != nil {
+			return nil, fmt.Errorf("page names: %w", err)
+		}
+		if n := pageName(string(url)); n != "" {
+			names[n] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("page names: %w", err)
+	}
+	x.cache.putPageNames(x.gen, names)
+	return names, nil
+}

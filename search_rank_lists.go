@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// List chunks. A chunk that lists other pages of the index, a name and a
+// line about it at a time (git(1)'s list of commands, perltoc, perlmodlib,
+// a module index), holds the words of many questions together, while the
+// pages it names hold them spread over their text: the keyword ranker
+// would put the list first for a question describing one of those pages.
+// Its words describe the pages it names, not itself, so among the best
+// listRankTop chunks of a keyword search a list chunk comes after the
+// others (in the same order among themselves), unless the question's
+// keywords stand in its own headings: a question naming the list's
+// section still finds it first. Measured in docs/retrieval.md ("List
+// chunks"); the rule leaves every set whose pages are not named in other
+// pages' text as it was.
+
+const (
+	// listRankTop is how many of a keyword search's best chunks the rule
+	// reorders: as deep as the fused lists read.
+	listRankTop = 40
+	// listMinNames is how many other pages, at least, a list chunk names.
+	listMinNames = 10
+	// listLineShare is the share of a list chunk's non-empty lines, at
+	// least, that name some other page.
+	listLineShare = 0.5
+	// listNameMaxShare is the share of the chunks, at most, holding a
+	// page's name for the name to count: a page named "file" or "index"
+	// is named by every other chunk's words. In an index of fewer than
+	// 250 chunks, listNameMaxDF chunks.
+	listNameMaxShare = 0.02
+	listNameMaxDF    = 5
+	// listHeadingShare is the share of the query's keywords, at least, in
+	// a chunk's own headings that keeps a list in its place.
+	listHeadingShare = 0.6
+)
+
+// pageName returns the name a page of url is mentioned by in other
+// pages' text: its file name in lower case without the document
+// extension and a man page's section ("git-add.1.txt" -> "git-add",
+// "IO::Socket.3perl.txt" -> "io::socket", "install.html" -> "install"),
+// "" when shorter than three characters.
+func pageName(url string) string {
+	if i := strings.IndexAny(url, "?#"); i >= 0 {
+		url = url[:i]
+	}
+	url = strings.TrimRight(url, `/\`)
+	name := strings.ToLower(url[strings.LastIndexAny(url, `/\`)+1:])
+	name = strings.TrimSuffix(name, ".gz")
+	for _, ext := range []string{".html", ".htm", ".xhtml", ".txt", ".md", ".markdown", ".rst", ".pdf"} {
+		if n, ok := strings.CutSuffix(name, ext); ok {
+			name = n
+			break
+		}
+	}
+	if i := strings.LastIndexByte(name, '.'); i > 0 && i+1 < len(name) && name[i+1] >= '0' && name[i+1] <= '9' {
+		name = name[:i] // a man section: ".1", ".3perl", ".7ssl"
+	}
+	if utf8.RuneCountInString(name) < 3 {
+		return ""
+	}
+	return name
+}
+
+// listNameTokens calls fn with each whitespace-separated token of line
+// that could name a page: lower case, without the brackets, quotes and
+// punctuation around it ("git-add(1)," -> "git-add").
+func listNameTokens(line string, fn func(tok string)) {
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool {
+		switch r {
+		case '(', ')', '[', ']', '{', '}', ',', ';', '"', '\'', '`', '<', '>', '|', '*':
+			return true
+		}
+		return r == ' ' || r == '\t' || r == '\r'
+	}) {
+		if t := strings.Trim(f, ".:-"); len(t) >= 3 {
+			fn(strings.ToLower(t))
+		}
+	}
+}
+
+// listsLast reorders docs, a keyword search's result best first, so that
+// the list chunks among the first listRankTop come after the other
+// chunks of those (the rule above), and returns docs. names are the
+// index's page names (keywordIndex.pageNames); df and n give a name's
+// document frequency and the chunk count, to leave out names that are
+// common words.
+func listsLast(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Document) ([]*ai.Document, error) {
+	top := docs[:min(len(docs), listRankTop)]
+	if len(top) < 2 {
+		return docs, nil
+	}
+	names, err := ix.pageNames(ctx)
+	if err != nil || len(names) <= listMinNames {
+		return docs, err
+	}
+	// The names each chunk's lines hold, and their terms for the
+	// document frequencies (a name is indexed as the identifier it is,
+	// "git-add", or as its one word's term, "perlsyn").
+	type chunk struct {
+		own   string
+		lines [][]string // the page names of each non-empty line
+	}
+	chunks := make([]chunk, len(top))
+	termOf := make(map[string]string)
+	for i, d := range top {
+		if d == nil {
+			continue
+		}
+		url, _ := d.Metadata[MetaURL].(string)
+		c := chunk{own: pageName(url)}
+		for line := range strings.SplitSeq(DocText(d), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			var found []string
+			listNameTokens(line, func(tok string) {
+				if names[tok] && tok != c.own {
+					found = append(found, tok)
+					if _, ok := termOf[tok]; !ok {
+						termOf[tok] = listNameTerm(p.an, tok)
+					}
+				}
+			})
+			c.lines = append(c.lines, found)
+		}
+		chunks[i] = c
+	}
+	if len(termOf) < listMinNames {
+		return docs, nil // no chunk can name enough pages
+	}
+	terms := make([]string, 0, len(termOf))
+	for _, t := range termOf {
+		if t != "" {
+			terms = append(terms, t)
+		}
+	}
+	dfs, err := ix.docFreqs(ctx, terms)
+	if err != nil {
+		return docs, err
+	}
+	n, err := ix.chunks(ctx)
+	if err != nil {
+		return docs, err
+	}
+	rare := make(map[string]bool, len(terms))
+	for i, t := range terms {
+		rare[t] = float64(dfs[i]) <= max(listNameMaxShare*float64(n), listNameMaxDF)
+	}
+	isList := make([]bool, len(top))
+	lists := 0
+	for i, c := range chunks {
+		distinct := make(map[string]bool)
+		naming := 0
+		for _, found := range c.lines {
+			named := false
+			for _, tok := range found {
+				if t := termOf[tok]; t != "" && rare[t] {
+					distinct[tok] = true
+					named = true
+				}
+			}
+			if named {
+				naming++
+			}
+		}
+		if len(distinct) >= listMinNames && float64(naming) >= listLineShare*float64(len(c.lines)) && !listHeadingsMatch(p, top[i]) {
+			isList[i] = true
+			lists++
+		}
+	}
+	if lists == 0 {
+		return docs, nil
+	}
+	out := make([]*ai.Document, 0, len(top))
+	for i, d := range top {
+		if !isList[i] {
+			out = append(out, d)
+		}
+	}
+	for i, d := range top {
+		if isList[i] {
+			out = append(out, d)
+		}
+	}
+	copy(docs, out)
+	return docs, nil
+}
+
+// listNameTerm returns the keyword term a page name is indexed under:
+// the name itself when the analyzer keeps it whole (an identifier), else
+// its one term; "" for a name of several plain words.
+func listNameTerm(an *textAnalyzer, name string) string {
+	if an == nil {
+		return ""
+	}
+	ts := an.terms(name)
+	for _, t := range ts {
+		if t == name {
+			return t
+		}
+	}
+	if len(ts) == 1 {
+		return ts[0]
+	}
+	return ""
+}
+
+// listHeadingsMatch reports whether doc's own headings (breadcrumb and
+// merged headings) hold at least listHeadingShare of p's keywords.
+func listHeadingsMatch(p bm25Plan, doc *ai.Document) bool {
+	if len(p.keywords) == 0 || p.an == nil {
+		return false
+	}
+	head := bm25HeadingText(doc.Metadata)
+	if head == "" {
+		return false
+	}
+	in := make(map[string]bool)
+	for _, t := range p.an.terms(head) {
+		in[t] = true
+	}
+	hits := 0
+	for _, k := range p.keywords {
+		if in[k] {
+			hits++
+		}
+	}
+	return float64(hits) >= listHeadingShare*float64(len(p.keywords))
+}
