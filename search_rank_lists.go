@@ -68,21 +68,62 @@ func pageName(url string) string {
 	return name
 }
 
-// listNameTokens calls fn with each whitespace-separated token of line
-// that could name a page: lower case, without the brackets, quotes and
-// punctuation around it ("git-add(1)," -> "git-add").
-func listNameTokens(line string, fn func(tok string)) {
-	for _, f := range strings.FieldsFunc(line, func(r rune) bool {
-		switch r {
-		case '(', ')', '[', ']', '{', '}', ',', ';', '"', '\'', '`', '<', '>', '|', '*':
-			return true
+// listNames calls fn with each whitespace-separated token of line that
+// is one of names, other than own: compared in lower case, without the
+// brackets, quotes and punctuation around it ("git-add(1)," ->
+// "git-add"). It allocates only for a name found (and for a token with
+// non-ASCII letters); buf is scratch space, returned for reuse.
+func listNames(line string, names map[string]bool, own string, buf []byte, fn func(name string)) []byte {
+	for i := 0; i < len(line); {
+		for i < len(line) && listNameDelim(line[i]) {
+			i++
 		}
-		return r == ' ' || r == '\t' || r == '\r'
-	}) {
-		if t := strings.Trim(f, ".:-"); len(t) >= 3 {
-			fn(strings.ToLower(t))
+		j := i
+		for j < len(line) && !listNameDelim(line[j]) {
+			j++
+		}
+		tok := strings.Trim(line[i:j], ".:-")
+		i = j
+		if len(tok) < 3 {
+			continue
+		}
+		upper, ascii := false, true
+		for k := 0; k < len(tok); k++ {
+			c := tok[k]
+			upper = upper || c >= 'A' && c <= 'Z'
+			ascii = ascii && c < utf8.RuneSelf
+		}
+		switch {
+		case !ascii:
+			if t := strings.ToLower(tok); names[t] && t != own {
+				fn(t)
+			}
+		case upper:
+			buf = append(buf[:0], tok...)
+			for k, c := range buf {
+				if c >= 'A' && c <= 'Z' {
+					buf[k] = c + 'a' - 'A'
+				}
+			}
+			if names[string(buf)] && string(buf) != own {
+				fn(string(buf))
+			}
+		default:
+			if names[tok] && tok != own {
+				fn(tok)
+			}
 		}
 	}
+	return buf
+}
+
+// listNameDelim reports whether c separates the tokens listNames reads.
+func listNameDelim(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', '(', ')', '[', ']', '{', '}', ',', ';', '"', '\'', '`', '<', '>', '|', '*':
+		return true
+	}
+	return false
 }
 
 // listsLast reorders docs, a keyword search's result best first, so that
@@ -100,45 +141,70 @@ func listsLast(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Docu
 	if err != nil || len(names) <= listMinNames {
 		return docs, err
 	}
-	// The names each chunk's lines hold, and their terms for the
-	// document frequencies (a name is indexed as the identifier it is,
-	// "git-add", or as its one word's term, "perlsyn").
+	// The page names each chunk's lines hold. Before any document
+	// frequency is read, a chunk must be a list with every name counted
+	// (the frequencies only take names away): most searches have none.
 	type chunk struct {
-		own   string
-		lines [][]string // the page names of each non-empty line
+		lines int        // non-empty lines
+		named [][]string // the other pages' names of each line naming some
 	}
 	chunks := make([]chunk, len(top))
-	termOf := make(map[string]string)
+	candidate := make([]bool, len(top))
+	someCandidate := false
+	var buf []byte
 	for i, d := range top {
 		if d == nil {
 			continue
 		}
 		url, _ := d.Metadata[MetaURL].(string)
-		c := chunk{own: pageName(url)}
+		own := pageName(url)
+		var c chunk
+		var distinct map[string]bool
+		naming := 0
 		for line := range strings.SplitSeq(DocText(d), "\n") {
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
 			var found []string
-			listNameTokens(line, func(tok string) {
-				if names[tok] && tok != c.own {
-					found = append(found, tok)
-					if _, ok := termOf[tok]; !ok {
-						termOf[tok] = listNameTerm(p.an, tok)
-					}
+			buf = listNames(line, names, own, buf, func(name string) {
+				if distinct == nil {
+					distinct = make(map[string]bool)
 				}
+				found = append(found, name)
+				distinct[name] = true
 			})
-			c.lines = append(c.lines, found)
+			c.lines++
+			if len(found) > 0 {
+				naming++
+				c.named = append(c.named, found)
+			}
 		}
 		chunks[i] = c
+		candidate[i] = len(distinct) >= listMinNames && float64(naming) >= listLineShare*float64(c.lines)
+		someCandidate = someCandidate || candidate[i]
 	}
-	if len(termOf) < listMinNames {
-		return docs, nil // no chunk can name enough pages
+	if !someCandidate {
+		return docs, nil
 	}
-	terms := make([]string, 0, len(termOf))
-	for _, t := range termOf {
-		if t != "" {
-			terms = append(terms, t)
+	// The candidates' names' terms (a name is indexed as the identifier
+	// it is, "git-add", or as its one word's term, "perlsyn") and their
+	// document frequencies.
+	termOf := make(map[string]string)
+	var terms []string
+	for i, c := range chunks {
+		if !candidate[i] {
+			continue
+		}
+		for _, found := range c.named {
+			for _, tok := range found {
+				if _, ok := termOf[tok]; !ok {
+					t := listNameTerm(p.an, tok)
+					termOf[tok] = t
+					if t != "" {
+						terms = append(terms, t)
+					}
+				}
+			}
 		}
 	}
 	dfs, err := ix.docFreqs(ctx, terms)
@@ -156,9 +222,12 @@ func listsLast(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Docu
 	isList := make([]bool, len(top))
 	lists := 0
 	for i, c := range chunks {
+		if !candidate[i] {
+			continue
+		}
 		distinct := make(map[string]bool)
 		naming := 0
-		for _, found := range c.lines {
+		for _, found := range c.named {
 			named := false
 			for _, tok := range found {
 				if t := termOf[tok]; t != "" && rare[t] {
@@ -170,7 +239,7 @@ func listsLast(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Docu
 				naming++
 			}
 		}
-		if len(distinct) >= listMinNames && float64(naming) >= listLineShare*float64(len(c.lines)) && !listHeadingsMatch(p, top[i]) {
+		if len(distinct) >= listMinNames && float64(naming) >= listLineShare*float64(c.lines) && !listHeadingsMatch(p, top[i]) {
 			isList[i] = true
 			lists++
 		}
