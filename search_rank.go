@@ -15,7 +15,8 @@ import (
 // each implements keywordIndex, the narrow view of its postings the
 // ranker reads, and rankKeywords does the rest (the plan's stop-word rule,
 // which terms are scored, BM25F summation, the phrase and every-keyword
-// stages, order and ties, deduplication by text, the cap). A ranking rule
+// stages, order and ties, deduplication by text, the list rule of
+// search_rank_lists.go, the cap). A ranking rule
 // changes here, once, for every store. PgvecStore's threshold search
 // (pgvecTopK) is an optimisation of the same order for queries without a
 // quoted phrase; FuzzKeywordRankerStores holds them equal.

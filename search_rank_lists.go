@@ -128,10 +128,10 @@ func listNameDelim(c byte) bool {
 
 // listsLast reorders docs, a keyword search's result best first, so that
 // the list chunks among the first listRankTop come after the other
-// chunks of those (the rule above), and returns docs. names are the
-// index's page names (keywordIndex.pageNames); df and n give a name's
-// document frequency and the chunk count, to leave out names that are
-// common words.
+// chunks of those (the rule above), and returns docs. It reads ix's page
+// names (keywordIndex.pageNames) and, only for a chunk that could be a
+// list, the document frequencies of the names it holds, to leave out
+// names that are common words.
 func listsLast(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Document) ([]*ai.Document, error) {
 	top := docs[:min(len(docs), listRankTop)]
 	if len(top) < 2 {
