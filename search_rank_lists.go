@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/firebase/genkit/go/ai"
@@ -71,8 +72,9 @@ func pageName(url string) string {
 // listNames calls fn with each whitespace-separated token of line that
 // is one of names, other than own: compared in lower case, without the
 // brackets, quotes and punctuation around it ("git-add(1)," ->
-// "git-add"). It allocates only for a name found (and for a token with
-// non-ASCII letters); buf is scratch space, returned for reuse.
+// "git-add"). It allocates only for a name found (and to lower-case a
+// token with non-ASCII letters); buf is scratch space, returned for
+// reuse.
 func listNames(line string, names map[string]bool, own string, buf []byte, fn func(name string)) []byte {
 	for i := 0; i < len(line); {
 		for i < len(line) && listNameDelim(line[i]) {
@@ -95,7 +97,13 @@ func listNames(line string, names map[string]bool, own string, buf []byte, fn fu
 		}
 		switch {
 		case !ascii:
-			if t := strings.ToLower(tok); names[t] && t != own {
+			// Lower-cased only when it has an upper-case letter: a run of
+			// CJK text has none, and most tokens of such a text are this.
+			t := tok
+			if strings.IndexFunc(tok, unicode.IsUpper) >= 0 {
+				t = strings.ToLower(tok)
+			}
+			if names[t] && t != own {
 				fn(t)
 			}
 		case upper:

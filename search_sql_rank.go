@@ -177,9 +177,11 @@ func (s *PgvecStore) docsByID(ctx context.Context, ids []string, where string, a
 }
 
 // pgvecPageNames caches a PgvecStore's page names (the list rule) for the
-// chunk count and average length they were read at: a write changes
-// those (the statistics the ranker reads anyway), and then they are read
-// again.
+// chunk count and average length they were read at (the statistics the
+// ranker reads anyway), read again when those change. A write that keeps
+// both exactly (a page replaced by one of the same chunk count and total
+// length under another URL) leaves the names stale until the next write
+// that does not: the list rule then misjudges at most that page's name.
 type pgvecPageNames struct {
 	mu    sync.Mutex
 	n     int
