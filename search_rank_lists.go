@@ -97,10 +97,10 @@ func listNames(line string, names map[string]bool, own string, buf []byte, fn fu
 		}
 		switch {
 		case !ascii:
-			// Lower-cased only when it has an upper-case letter: a run of
+			// Lower-cased only when some letter changes: a run of
 			// CJK text has none, and most tokens of such a text are this.
 			t := tok
-			if strings.IndexFunc(tok, unicode.IsUpper) >= 0 {
+			if strings.IndexFunc(tok, func(r rune) bool { return unicode.ToLower(r) != r }) >= 0 {
 				t = strings.ToLower(tok)
 			}
 			if names[t] && t != own {
