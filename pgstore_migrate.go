@@ -185,6 +185,7 @@ var pgvecMigrations = []pgvecMigrationStep{
 	{version: 6, what: "index of chunk lengths (keyword threshold search)", apply: pgvecCreateV6},
 	{version: 7, what: "impact index with term frequencies and lengths (index-only keyword scoring)", apply: pgvecCreateV7},
 	{version: 8, what: "keyword postings with CJK bigrams and NFKC text (analyzer change)", apply: pgvecCreateV8},
+	{version: 9, what: "keyword postings with acronym plurals as one word (analyzer change)", apply: pgvecCreateV9},
 }
 
 // pgvecCreateV7 rebuilds the impact index (term, w DESC, cid DESC) with
@@ -225,6 +226,13 @@ func pgvecCreateV5(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string
 // text in NFKC and cuts runs of Han, kana and Hangul characters into
 // overlapping bigrams (text_analyze.go).
 func pgvecCreateV8(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string, language string) error {
+	return pgvecRebuildTerms(ctx, tx, n, language)
+}
+
+// pgvecCreateV9 rebuilds the postings: from version 9 the analyzer reads
+// an acronym's plural ("BIGNUMs", "URLs") as one word, not as the
+// CamelCase parts "bignu" and "ms" (textCamelParts).
+func pgvecCreateV9(ctx context.Context, tx pgx.Tx, n pgvecNames, _ int, _ string, language string) error {
 	return pgvecRebuildTerms(ctx, tx, n, language)
 }
 

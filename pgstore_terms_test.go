@@ -284,6 +284,45 @@ func TestPgvecSchema4ReindexesIdentifiers(t *testing.T) {
 	}
 }
 
+// TestPgvecSchema8ReanalysesAcronymPlurals checks the step to schema 9: a
+// store recorded at version 8, whose postings hold an acronym's plural as
+// CamelCase parts ("BIGNUMs" as "bignu" and "ms"), has them rebuilt when
+// it opens: the parts' postings are gone.
+func TestPgvecSchema8ReanalysesAcronymPlurals(t *testing.T) {
+	ctx := context.Background()
+	open, migrateFrom := pgTestSchemaStep(t)
+	s := open()
+	text := "BN_swap() exchanges two BIGNUMs."
+	if err := s.Index(ctx, kwTestDocs("d", text)); err != nil {
+		t.Fatal(err)
+	}
+	// As version 8 wrote them: the parts' postings beside the word's.
+	kw := pgvecIdent(s.names.kw)
+	if _, err := s.Pool.Exec(ctx, `INSERT INTO `+kw+` (term, cid, tf, len) SELECT p.term, cid, tf, len FROM `+kw+`, (VALUES ('bignu'), ('ms')) AS p(term) WHERE `+kw+`.term = 'bignum'`); err != nil {
+		t.Fatal(err)
+	}
+	parts := func() int {
+		t.Helper()
+		var n int
+		if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM `+kw+` WHERE term IN ('bignu', 'ms')`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := parts(); n != 2 {
+		t.Fatalf("version 8 postings of the parts: %d, want 2", n)
+	}
+	s = migrateFrom(s, 8)
+	if n := parts(); n != 0 {
+		t.Errorf("after the migration: %d postings of the parts, want none", n)
+	}
+	for q, want := range map[string]int{"ms": 0, "exchange BIGNUMs": 1} {
+		if got, err := s.SearchText(ctx, q, 5, nil); err != nil || len(got) != want {
+			t.Errorf("%q after the migration: %q (%v), want %d hits", q, kwTestTexts(got), err, want)
+		}
+	}
+}
+
 // pgTestSchemaStep is the set-up of a schema step test: open opens a fresh
 // (dropped) English store of the test's name, and migrateFrom records s at
 // schema version from, closes and reopens it, and checks that the opening

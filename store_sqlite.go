@@ -32,9 +32,11 @@ const sqliteProvider = "askyourdocs-sqlite"
 // misread, so they refuse it; version 7 stores a chunk's text once (the
 // document JSON leaves it to the text column, the cut column says how:
 // store_sqlite_compact.go); version 8 re-analyses the keyword index for
-// the analyzer's CJK bigrams and NFKC normalisation (text_analyze.go).
+// the analyzer's CJK bigrams and NFKC normalisation (text_analyze.go);
+// version 9 for an acronym's plural as one word ("BIGNUMs" was the
+// CamelCase parts "bignu" and "ms": textCamelParts).
 // sqliteSchema's meta row says the same number.
-const sqliteSchemaVersion = 8
+const sqliteSchemaVersion = 9
 
 // sqliteSchema creates the tables of an SQLiteStore database. chunks holds
 // one row per chunk: its stable ID (see chunkID), its "url" and "source"
@@ -49,7 +51,7 @@ const sqliteSchemaVersion = 8
 // readers notice changes with one cheap query.
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 8), ('language', '` + defaultTextSearchLanguage + `');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', 0), ('dim', 0), ('schema', 9), ('language', '` + defaultTextSearchLanguage + `');
 CREATE TABLE IF NOT EXISTS chunks (
 	rid INTEGER PRIMARY KEY AUTOINCREMENT,
 	id TEXT NOT NULL UNIQUE,

@@ -247,6 +247,17 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 		}
 		rebuild = true
 	}
+	if version < 9 {
+		// Version 9's analyzer reads an acronym's plural ("BIGNUMs",
+		// "URLs") as one word, not CamelCase parts.
+		if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = 9 WHERE key = 'schema'`); err != nil {
+			return "", fmt.Errorf("migrate schema %d to 9: %w", version, err)
+		}
+		if !rebuild {
+			slog.Info("sqlite store: rebuilding keyword index for acronym plurals", "path", path, "from", version, "to", 9, "language", recorded)
+		}
+		rebuild = true
+	}
 	if language != "" {
 		an, err := newTextAnalyzer(language)
 		if err != nil {

@@ -114,7 +114,10 @@ func textRunEnd(s string, i int, in func(rune) bool) int {
 // textCamelParts calls fn with each part of the CamelCase word w (ASCII
 // letters and digits as written, at least two parts: "HashMap" gives
 // "Hash" and "Map", "HTTPServer" gives "HTTP" and "Server"); words that
-// are not CamelCase give nothing.
+// are not CamelCase give nothing. An acronym's plural is one word
+// ("BIGNUMs", "URLs", "APIs" are not "BIGNU" and "Ms": their stem is the
+// acronym's), as is one ending in "s" after an upper-case run inside a
+// CamelCase word ("ParseURLs" gives "Parse" and "URLs").
 func textCamelParts(w string, fn func(part string)) {
 	if len(w) < 3 {
 		return
@@ -129,7 +132,8 @@ func textCamelParts(w string, fn func(part string)) {
 	isLower := func(c byte) bool { return c >= 'a' && c <= 'z' }
 	var cuts []int
 	for i := 1; i < len(w); i++ {
-		if isUpper(w[i]) && (isLower(w[i-1]) || i+1 < len(w) && isUpper(w[i-1]) && isLower(w[i+1])) {
+		plural := i+2 == len(w) && w[i+1] == 's' // "URLs": no cut before "Ls"
+		if isUpper(w[i]) && (isLower(w[i-1]) || i+1 < len(w) && isUpper(w[i-1]) && isLower(w[i+1]) && !plural) {
 			cuts = append(cuts, i)
 		}
 	}

@@ -69,6 +69,9 @@ func TestTextAnalyzerIdentifiers(t *testing.T) {
 		{"filepath.Join(a)", []string{"filepath", "join", "filepath.join", "a"}},
 		{"HashMap::new", []string{"hashmap", "hash", "map", "new", "hashmap::new"}},
 		{"HTTPServer", []string{"httpserver", "http", "server"}},
+		{"exchange BIGNUMs", []string{"exchang", "bignum"}}, // an acronym's plural is one word
+		{"URLs and IDs", []string{"url", "and", "id"}},
+		{"ParseURLs", []string{"parseurl", "pars", "url"}},
 		{"version 1.4.2-1", []string{"version", "1", "4", "2", "1", "1.4.2-1"}},
 		{"x -O2", []string{"x", "-", "o2", "-o2"}},
 		{"-DCMAKE_BUILD_TYPE=Release", []string{"-", "dcmake", "build", "type", "-dcmake_build_type", "cmake", "cmake_build_type", "=", "releas"}},
