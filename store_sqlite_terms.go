@@ -236,25 +236,15 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 			}
 		}
 	}
-	if version < 8 {
-		// Version 8's analyzer cuts CJK runs into bigrams and reads text
-		// in NFKC: the terms are redone.
-		if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = 8 WHERE key = 'schema'`); err != nil {
-			return "", fmt.Errorf("migrate schema %d to 8: %w", version, err)
-		}
-		if !rebuild {
-			slog.Info("sqlite store: rebuilding keyword index for CJK bigrams and NFKC text", "path", path, "from", version, "to", 8, "language", recorded)
-		}
-		rebuild = true
-	}
 	if version < 9 {
-		// Version 9's analyzer reads an acronym's plural ("BIGNUMs",
-		// "URLs") as one word, not CamelCase parts.
+		// The analyzer changed: version 8 cuts CJK runs into bigrams and
+		// reads text in NFKC, version 9 reads an acronym's plural
+		// ("BIGNUMs", "URLs") as one word. The terms are redone.
 		if _, err := conn.ExecContext(ctx, `UPDATE meta SET value = 9 WHERE key = 'schema'`); err != nil {
 			return "", fmt.Errorf("migrate schema %d to 9: %w", version, err)
 		}
 		if !rebuild {
-			slog.Info("sqlite store: rebuilding keyword index for acronym plurals", "path", path, "from", version, "to", 9, "language", recorded)
+			slog.Info("sqlite store: rebuilding keyword index for the analyzer of schema 9", "path", path, "from", version, "to", 9, "language", recorded)
 		}
 		rebuild = true
 	}
