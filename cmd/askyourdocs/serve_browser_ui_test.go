@@ -74,13 +74,20 @@ func (b *uiBrowser) eval(js string) string {
 	return s
 }
 
+// text returns the text of sel, looked up again when a reload took the
+// node away mid-read (the Index page reloads once its jobs finish, and
+// may do so again right after a poll saw the new page).
 func (b *uiBrowser) text(sel string) string {
 	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		b.t.Fatalf("text of %s: %v", sel, err)
+	for {
+		s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err == nil {
+			return s
+		}
+		if b.ctx.Err() != nil || !lostToReload(err) {
+			b.t.Fatalf("text of %s: %v", sel, err)
+		}
 	}
-	return s
 }
 
 func (b *uiBrowser) shot(path string) {

@@ -35,11 +35,12 @@ func BenchmarkServeAsksReplica(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		b.Cleanup(cancel)
 		a := &cliApp{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
-		be, err := a.open(ctx, &commonFlags{data: b.TempDir(), pg: dsn, pgRead: pgRead, name: name}, openOptions{models: true, write: true, reads: true})
+		data := b.TempDir()
+		be, err := a.open(ctx, &commonFlags{data: data, pg: dsn, pgRead: pgRead, name: name}, openOptions{models: true, write: true, reads: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := newServer(ctx, be, serveOptions{user: "admin", maxAsks: 64})
+		s, err := newServer(ctx, be, serveOptions{user: "admin", maxAsks: 64, dataDir: data, pgDSN: dsn})
 		if err != nil {
 			b.Fatal(err)
 		}
