@@ -61,8 +61,8 @@ type PgvecStore struct {
 	replica   *pgvecReplica // nil without PgvecOptions.ReadDSN
 	// info caches the IndexInfo record once read.
 	info indexInfoCache
-	// pageNames caches the page names for the list rule.
-	pageNames pgvecPageNames
+	// pages caches the pages for the list and long-page rules.
+	pages pgvecPages
 
 	writeMethod   pgvecWriteMethod
 	noCopy        atomic.Bool // the server refused COPY (pgvecWriteAuto)

@@ -25,7 +25,7 @@ const searchBenchDim = 1024
 // embedder's fusion, depth 40, 10 hits with excerpts and confidence) next
 // to its two lists alone (SearchVector and SearchText, 40 each) on every
 // store at each size of -search-bench-sizes, over real text chunks from
-// /usr/share/doc and 64 questions made of their words. It reports p50 and
+// /usr/share/doc and 64 questions and descriptions made of their words. It reports p50 and
 // p95 of each and Search's p50 as a ratio of the slower list's and of the
 // two lists' sum (Search runs them concurrently). PgvecStore needs
 // ASKYOURDOCS_TEST_DSN (skipped without it). Building the stores takes
@@ -110,7 +110,9 @@ func searchBenchReport(b *testing.B, name string, lat []time.Duration) float64 {
 }
 
 // searchBenchQuestions makes n questions of 2-5 words taken from texts, in
-// the phrasing users type ("how do I ... ?").
+// the two shapes users type: half as questions ("how do I ... ?"), half as
+// descriptions (the words alone, which the long-page and proximity rules
+// rank).
 func searchBenchQuestions(texts []string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -118,6 +120,9 @@ func searchBenchQuestions(texts []string, n int) []string {
 		start := (i * 13) % max(1, len(w)-6)
 		words := w[start:min(len(w), start+2+i%4)]
 		out[i] = "How do I " + strings.Join(words, " ") + "?"
+		if (i/4)%2 == 1 {
+			out[i] = strings.Join(words, " ")
+		}
 	}
 	return out
 }

@@ -120,11 +120,11 @@ type bm25Index struct {
 	total    int64 // summed length of the live documents
 	dead     int
 	// version counts the changes (rows added or dropped): the page names
-	// (bm25View.pageNames) are cached for one version.
+	// (bm25View.pages) are cached for one version.
 	version uint64
-	namesMu sync.Mutex
-	names   map[string]bool
-	namesAt uint64
+	pagesMu sync.Mutex
+	pages   *keywordPages
+	pagesAt uint64
 }
 
 // newBM25Index returns an empty index analysing text with an.
@@ -342,6 +342,9 @@ type bm25Plan struct {
 	// an is the analyzer the plan's terms come from (the list rule reads
 	// headings and page names with it).
 	an *textAnalyzer
+	// question is whether the query has a question mark (the long-page
+	// and proximity rules leave questions alone).
+	question bool
 }
 
 // newBM25Plan analyses query: phrases as ExtractQuotedPhrases finds them,
@@ -351,7 +354,7 @@ type bm25Plan struct {
 // for keepStopWords, which every store calls with its statistics.
 func newBM25Plan(an *textAnalyzer, query string, stopWords map[string]bool) bm25Plan {
 	phrases, rest := splitQuoted(query)
-	p := bm25Plan{an: an}
+	p := bm25Plan{an: an, question: strings.ContainsAny(query, "?？")}
 	for _, ph := range phrases {
 		lp := keywordNormalize(ph)
 		if lp == "" || slices.Contains(p.phrases, lp) {
@@ -556,26 +559,22 @@ func (v *bm25View) docs(_ context.Context, ords []int, _ func(string) bool) ([]*
 	return out, nil
 }
 
-// pageNames returns the page names of the rows' URLs, kept for the
+// pages returns the rows' URLs with their chunk counts, kept for the
 // index's version (the rows change only with it).
-func (v *bm25View) pageNames(context.Context) (map[string]bool, error) {
+func (v *bm25View) pages(context.Context) (*keywordPages, error) {
 	x := v.x
-	x.namesMu.Lock()
-	defer x.namesMu.Unlock()
-	if x.names != nil && x.namesAt == x.version {
-		return x.names, nil
+	x.pagesMu.Lock()
+	defer x.pagesMu.Unlock()
+	if x.pages != nil && x.pagesAt == x.version {
+		return x.pages, nil
 	}
-	names := make(map[string]bool)
+	pages := newKeywordPages()
 	for _, d := range v.rows[:min(len(v.rows), x.live())] {
-		if d == nil {
-			continue
-		}
-		if url, _ := d.Metadata[MetaURL].(string); url != "" {
-			if n := pageName(url); n != "" {
-				names[n] = true
-			}
+		if d != nil {
+			url, _ := d.Metadata[MetaURL].(string)
+			pages.add(url, 1)
 		}
 	}
-	x.names, x.namesAt = names, x.version
-	return names, nil
+	x.pages, x.pagesAt = pages, x.version
+	return pages, nil
 }

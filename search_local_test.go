@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -125,14 +126,79 @@ func keywordRefSearch(an *textAnalyzer, query string, stop map[string]bool, docs
 	slices.SortStableFunc(hits, func(a, b hit) int {
 		return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score), strings.Compare(a.key, b.key))
 	})
-	var out []*ai.Document
+	var distinct []hit
 	seen := map[string]bool{}
 	for _, h := range hits {
 		t := DocText(h.doc)
-		if seen[t] {
+		if !seen[t] {
+			seen[t] = true
+			distinct = append(distinct, h)
+		}
+	}
+	// The long-page and proximity rules over the best 40, in their
+	// stages; a tie across the window's end stays out of it.
+	top := min(len(distinct), keywordReweighTop)
+	for top > 0 && top < len(distinct) && distinct[top-1].stage == distinct[top].stage &&
+		math.Abs(distinct[top-1].score-distinct[top].score) <= 1e-9*max(1, math.Abs(distinct[top].score)) {
+		top--
+	}
+	question := strings.ContainsAny(query, "?？")
+	ident, cjk := false, false
+	for _, k := range p.keywords {
+		ident = ident || strings.ContainsAny(k, "._-:")
+		cjk = cjk || strings.IndexFunc(k, isCJKRune) >= 0
+	}
+	prior := !question && !ident && !cjk && len(p.keywords) > 0
+	prox := !question && !cjk && len(p.keywords) >= 3
+	pageChunks := map[string]int{}
+	for _, d := range docs {
+		if d != nil {
+			u, _ := d.Metadata[MetaURL].(string)
+			pageChunks[u]++
+		}
+	}
+	for i := range distinct[:top] {
+		h := &distinct[i]
+		u, _ := h.doc.Metadata[MetaURL].(string)
+		inHead := false
+		for _, t := range an.terms(bm25HeadingText(h.doc.Metadata)) {
+			inHead = inHead || slices.Contains(p.keywords, t)
+		}
+		if c := pageChunks[u]; prior && u != "" && c > 1 && !inHead {
+			h.score /= 1 + 0.1*math.Log(float64(c))
+		}
+		if !prox {
 			continue
 		}
-		seen[t] = true
+		type occ struct{ pos, kw int }
+		var occs []occ
+		pos := -1
+		an.tokenize(DocText(h.doc), func(_, term string, extra bool) {
+			if !extra {
+				pos++
+			}
+			if k := slices.Index(p.keywords, term); k >= 0 {
+				occs = append(occs, occ{pos, k})
+			}
+		})
+		acc := map[[2]int]float64{}
+		for x, a := range occs {
+			for _, b := range occs[x+1:] {
+				if d := b.pos - a.pos; d >= 1 && d <= 5 && a.kw != b.kw {
+					acc[[2]int{min(a.kw, b.kw), max(a.kw, b.kw)}] += 1 / float64(d*d)
+				}
+			}
+		}
+		for pair, v := range acc {
+			w := min(1, bm25IDF(len(docs), df[p.keywords[pair[0]]]), bm25IDF(len(docs), df[p.keywords[pair[1]]]))
+			h.score += w * v * 2.2 / (v + 1.2)
+		}
+	}
+	slices.SortStableFunc(distinct[:top], func(a, b hit) int {
+		return cmp.Or(cmp.Compare(b.stage, a.stage), cmp.Compare(b.score, a.score))
+	})
+	var out []*ai.Document
+	for _, h := range distinct {
 		out = append(out, h.doc)
 		if maxResults > 0 && len(out) == maxResults {
 			break

@@ -47,9 +47,10 @@ type keywordIndex interface {
 	// refuses; one whose text seen reports (a text already returned) may
 	// be nil too, undecoded.
 	docs(ctx context.Context, ords []int, seen func(text string) bool) ([]*ai.Document, error)
-	// pageNames returns the names of the index's pages (pageName of each
-	// URL), for the list rule (listsLast). The map is shared: read only.
-	pageNames(ctx context.Context) (map[string]bool, error)
+	// pages returns what the ranker knows of the index's pages: their
+	// names (pageName of each URL, the list rule) and the chunks of each
+	// URL (the long-page rule), filter or not. Shared: read only.
+	pages(ctx context.Context) (*keywordPages, error)
 }
 
 // keywordHit is a chunk matching a plan: its ordinal, stage (2 per
@@ -82,14 +83,18 @@ func rankKeywords(ctx context.Context, ix keywordIndex, p bm25Plan, maxResults i
 	if err != nil || len(r) == 0 {
 		return nil, err
 	}
-	// The list rule reorders the best listRankTop: pick at least those.
+	// The rules after the cut reorder the best listRankTop: pick at
+	// least those and one more (reweighKeywordDocs).
 	most := maxResults
-	if most > 0 && most < listRankTop {
-		most = listRankTop
+	if most > 0 && most <= keywordReweighTop {
+		most = keywordReweighTop + 1
 		keep = 4 * most
 	}
-	docs, err := pickKeywordHits(ctx, ix, r, keep, most)
+	docs, ranks, err := pickKeywordHits(ctx, ix, r, keep, most)
 	if err != nil {
+		return nil, err
+	}
+	if err := reweighKeywordDocs(ctx, ix, p, docs, ranks); err != nil {
 		return nil, err
 	}
 	if docs, err = listsLast(ctx, ix, p, docs); err != nil {
@@ -280,10 +285,10 @@ func (a *keywordAcc) maskOf(ord int) uint64 {
 
 // pickKeywordHits returns the documents of hits in rank order, each text
 // once, skipping those ix's filter refuses, at most maxResults (all when
-// <= 0). Only the best keep hits (all when keep <= 0 or fewer), and those
-// tied with the last of them, are sorted at first; the rest only when
-// they are needed.
-func pickKeywordHits(ctx context.Context, ix keywordIndex, hits []keywordHit, keep, maxResults int) ([]*ai.Document, error) {
+// <= 0), and the hit of each. Only the best keep hits (all when keep <= 0
+// or fewer), and those tied with the last of them, are sorted at first;
+// the rest only when they are needed.
+func pickKeywordHits(ctx context.Context, ix keywordIndex, hits []keywordHit, keep, maxResults int) ([]*ai.Document, []keywordHit, error) {
 	var rest []keywordHit
 	if keep > 0 && len(hits) > keep {
 		worst := keywordKth(hits, keep)
@@ -298,6 +303,7 @@ func pickKeywordHits(ctx context.Context, ix keywordIndex, hits []keywordHit, ke
 		hits = head
 	}
 	var out []*ai.Document
+	var ranks []keywordHit
 	seen := make(map[string]bool)
 	batch := 256
 	if maxResults > 0 {
@@ -314,13 +320,13 @@ func pickKeywordHits(ctx context.Context, ix keywordIndex, hits []keywordHit, ke
 		tiedTo := 0
 		for start := 0; start < len(hits); {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			end := min(start+batch, len(hits))
 			for tiedTo < end {
 				e, err := orderTies(ctx, ix, hits, tiedTo)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				tiedTo = e
 			}
@@ -330,17 +336,23 @@ func pickKeywordHits(ctx context.Context, ix keywordIndex, hits []keywordHit, ke
 			}
 			docs, err := ix.docs(ctx, ords, func(text string) bool { return seen[text] })
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			var full bool
-			if out, full = appendDistinct(out, seen, docs, maxResults); full {
-				return out, nil
+			for i, d := range docs {
+				if d == nil || seen[DocText(d)] {
+					continue
+				}
+				seen[DocText(d)] = true
+				out, ranks = append(out, d), append(ranks, hits[start+i])
+				if maxResults > 0 && len(out) == maxResults {
+					return out, ranks, nil
+				}
 			}
 			start = end
 			batch *= 2
 		}
 	}
-	return out, nil
+	return out, ranks, nil
 }
 
 // orderTies orders the hits from i that tie with hits[i] (same stage and

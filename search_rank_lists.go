@@ -137,7 +137,7 @@ func listNameDelim(c byte) bool {
 // listsLast reorders docs, a keyword search's result best first, so that
 // the list chunks among the first listRankTop come after the other
 // chunks of those (the rule above), and returns docs. It reads ix's page
-// names (keywordIndex.pageNames) and, only for a chunk that could be a
+// names (keywordIndex.pages) and, only for a chunk that could be a
 // list, the document frequencies of the names it holds, to leave out
 // names that are common words.
 func listsLast(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Document) ([]*ai.Document, error) {
@@ -145,10 +145,11 @@ func listsLast(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Docu
 	if len(top) < 2 {
 		return docs, nil
 	}
-	names, err := ix.pageNames(ctx)
-	if err != nil || len(names) <= listMinNames {
+	pages, err := ix.pages(ctx)
+	if err != nil || len(pages.names) <= listMinNames {
 		return docs, err
 	}
+	names := pages.names
 	// The page names each chunk's lines hold. Before any document
 	// frequency is read, a chunk must be a list with every name counted
 	// (the frequencies only take names away): most searches have none.

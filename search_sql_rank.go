@@ -176,42 +176,77 @@ func (s *PgvecStore) docsByID(ctx context.Context, ids []string, where string, a
 	return byID, nil
 }
 
-// pgvecPageNames caches a PgvecStore's page names (the list rule) for the
-// chunk count and average length they were read at (the statistics the
-// ranker reads anyway), read again when those change. A write that keeps
-// both exactly (a page replaced by one of the same chunk count and total
-// length under another URL) leaves the names stale until the next write
-// that does not: the list rule then misjudges at most that page's name.
-type pgvecPageNames struct {
+// pgvecPages caches a PgvecStore's pages (their names for the list rule,
+// their chunk counts for the long-page rule) for the chunk count and
+// average length they were read at (the statistics the ranker reads
+// anyway), read again when those change. A write that keeps both exactly
+// (a page replaced by one of the same chunk count and total length under
+// another URL) leaves them stale until the next write that does not: the
+// rules then misjudge at most that page.
+type pgvecPages struct {
 	mu    sync.Mutex
 	n     int
 	avg   float64
-	names map[string]bool
+	pages *keywordPages
 }
 
-// pageNames returns the page names of the chunks' URLs (the url column),
-// read again when the chunk count or average length changed.
-func (x *pgvecKeywordIndex) pageNames(ctx context.Context) (map[string]bool, error) {
-	c := &x.s.pageNames
+// pages returns the chunks' URLs (the url column) with their chunk
+// counts, read again when the chunk count or average length changed.
+func (x *pgvecKeywordIndex) pages(ctx context.Context) (*keywordPages, error) {
+	c := &x.s.pages
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.names != nil && c.n == x.n && c.avg == x.avg {
-		return c.names, nil
+	if c.pages != nil && c.n == x.n && c.avg == x.avg {
+		return c.pages, nil
 	}
-	rows, err := x.s.readPool(ctx).Query(ctx, `SELECT DISTINCT url FROM `+pgvecIdent(x.s.names.table))
+	rows, err := x.s.readPool(ctx).Query(ctx, `SELECT url, count(*) FROM `+pgvecIdent(x.s.names.table)+` GROUP BY url`)
 	if err != nil {
-		return nil, fmt.Errorf("read page names: %w", err)
+		return nil, fmt.Errorf("read pages: %w", err)
 	}
-	urls, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("read page names: %w", err)
+	pages := newKeywordPages()
+	var url string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&url, &n}, func() error {
+		pages.add(url, int(n))
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read pages: %w", err)
 	}
-	names := make(map[string]bool, len(urls))
-	for _, u := range urls {
-		if n := pageName(u); n != "" {
-			names[n] = true
+	c.n, c.avg, c.pages = x.n, x.avg, pages
+	return pages, nil
+}
+
+// pgvecDocRanks returns the stage and score the term stage ranked each of
+// docs by (for the rules after the cut, reweighKeywordDocs), recomputed
+// from their texts: the posting table holds the terms and lengths of
+// bm25DocTerms, and sc the IDFs and average length the stage scored with,
+// so the scores are the threshold search's and the stage SQL's.
+func pgvecDocRanks(bp bm25Plan, sc pgvecScoring, docs []*ai.Document) []keywordHit {
+	top := min(len(docs), keywordReweighTop+1)
+	if prior, proximity := bp.reweighRules(); !prior && !proximity {
+		return nil
+	}
+	ranks := make([]keywordHit, top)
+	for i, d := range docs[:top] {
+		tf, n := bm25Terms(bp.an, d)
+		r := keywordHit{ord: i}
+		for j, t := range sc.terms {
+			if f := tf[t]; f > 0 {
+				r.score += bm25TermScore(sc.idfs[j], f, n, sc.avg)
+			}
 		}
+		all, some := len(bp.keywords) > 0, false
+		for _, k := range bp.keywords {
+			all = all && tf[k] > 0
+			some = some || tf[k] > 0
+		}
+		switch {
+		case all:
+			r.stage = 1
+		case !some:
+			r.stage = -1 // a substring stage's chunk (KeywordSearch): after the term stage's
+		}
+		ranks[i] = r
 	}
-	c.n, c.avg, c.names = x.n, x.avg, names
-	return names, nil
+	return ranks
 }

@@ -149,18 +149,23 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 		}}
 	}
 	if !all {
-		// SearchText: the list rule reorders the best listRankTop, as
-		// rankKeywords does (which the phrase path runs, rule included).
+		// SearchText: the rules after the cut reorder the best
+		// listRankTop, as rankKeywords does (which the phrase path runs,
+		// rules included).
 		most := maxResults
-		if most > 0 && most < listRankTop {
-			most = listRankTop
+		if most > 0 && most <= keywordReweighTop {
+			most = keywordReweighTop + 1
 		}
 		docs, err := s.runStages(ctx, []pgvecStage{term}, most)
 		if err != nil {
 			return nil, err
 		}
 		if len(bp.phrases) == 0 {
+			// The rules after the cut, as rankKeywords runs them.
 			ix := &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: extraWhere, args: extraArgs}
+			if err := reweighKeywordDocs(ctx, ix, bp, docs, pgvecDocRanks(bp, sc, docs)); err != nil {
+				return nil, fmt.Errorf("keyword search sql: %w", err)
+			}
 			if docs, err = listsLast(ctx, ix, bp, docs); err != nil {
 				return nil, fmt.Errorf("keyword search sql: %w", err)
 			}
@@ -170,12 +175,34 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 		}
 		return docs, nil
 	}
-	return s.runStages(ctx, []pgvecStage{
+	stages := []pgvecStage{
 		{"phrase", phraseQuery, args(keywordPatterns(plan.phrases), keywordPatterns(keywordLongestWords(plan.phrases)), keywordPatterns(phraseWords)), len(plan.phrases) == 0, nil},
 		{"prefix", likeQuery, args(prefixes), len(prefixes) == 0, prefixTop},
 		term,
 		{"substring", likeQuery, args(keywordPatterns(plan.keywords)), len(plan.keywords) == 0, nil},
-	}, maxResults)
+	}
+	if len(plan.phrases) > 0 || len(prefixes) > 0 || len(bp.phrases) > 0 {
+		return s.runStages(ctx, stages, maxResults)
+	}
+	// The term stage leads: the rules after the cut reorder its best, as
+	// SearchText's (the substring stage's chunks, without a keyword
+	// term, stay after them: pgvecDocRanks).
+	most := maxResults
+	if most > 0 && most <= keywordReweighTop {
+		most = keywordReweighTop + 1
+	}
+	docs, err := s.runStages(ctx, stages, most)
+	if err != nil {
+		return nil, err
+	}
+	ix := &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: extraWhere, args: extraArgs}
+	if err := reweighKeywordDocs(ctx, ix, bp, docs, pgvecDocRanks(bp, sc, docs)); err != nil {
+		return nil, fmt.Errorf("keyword search sql: %w", err)
+	}
+	if maxResults > 0 && len(docs) > maxResults {
+		docs = docs[:maxResults]
+	}
+	return docs, nil
 }
 
 // pgvecScoring is what the stages of keywordSearchTerms score with: the

@@ -304,30 +304,29 @@ func sqliteDocFreq(ctx context.Context, q sqliteQuerier, term string) (int, erro
 	return df, nil
 }
 
-// pageNames returns the page names of the chunks' URLs, read once per
+// pages returns the chunks' URLs with their chunk counts, read once per
 // generation (the posting cache keeps them).
-func (x *sqliteKeywordIndex) pageNames(ctx context.Context) (map[string]bool, error) {
-	if names, ok := x.cache.pageNames(x.gen); ok {
-		return names, nil
+func (x *sqliteKeywordIndex) pages(ctx context.Context) (*keywordPages, error) {
+	if pages, ok := x.cache.pages(x.gen); ok {
+		return pages, nil
 	}
-	rows, err := x.q.QueryContext(ctx, `SELECT DISTINCT url FROM chunks`)
+	rows, err := x.q.QueryContext(ctx, `SELECT url, count(*) FROM chunks GROUP BY url`)
 	if err != nil {
-		return nil, fmt.Errorf("page names: %w", err)
+		return nil, fmt.Errorf("read pages: %w", err)
 	}
 	defer rows.Close()
-	names := make(map[string]bool)
+	pages := newKeywordPages()
 	for rows.Next() {
 		var url []byte // stored byte for byte: names need not be UTF-8
-		if err := rows.Scan(&url); err != nil {
-			return nil, fmt.Errorf("page names: %w", err)
+		var n int
+		if err := rows.Scan(&url, &n); err != nil {
+			return nil, fmt.Errorf("read pages: %w", err)
 		}
-		if n := pageName(string(url)); n != "" {
-			names[n] = true
-		}
+		pages.add(string(url), n)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("page names: %w", err)
+		return nil, fmt.Errorf("read pages: %w", err)
 	}
-	x.cache.putPageNames(x.gen, names)
-	return names, nil
+	x.cache.putPages(x.gen, pages)
+	return pages, nil
 }

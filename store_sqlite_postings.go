@@ -34,14 +34,14 @@ type sqlitePosting struct {
 // value is an empty cache; a nil *sqlitePostingCache caches nothing.
 // Safe for concurrent use; the lists it returns are shared, read-only.
 type sqlitePostingCache struct {
-	mu    sync.Mutex
-	gen   int64
-	terms map[string][]sqlitePosting
-	dfs   map[string]int  // document frequencies read alone (the stop-word rule)
-	names map[string]bool // the page names (the list rule), nil until read
-	order []string        // terms, oldest first
-	size  int             // postings held
-	max   int             // most postings held (0: sqlitePostingCacheMax)
+	mu      sync.Mutex
+	gen     int64
+	terms   map[string][]sqlitePosting
+	dfs     map[string]int // document frequencies read alone (the stop-word rule)
+	pagesOf *keywordPages  // the pages (the list and long-page rules), nil until read
+	order   []string       // terms, oldest first
+	size    int            // postings held
+	max     int            // most postings held (0: sqlitePostingCacheMax)
 }
 
 // get returns term's postings cached for generation gen.
@@ -95,7 +95,7 @@ const sqliteDocFreqCacheMax = 1 << 16
 // newer) and reports whether gen is the cache's generation. c.mu is held.
 func (c *sqlitePostingCache) current(gen int64) bool {
 	if c.terms == nil || gen > c.gen {
-		c.gen, c.terms, c.dfs, c.names, c.order, c.size = gen, map[string][]sqlitePosting{}, map[string]int{}, nil, nil, 0
+		c.gen, c.terms, c.dfs, c.pagesOf, c.order, c.size = gen, map[string][]sqlitePosting{}, map[string]int{}, nil, nil, 0
 	}
 	return gen == c.gen
 }
@@ -132,27 +132,27 @@ func (c *sqlitePostingCache) putDocFreq(gen int64, term string, df int) {
 	}
 }
 
-// pageNames returns the page names cached for generation gen.
-func (c *sqlitePostingCache) pageNames(gen int64) (map[string]bool, bool) {
+// pages returns the pages cached for generation gen.
+func (c *sqlitePostingCache) pages(gen int64) (*keywordPages, bool) {
 	if c == nil {
 		return nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen != gen || c.names == nil {
+	if c.gen != gen || c.pagesOf == nil {
 		return nil, false
 	}
-	return c.names, true
+	return c.pagesOf, true
 }
 
-// putPageNames keeps the page names read at generation gen.
-func (c *sqlitePostingCache) putPageNames(gen int64, names map[string]bool) {
+// putPages keeps the pages read at generation gen.
+func (c *sqlitePostingCache) putPages(gen int64, pages *keywordPages) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.current(gen) {
-		c.names = names
+		c.pagesOf = pages
 	}
 }

@@ -1,0 +1,229 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/firebase/genkit/go/ai"
+)
+
+// Long pages and term proximity: the rules for queries that describe a
+// page instead of naming it ("allocate and free dynamic memory" for
+// malloc(3)). Among a keyword search's best keywordReweighTop chunks, in
+// their stages (the phrase and every-keyword stages keep their order),
+// the score changes twice before the list rule:
+//
+//   - Long pages. A page of many chunks (a migration guide, perlfunc,
+//     openssl(1)) has many chances that one of its chunks holds a
+//     description's common words by chance, and the pages such a
+//     description means are often short. A chunk's score is divided by
+//     1 + pagePriorWeight·ln(chunks of its page). Not when the chunk's own
+//     headings hold a keyword of the query (a long page's section named
+//     by the question is what it asks for), and not for a query with an
+//     identifier (a name with . _ - or :): it names what it wants, and the
+//     rule cost there.
+//   - Proximity (BM25TP, Rasolofo and Savoy 2003). A description's words
+//     stand together in the page that does what it says, scattered in
+//     others. Every two distinct keywords at most proximityWindow words
+//     apart in a chunk's text add 1/d² to their pair's accumulator; a
+//     chunk gains, per pair, min(1, the keywords' IDF) times the
+//     accumulator saturated as BM25 saturates a term frequency (k1). Only
+//     for a query of at least proximityMinKeywords keywords.
+//
+// Neither rule touches a question (a "?": its words name what it asks,
+// and both rules cost on the question-shaped sets) or a query with a CJK
+// keyword (a CJK run's bigrams stand together by construction, and the
+// Japanese, Chinese and Korean sets lost 0.002 to 0.006 to the long-page
+// rule).
+//
+// Measured on every dev set (docs/retrieval.md, "Long pages and
+// proximity"): the describing sets gain, the others stay within 0.005.
+
+const (
+	// keywordReweighTop is how many of a keyword search's best chunks
+	// the rules reorder: as deep as the fused lists read (listRankTop). A
+	// search reads one more, to see a tie across the window's end.
+	keywordReweighTop = listRankTop
+	// pagePriorWeight is the weight of a page's length in chunks.
+	pagePriorWeight = 0.1
+	// proximityWindow is the farthest two keywords count as near, in words.
+	proximityWindow = 5
+	// proximityMinKeywords is the fewest keywords a query has for the
+	// proximity rule: a pair alone is the heading-pair rule's.
+	proximityMinKeywords = 3
+	// proximityWeight scales the proximity score against BM25's.
+	proximityWeight = 1.0
+)
+
+// keywordPages is what the ranker knows of an index's pages: the names of
+// its URLs (pageName; the list rule) and the chunks of each URL (the
+// long-page rule).
+type keywordPages struct {
+	names  map[string]bool
+	chunks map[string]int
+}
+
+// newKeywordPages returns an empty keywordPages.
+func newKeywordPages() *keywordPages {
+	return &keywordPages{names: make(map[string]bool), chunks: make(map[string]int)}
+}
+
+// add counts n chunks of the page at url ("" is no page).
+func (p *keywordPages) add(url string, n int) {
+	if url == "" {
+		return
+	}
+	p.chunks[url] += n
+	if name := pageName(url); name != "" {
+		p.names[name] = true
+	}
+}
+
+// reweighRules reports which of the rules apply to p: the long-page rule
+// and the proximity rule.
+func (p bm25Plan) reweighRules() (prior, proximity bool) {
+	if p.question || len(p.keywords) == 0 {
+		return false, false
+	}
+	prior = true
+	cjk := false
+	for _, k := range p.keywords {
+		prior = prior && !strings.ContainsAny(k, "._-:")
+		cjk = cjk || strings.IndexFunc(k, isCJKRune) >= 0
+	}
+	if cjk {
+		return false, false
+	}
+	return prior, len(p.keywords) >= proximityMinKeywords
+}
+
+// reweighKeywordDocs applies the long-page and proximity rules to the best
+// keywordReweighTop of docs, a keyword search's result best first, whose
+// ranks[i] holds docs[i]'s stage and score (one more than the window, when
+// there are more, tells a tie across its end): it reorders them within
+// their stages by the new scores, in place (equal ones keep their order).
+func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Document, ranks []keywordHit) error {
+	top := min(len(docs), len(ranks), keywordReweighTop)
+	// Chunks tied with the first one past the window stay where they are:
+	// which of them the window holds depends on the store's chunk IDs.
+	for top > 0 && top < min(len(docs), len(ranks)) && nearTie(ranks[top-1], ranks[top]) {
+		top--
+	}
+	prior, proximity := p.reweighRules()
+	if top < 2 || !prior && !proximity {
+		return nil
+	}
+	scores := make([]float64, top)
+	for i := range top {
+		scores[i] = ranks[i].score
+	}
+	if prior {
+		pages, err := ix.pages(ctx)
+		if err != nil {
+			return err
+		}
+		for i, d := range docs[:top] {
+			url, _ := d.Metadata[MetaURL].(string)
+			if c := pages.chunks[url]; c > 1 && !headingsHoldKeyword(p, d) {
+				scores[i] /= 1 + pagePriorWeight*math.Log(float64(c))
+			}
+		}
+	}
+	if proximity {
+		n, err := ix.chunks(ctx)
+		if err != nil {
+			return err
+		}
+		dfs, err := ix.docFreqs(ctx, p.keywords)
+		if err != nil {
+			return err
+		}
+		weights := make([]float64, len(p.keywords))
+		for i, df := range dfs {
+			weights[i] = min(1, bm25IDF(n, df))
+		}
+		for i, d := range docs[:top] {
+			scores[i] += proximityWeight * proximityScore(p, weights, DocText(d))
+		}
+	}
+	order := make([]int, top)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(ranks[b].stage, ranks[a].stage), cmp.Compare(scores[b], scores[a]))
+	})
+	ds, rs := slices.Clone(docs[:top]), slices.Clone(ranks[:top])
+	for i, o := range order {
+		docs[i], ranks[i] = ds[o], rs[o]
+	}
+	return nil
+}
+
+// nearTie reports whether a and b rank alike: the same stage and scores
+// equal but for the last bits of a floating-point sum (stores sum a
+// chunk's term scores in different orders).
+func nearTie(a, b keywordHit) bool {
+	return a.stage == b.stage && math.Abs(a.score-b.score) <= 1e-9*max(1, math.Abs(b.score))
+}
+
+// headingsHoldKeyword reports whether doc's own headings (breadcrumb and
+// merged headings) hold some keyword of p.
+func headingsHoldKeyword(p bm25Plan, doc *ai.Document) bool {
+	head := bm25HeadingText(doc.Metadata)
+	if head == "" {
+		return false
+	}
+	found := false
+	p.an.tokens(head, func(_, term string) {
+		found = found || slices.Contains(p.keywords, term)
+	})
+	return found
+}
+
+// proximityScore returns the proximity score of text for p's keywords,
+// weights[i] the weight of keyword i: per pair of distinct keywords, the
+// accumulated 1/d² of their occurrences at most proximityWindow words
+// apart, saturated (k1) and weighted by the smaller of the two weights.
+func proximityScore(p bm25Plan, weights []float64, text string) float64 {
+	type occ struct{ pos, kw int }
+	var recent []occ // the keyword occurrences of the last window of words
+	k := len(p.keywords)
+	acc := make([]float64, k*k)
+	pos := -1
+	p.an.tokenize(text, func(_, term string, extra bool) {
+		if !extra {
+			pos++
+		}
+		kw := slices.Index(p.keywords, term)
+		if kw < 0 {
+			return
+		}
+		keep := recent[:0]
+		for _, o := range recent {
+			if pos-o.pos <= proximityWindow {
+				keep = append(keep, o)
+			}
+		}
+		recent = keep
+		for _, o := range recent {
+			if d := pos - o.pos; d > 0 && o.kw != kw {
+				a, b := min(o.kw, kw), max(o.kw, kw)
+				acc[a*k+b] += 1 / float64(d*d)
+			}
+		}
+		recent = append(recent, occ{pos, kw})
+	})
+	score := 0.0
+	for a := range k {
+		for b := a + 1; b < k; b++ {
+			if x := acc[a*k+b]; x > 0 {
+				score += min(weights[a], weights[b]) * x * (bm25K1 + 1) / (x + bm25K1)
+			}
+		}
+	}
+	return score
+}
