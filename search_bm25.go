@@ -345,6 +345,16 @@ type bm25Plan struct {
 	// question is whether the query has a question mark (the long-page
 	// and proximity rules leave questions alone).
 	question bool
+	// query and stopWords are what the plan was made from; langStops maps
+	// each stop-listed word of the query that is a stop word of
+	// stopWordLanguages only to the bit set of those languages (bit i:
+	// stopWordLanguages[i]). keepStopWords makes a plan again without
+	// those of languages the index does not hold, and counts them in
+	// freed.
+	query     string
+	stopWords map[string]bool
+	langStops map[string]uint8
+	freed     int
 }
 
 // newBM25Plan analyses query: phrases as ExtractQuotedPhrases finds them,
@@ -354,7 +364,7 @@ type bm25Plan struct {
 // for keepStopWords, which every store calls with its statistics.
 func newBM25Plan(an *textAnalyzer, query string, stopWords map[string]bool) bm25Plan {
 	phrases, rest := splitQuoted(query)
-	p := bm25Plan{an: an, question: strings.ContainsAny(query, "?？")}
+	p := bm25Plan{an: an, question: strings.ContainsAny(query, "?？"), query: query, stopWords: stopWords}
 	for _, ph := range phrases {
 		lp := keywordNormalize(ph)
 		if lp == "" || slices.Contains(p.phrases, lp) {
@@ -372,6 +382,7 @@ func newBM25Plan(an *textAnalyzer, query string, stopWords map[string]bool) bm25
 			seqStop = append(seqStop, stopWords[word])
 		}
 		if stopWords[word] {
+			p.noteLanguageStop(word)
 			if !slices.Contains(p.stops, term) {
 				p.stops = append(p.stops, term)
 			}
@@ -415,11 +426,15 @@ const bm25StopRareRatio = 0.02
 // term's document frequency. When the query has no other keyword and no
 // phrase, its stop-listed words become the keywords (a query is never
 // reduced below its content: "What is it?" searches "what", "is", "it",
-// and its stop-word pairs "what is", "is it" join the pairs); otherwise those held by at most bm25StopRareRatio
-// of the chunks become optional terms, scored but in no stage. The
+// and its stop-word pairs "what is", "is it" join the pairs); otherwise
+// those held by at most bm25StopRareRatio of the chunks become optional
+// terms, scored but in no stage. Before that, stop words of a language
+// the index does not hold are no stop words (dropForeignStops). The
 // plan's stop list is emptied, so calling it twice changes nothing.
-// Every store calls it before ranking, with its own statistics.
+// Every store calls it before ranking, with its own statistics, df
+// answering at least for statTerms.
 func (p *bm25Plan) keepStopWords(n int, df func(term string) int) {
+	p.dropForeignStops(n, df)
 	stops := p.stops
 	p.stops = nil
 	if len(stops) == 0 || n <= 0 {

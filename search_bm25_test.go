@@ -204,3 +204,38 @@ func TestBM25HeadingPairs(t *testing.T) {
 		t.Errorf("heading terms %q", terms)
 	}
 }
+
+// TestBM25PlanForeignStopWords checks keepStopWords' language rule on the
+// plan: "des" is a keyword where the index holds no German (its marker
+// "und" in no chunk or too few) and a stop word where it does, and the
+// words it frees no longer count as stop words.
+func TestBM25PlanForeignStopWords(t *testing.T) {
+	an := localvecDefaultAnalyzer
+	for _, c := range []struct {
+		und      int // chunks of 1000 holding "und"
+		keywords []string
+		freed    int
+	}{
+		{0, []string{"des", "encrypt"}, 1},
+		{4, []string{"des", "encrypt"}, 1},
+		{5, []string{"encrypt"}, 0},
+		{900, []string{"encrypt"}, 0},
+	} {
+		p := newBM25Plan(an, "DES encryption", QuestionStopWords())
+		if got := p.statTerms(); !slices.Equal(got, []string{"des", "und"}) {
+			t.Fatalf("statTerms %q, want [des und]", got)
+		}
+		p.keepStopWords(1000, func(term string) int {
+			if term == "und" {
+				return c.und
+			}
+			return 400 // "des" is no rare word: a stop word is left out
+		})
+		if !slices.Equal(p.keywords, c.keywords) || p.freed != c.freed {
+			t.Errorf("und in %d chunks: keywords %q freed %d, want %q %d", c.und, p.keywords, p.freed, c.keywords, c.freed)
+		}
+		if c.freed == 1 && !slices.Equal(p.pairs, []string{"des encrypt"}) {
+			t.Errorf("und in %d chunks: pairs %q, want the pair of the freed word", c.und, p.pairs)
+		}
+	}
+}

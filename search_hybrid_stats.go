@@ -84,10 +84,11 @@ func (f FusionOptions) mayBeWeak(question string) bool {
 }
 
 // bm25PlanStats returns the stats of a plan whose stop words are decided
-// (keepStopWords), of a query with stops stop words, with n chunks and df
+// (keepStopWords), of a query with stops stop-listed words (those of a
+// language the index does not hold do not count), with n chunks and df
 // giving a term's frequency.
 func bm25PlanStats(p bm25Plan, stops, n int, df func(term string) int) KeywordQueryStats {
-	st := KeywordQueryStats{Chunks: n, Phrases: len(p.phrases), StopWords: stops}
+	st := KeywordQueryStats{Chunks: n, Phrases: len(p.phrases), StopWords: stops - p.freed}
 	for _, t := range p.keywords {
 		if !slices.ContainsFunc(st.Terms, func(s KeywordTermStat) bool { return s.Term == t }) {
 			st.Terms = append(st.Terms, KeywordTermStat{Term: t, DocFreq: df(t)})

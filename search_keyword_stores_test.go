@@ -17,6 +17,7 @@ type kwTestStore struct {
 	index        func(docs []*ai.Document) error
 	deleteSource func(source string) error
 	search       func(query string, stop map[string]bool) ([]*ai.Document, error)
+	searchText   func(query string) ([]*ai.Document, error) // Searcher.SearchText, its first 100
 }
 
 // kwTestOpeners returns a constructor of a new, empty store of each kind:
@@ -37,6 +38,7 @@ func kwTestOpeners() map[string]func(t *testing.T) kwTestStore {
 				search: func(q string, stop map[string]bool) ([]*ai.Document, error) {
 					return s.KeywordSearch(ctx, q, 0, stop, nil)
 				},
+				searchText: func(q string) ([]*ai.Document, error) { return s.SearchText(ctx, q, 100, nil) },
 			}
 		},
 		"sqlite": func(t *testing.T) kwTestStore {
@@ -51,6 +53,7 @@ func kwTestOpeners() map[string]func(t *testing.T) kwTestStore {
 				search: func(q string, stop map[string]bool) ([]*ai.Document, error) {
 					return s.keywordSearch(ctx, q, 0, stop, nil)
 				},
+				searchText: func(q string) ([]*ai.Document, error) { return s.SearchText(ctx, q, 100, nil) },
 			}
 		},
 		"pgvec": func(t *testing.T) kwTestStore {
@@ -61,6 +64,7 @@ func kwTestOpeners() map[string]func(t *testing.T) kwTestStore {
 				search: func(q string, stop map[string]bool) ([]*ai.Document, error) {
 					return s.KeywordSearch(ctx, q, 0, stop, "", nil)
 				},
+				searchText: func(q string) ([]*ai.Document, error) { return s.SearchText(ctx, q, 100, nil) },
 			}
 		},
 	}
@@ -242,6 +246,58 @@ func TestKeywordOrderSurvivesChurn(t *testing.T) {
 				if len(want) < 2 || !slices.Equal(kwTestTexts(got), kwTestTexts(want)) {
 					t.Errorf("%q after churn:\n%q\nfresh:\n%q", q, kwTestTexts(got), kwTestTexts(want))
 				}
+			}
+		})
+	}
+}
+
+// TestKeywordForeignStopWords checks, on every store (SearchText, the
+// keyword list of Search), that a German stop word counts as one only in
+// an index holding German text: in an English manual "des" names the DES
+// cipher and ranks the chunk holding both words first, in a German one it
+// changes nothing.
+func TestKeywordForeignStopWords(t *testing.T) {
+	var english, german []string
+	for i := range 40 {
+		english = append(english, fmt.Sprintf("Encryption of the data in step %d uses the encryption key and encryption modes.", i))
+		if i%2 == 0 {
+			german = append(german, fmt.Sprintf("Die Verschlüsselung und der Modus im Schritt %d.", i))
+		} else {
+			german = append(german, fmt.Sprintf("Die Schlüssel des Schritts %d und des Modus und des Geräts.", i))
+		}
+	}
+	for i := range 4 {
+		english = append(english, fmt.Sprintf("The DES cipher %d, DES keys and DES parity.", i))
+	}
+	desEnc := "DES encryption of one block."
+	english = append(english, desEnc)
+	for name, open := range kwTestOpeners() {
+		t.Run(name, func(t *testing.T) {
+			s := open(t)
+			if err := s.index(kwTestDocs("en", english...)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.searchText("DES encryption")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 || DocText(got[0]) != desEnc {
+				t.Errorf("English index, %q: first %q, want %q", "DES encryption", kwTestTexts(got[:min(3, len(got))]), desEnc)
+			}
+			de := open(t)
+			if err := de.index(kwTestDocs("de", german...)); err != nil {
+				t.Fatal(err)
+			}
+			with, err := de.searchText("Verschlüsselung des Modus")
+			if err != nil {
+				t.Fatal(err)
+			}
+			without, err := de.searchText("Verschlüsselung Modus")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(with) == 0 || !slices.Equal(kwTestTexts(with), kwTestTexts(without)) {
+				t.Errorf("German index: \"des\" changed the ranking:\n%q\n%q", kwTestTexts(with)[:min(3, len(with))], kwTestTexts(without)[:min(3, len(without))])
 			}
 		})
 	}

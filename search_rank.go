@@ -115,11 +115,11 @@ func scoreKeywords(ctx context.Context, ix keywordIndex, p *bm25Plan) ([]keyword
 		return nil, err
 	}
 	if len(p.stops) > 0 {
-		dfs, err := ix.docFreqs(ctx, p.stops)
+		stops := p.statTerms()
+		dfs, err := ix.docFreqs(ctx, stops)
 		if err != nil {
 			return nil, err
 		}
-		stops := p.stops
 		p.keepStopWords(n, func(t string) int { return dfs[slices.Index(stops, t)] })
 	}
 	if p.empty() {

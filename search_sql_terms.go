@@ -228,7 +228,7 @@ func (s *PgvecStore) keepStopWords(ctx context.Context, bp *bm25Plan) error {
 	if len(bp.stops) == 0 {
 		return nil
 	}
-	stops := bp.stops // keepStopWords empties the plan's list
+	stops := bp.statTerms() // keepStopWords empties the plan's list
 	dfs, err := s.docFreqs(ctx, append([]string{""}, stops...))
 	if err != nil {
 		return fmt.Errorf("read stop word frequencies: %w", err)
