@@ -135,7 +135,7 @@ func keywordRefSearch(an *textAnalyzer, query string, stop map[string]bool, docs
 			distinct = append(distinct, h)
 		}
 	}
-	// The long-page and proximity rules over the best 40, in their
+	// The long-page, proximity and name rules over the best 40, in their
 	// stages; a tie across the window's end stays out of it.
 	top := min(len(distinct), keywordReweighTop)
 	for top > 0 && top < len(distinct) && distinct[top-1].stage == distinct[top].stage &&
@@ -150,6 +150,15 @@ func keywordRefSearch(an *textAnalyzer, query string, stop map[string]bool, docs
 	}
 	prior := !question && !ident && !cjk && len(p.keywords) > 0
 	prox := !question && !cjk && len(p.keywords) >= 3
+	named := !question && !cjk && len(p.keywords) > 0
+	identParts := map[string]bool{} // an identifier's parts: not counted by the name rule
+	for _, k := range p.keywords {
+		if strings.ContainsAny(k, "._-:") {
+			for _, t := range an.terms(k) {
+				identParts[t] = t != k
+			}
+		}
+	}
 	pageChunks := map[string]int{}
 	for _, d := range docs {
 		if d != nil {
@@ -166,6 +175,14 @@ func keywordRefSearch(an *textAnalyzer, query string, stop map[string]bool, docs
 		}
 		if c := pageChunks[u]; prior && u != "" && c > 1 && !inHead {
 			h.score /= 1 + 0.1*math.Log(float64(c))
+		}
+		if named {
+			names := append(an.terms(pageName(u)), an.terms(bm25HeadingText(h.doc.Metadata))...)
+			for _, k := range p.keywords {
+				if slices.Contains(names, k) && !identParts[k] {
+					h.score += 1.5 * bm25IDF(len(docs), df[k])
+				}
+			}
 		}
 		if !prox {
 			continue

@@ -32,6 +32,16 @@ import (
 //     chunk gains, per pair, min(1, the keywords' IDF) times the
 //     accumulator saturated as BM25 saturates a term frequency (k1). Only
 //     for a query of at least proximityMinKeywords keywords.
+//   - Names. A description's words often stand in the name of the page
+//     it means ("memory BIO" for BIO_s_mem(3), "FILE bio" for
+//     BIO_s_file(3)), or in the headings of the section it means. A chunk
+//     gains nameWeight times the IDF of each keyword its names hold: its
+//     page's name (pageName, the file name) and its own headings. Of an
+//     identifier in the query only the whole counts, not its parts
+//     ("color.status" is not the git-status page). The headings count
+//     with the page name so that a section the query names keeps its
+//     place above pages whose names share a word ("Package Registry"
+//     against CMAKE_EXPORT_PACKAGE_REGISTRY).
 //
 // Neither rule touches a question (a "?": its words name what it asks,
 // and both rules cost on the question-shaped sets) or a query with a CJK
@@ -56,6 +66,8 @@ const (
 	proximityMinKeywords = 3
 	// proximityWeight scales the proximity score against BM25's.
 	proximityWeight = 1.0
+	// nameWeight scales the IDF of a keyword a chunk's names hold.
+	nameWeight = 1.5
 )
 
 // keywordPages is what the ranker knows of an index's pages: the names of
@@ -82,11 +94,11 @@ func (p *keywordPages) add(url string, n int) {
 	}
 }
 
-// reweighRules reports which of the rules apply to p: the long-page rule
-// and the proximity rule.
-func (p bm25Plan) reweighRules() (prior, proximity bool) {
+// reweighRules reports which of the rules apply to p: the long-page rule,
+// the proximity rule and the name rule.
+func (p bm25Plan) reweighRules() (prior, proximity, named bool) {
 	if p.question || len(p.keywords) == 0 {
-		return false, false
+		return false, false, false
 	}
 	prior = true
 	cjk := false
@@ -95,9 +107,9 @@ func (p bm25Plan) reweighRules() (prior, proximity bool) {
 		cjk = cjk || strings.IndexFunc(k, isCJKRune) >= 0
 	}
 	if cjk {
-		return false, false
+		return false, false, false
 	}
-	return prior, len(p.keywords) >= proximityMinKeywords
+	return prior, len(p.keywords) >= proximityMinKeywords, true
 }
 
 // reweighKeywordDocs applies the long-page and proximity rules to the best
@@ -112,8 +124,8 @@ func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs [
 	for top > 0 && top < min(len(docs), len(ranks)) && nearTie(ranks[top-1], ranks[top]) {
 		top--
 	}
-	prior, proximity := p.reweighRules()
-	if top < 2 || !prior && !proximity {
+	prior, proximity, named := p.reweighRules()
+	if top < 2 || !prior && !proximity && !named {
 		return nil
 	}
 	scores := make([]float64, top)
@@ -132,7 +144,7 @@ func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs [
 			}
 		}
 	}
-	if proximity {
+	if proximity || named {
 		n, err := ix.chunks(ctx)
 		if err != nil {
 			return err
@@ -141,12 +153,20 @@ func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs [
 		if err != nil {
 			return err
 		}
+		idfs := make([]float64, len(p.keywords))
 		weights := make([]float64, len(p.keywords))
 		for i, df := range dfs {
-			weights[i] = min(1, bm25IDF(n, df))
+			idfs[i] = bm25IDF(n, df)
+			weights[i] = min(1, idfs[i])
 		}
+		counted := p.nameKeywords()
 		for i, d := range docs[:top] {
-			scores[i] += proximityWeight * proximityScore(p, weights, DocText(d))
+			if proximity {
+				scores[i] += proximityWeight * proximityScore(p, weights, DocText(d))
+			}
+			if named {
+				scores[i] += nameWeight * nameScore(p, idfs, counted, d)
+			}
 		}
 	}
 	order := make([]int, top)
@@ -182,6 +202,42 @@ func headingsHoldKeyword(p bm25Plan, doc *ai.Document) bool {
 		found = found || slices.Contains(p.keywords, term)
 	})
 	return found
+}
+
+// nameKeywords reports, per keyword of p, whether the name rule counts
+// it: not when it is only a part of an identifier of the query (the
+// identifier's whole counts).
+func (p bm25Plan) nameKeywords() []bool {
+	parts := map[string]bool{}
+	for _, k := range p.keywords {
+		if strings.ContainsAny(k, "._-:") {
+			for _, t := range p.an.terms(k) {
+				if t != k {
+					parts[t] = true
+				}
+			}
+		}
+	}
+	out := make([]bool, len(p.keywords))
+	for i, k := range p.keywords {
+		out[i] = !parts[k]
+	}
+	return out
+}
+
+// nameScore returns the name score of doc for p's keywords: the sum of
+// idfs[i] over the counted keywords its names hold, its page's name and
+// its own headings.
+func nameScore(p bm25Plan, idfs []float64, counted []bool, doc *ai.Document) float64 {
+	url, _ := doc.Metadata[MetaURL].(string)
+	names := p.an.terms(pageName(url) + "\n" + bm25HeadingText(doc.Metadata))
+	score := 0.0
+	for i, k := range p.keywords {
+		if counted[i] && slices.Contains(names, k) {
+			score += idfs[i]
+		}
+	}
+	return score
 }
 
 // proximityScore returns the proximity score of text for p's keywords,

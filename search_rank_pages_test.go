@@ -144,3 +144,111 @@ func TestProximityScore(t *testing.T) {
 		}
 	}
 }
+
+// TestKeywordNameRule checks the name rule (search_rank_pages.go) on
+// every store: a description whose words stand in a page's name ranks
+// that page first, though another page says them more often, which plain
+// BM25 ranks first (as the same words asked as a question show: the rule
+// leaves questions alone).
+func TestKeywordNameRule(t *testing.T) {
+	ctx := context.Background()
+	var docs []*ai.Document
+	add := func(url, text string) {
+		docs = append(docs, ai.DocumentFromText(text, map[string]any{MetaSource: "manual", MetaURL: url}))
+	}
+	add("file:///man7/crypto-io.7.txt", "Files and BIOs: a file BIO reads a file, a BIO chain filters the file data, and BIO pairs connect two BIOs without a file.")
+	add("file:///man3/BIO_s_file.3.txt", "BIO_s_file returns the method that wraps a stdio stream. Reads and writes go to the stream, a seek moves its "+
+		"position and a flush empties the stream's buffer; closing the object can close the stream too. The stream may be a "+
+		"standard one, opened elsewhere by the application, or opened by name through a helper.")
+	for i := range 6 {
+		add(fmt.Sprintf("file:///man1/other%d.1.txt", i), fmt.Sprintf("Other page %d: commands, options and settings, with an example of each.", i))
+	}
+	for name, s := range nameRuleTestStores(t) {
+		t.Run(name, func(t *testing.T) {
+			if err := s.Index(ctx, docs); err != nil {
+				t.Fatal(err)
+			}
+			first := func(q string) string {
+				got, err := s.SearchText(ctx, q, 5, nil)
+				if err != nil || len(got) == 0 {
+					t.Fatalf("%q: %v, %d results", q, err, len(got))
+				}
+				url, _ := got[0].Metadata[MetaURL].(string)
+				return strings.TrimPrefix(url, "file:///")
+			}
+			if got := first("how do I use a FILE bio?"); got != "man7/crypto-io.7.txt" {
+				t.Errorf("the question (no rule) ranks %s first, want man7/crypto-io.7.txt: the test no longer tests the rule", got)
+			}
+			if got := first("FILE bio"); got != "man3/BIO_s_file.3.txt" {
+				t.Errorf("the description ranks %s first, want man3/BIO_s_file.3.txt", got)
+			}
+		})
+	}
+}
+
+// nameRuleTestStores returns a new, empty store of each kind (PgvecStore
+// only with a database).
+func nameRuleTestStores(t *testing.T) map[string]Searcher {
+	ctx := context.Background()
+	local, err := NewLocalvecStore(genkit.Init(ctx), "names", newTestEmbedder(8), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { local.Close() })
+	lite, err := NewSQLiteStore(ctx, nil, newTestEmbedder(8), filepath.Join(t.TempDir(), "names.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lite.Close() })
+	out := map[string]Searcher{"localvec": local, "sqlite": lite}
+	if pgTestDSNOptional(t) != "" {
+		out["pgvector"] = pgTestStoreWith(t, newTestEmbedder(8), 8, nil)
+	}
+	return out
+}
+
+// TestNameScore checks what the name rule counts: the keywords a chunk's
+// page name and own headings hold, each by its IDF, and of a query's
+// identifier the whole, not its parts.
+func TestNameScore(t *testing.T) {
+	an := localvecDefaultAnalyzer
+	idfs := func(p bm25Plan) []float64 {
+		out := make([]float64, len(p.keywords))
+		for i := range out {
+			out[i] = float64(i + 1)
+		}
+		return out
+	}
+	doc := func(url, crumb string) *ai.Document {
+		return ai.DocumentFromText("text", map[string]any{MetaURL: url, MetaBreadcrumb: crumb})
+	}
+	p := newBM25Plan(an, "package registry", nil) // package: 1, registry: 2
+	for _, tc := range []struct {
+		doc  *ai.Document
+		want float64
+	}{
+		{doc("file:///CMAKE_EXPORT_PACKAGE_REGISTRY.html", ""), 3},
+		{doc("file:///cmake-packages.7.html", "cmake-packages(7) > Package Registry"), 3},
+		{doc("file:///cmake-packages.7.html", "cmake-packages(7) > Creating Packages"), 1},
+		{doc("file:///install.html", "install > Registry"), 2},
+		{doc("file:///other.html", ""), 0},
+	} {
+		url, _ := tc.doc.Metadata[MetaURL].(string)
+		if got := nameScore(p, idfs(p), p.nameKeywords(), tc.doc); got != tc.want {
+			t.Errorf("%s %q: %v, want %v", url, tc.doc.Metadata[MetaBreadcrumb], got, tc.want)
+		}
+	}
+	q := newBM25Plan(an, "color.status", nil)
+	counted := q.nameKeywords()
+	for i, k := range q.keywords {
+		if counted[i] != (k == "color.status") {
+			t.Errorf("keyword %q counted %v: only the identifier's whole counts", k, counted[i])
+		}
+	}
+	if got := nameScore(q, idfs(q), counted, doc("file:///git-status.html", "")); got != 0 {
+		t.Errorf("git-status page scores %v for color.status: an identifier's part counted", got)
+	}
+	if got := nameScore(q, idfs(q), counted, doc("file:///git-config.html", "git-config > color.status")); got == 0 {
+		t.Error("a heading naming the identifier whole scores nothing")
+	}
+}

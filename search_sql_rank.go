@@ -22,6 +22,7 @@ type pgvecKeywordIndex struct {
 	where string
 	args  []any
 	cids  keywordOrds[[16]byte]
+	known map[string]int // document frequencies the search read already (termScoring)
 }
 
 // ids returns the chunk IDs of ords.
@@ -36,7 +37,15 @@ func (x *pgvecKeywordIndex) ids(ords []int) []string {
 func (x *pgvecKeywordIndex) chunks(context.Context) (int, error) { return x.n, nil }
 
 func (x *pgvecKeywordIndex) docFreqs(ctx context.Context, terms []string) ([]int, error) {
-	return x.s.docFreqs(ctx, terms)
+	out := make([]int, len(terms))
+	for i, t := range terms {
+		df, ok := x.known[t]
+		if !ok {
+			return x.s.docFreqs(ctx, terms)
+		}
+		out[i] = df
+	}
+	return out, nil
 }
 
 // docFreqs returns the document frequency of each of terms, summed from the
@@ -223,7 +232,7 @@ func (x *pgvecKeywordIndex) pages(ctx context.Context) (*keywordPages, error) {
 // so the scores are the threshold search's and the stage SQL's.
 func pgvecDocRanks(bp bm25Plan, sc pgvecScoring, docs []*ai.Document) []keywordHit {
 	top := min(len(docs), keywordReweighTop+1)
-	if prior, proximity := bp.reweighRules(); !prior && !proximity {
+	if prior, proximity, named := bp.reweighRules(); !prior && !proximity && !named {
 		return nil
 	}
 	ranks := make([]keywordHit, top)

@@ -144,7 +144,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 	if len(bp.phrases) > 0 {
 		// The phrase points need the chunks' texts: the ranker in Go.
 		term = pgvecStage{name: "keyword", top: func(ctx context.Context, n int) ([]*ai.Document, error) {
-			ix := &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: extraWhere, args: extraArgs}
+			ix := s.keywordIndex(sc, extraWhere, extraArgs)
 			return rankKeywords(ctx, ix, bp, n)
 		}}
 	}
@@ -162,7 +162,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 		}
 		if len(bp.phrases) == 0 {
 			// The rules after the cut, as rankKeywords runs them.
-			ix := &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: extraWhere, args: extraArgs}
+			ix := s.keywordIndex(sc, extraWhere, extraArgs)
 			if err := reweighKeywordDocs(ctx, ix, bp, docs, pgvecDocRanks(bp, sc, docs)); err != nil {
 				return nil, fmt.Errorf("keyword search sql: %w", err)
 			}
@@ -195,7 +195,7 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 	if err != nil {
 		return nil, err
 	}
-	ix := &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: extraWhere, args: extraArgs}
+	ix := s.keywordIndex(sc, extraWhere, extraArgs)
 	if err := reweighKeywordDocs(ctx, ix, bp, docs, pgvecDocRanks(bp, sc, docs)); err != nil {
 		return nil, fmt.Errorf("keyword search sql: %w", err)
 	}
@@ -219,6 +219,14 @@ type pgvecScoring struct {
 	n        int   // the chunk count
 	minLen   int64 // the shortest chunk length (0 when unknown)
 	keywords []string
+	known    map[string]int // the document frequency of every term read, 0 included
+}
+
+// keywordIndex returns the one keyword ranker's view of the store's
+// postings for a search scored by sc (its statistics answer docFreqs for
+// the terms they read), the chunks limited by where and args.
+func (s *PgvecStore) keywordIndex(sc pgvecScoring, where string, args []any) *pgvecKeywordIndex {
+	return &pgvecKeywordIndex{s: s, n: sc.n, avg: sc.avg, where: where, args: args, known: sc.known}
 }
 
 // keepStopWords decides which stop-listed words of bp stay
@@ -269,6 +277,7 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 		return sc, fmt.Errorf("read term frequencies: %w", err)
 	}
 	df := make(map[string]int64, len(cand))
+	sc.known = make(map[string]int, len(cand))
 	var n, total int64
 	for rows.Next() {
 		var t string
@@ -281,6 +290,7 @@ func (s *PgvecStore) termScoring(ctx context.Context, bp bm25Plan) (pgvecScoring
 			n, total = f, l
 		}
 		df[t] = f
+		sc.known[t] = int(f)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
