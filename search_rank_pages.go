@@ -10,11 +10,11 @@ import (
 	"github.com/firebase/genkit/go/ai"
 )
 
-// Long pages and term proximity: the rules for queries that describe a
-// page instead of naming it ("allocate and free dynamic memory" for
-// malloc(3)). Among a keyword search's best keywordReweighTop chunks, in
-// their stages (the phrase and every-keyword stages keep their order),
-// the score changes twice before the list rule:
+// Long pages, term proximity and names: the rules for queries that
+// describe a page instead of naming it ("allocate and free dynamic
+// memory" for malloc(3)). Among a keyword search's best keywordReweighTop
+// chunks, in their stages (the phrase and every-keyword stages keep their
+// order), the score changes three times before the list rule:
 //
 //   - Long pages. A page of many chunks (a migration guide, perlfunc,
 //     openssl(1)) has many chances that one of its chunks holds a
@@ -43,8 +43,8 @@ import (
 //     place above pages whose names share a word ("Package Registry"
 //     against CMAKE_EXPORT_PACKAGE_REGISTRY).
 //
-// Neither rule touches a question (a "?": its words name what it asks,
-// and both rules cost on the question-shaped sets) or a query with a CJK
+// None of them touches a question (a "?": its words name what it asks,
+// and the rules cost on the question-shaped sets) or a query with a CJK
 // keyword (a CJK run's bigrams stand together by construction, and the
 // Japanese, Chinese and Korean sets lost 0.002 to 0.006 to the long-page
 // rule).
@@ -112,11 +112,12 @@ func (p bm25Plan) reweighRules() (prior, proximity, named bool) {
 	return prior, len(p.keywords) >= proximityMinKeywords, true
 }
 
-// reweighKeywordDocs applies the long-page and proximity rules to the best
-// keywordReweighTop of docs, a keyword search's result best first, whose
-// ranks[i] holds docs[i]'s stage and score (one more than the window, when
-// there are more, tells a tie across its end): it reorders them within
-// their stages by the new scores, in place (equal ones keep their order).
+// reweighKeywordDocs applies the long-page, proximity and name rules to
+// the best keywordReweighTop of docs, a keyword search's result best
+// first, whose ranks[i] holds docs[i]'s stage and score (one more than the
+// window, when there are more, tells a tie across its end): it reorders
+// them within their stages by the new scores, in place (equal ones keep
+// their order).
 func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Document, ranks []keywordHit) error {
 	top := min(len(docs), len(ranks), keywordReweighTop)
 	// Chunks tied with the first one past the window stay where they are:

@@ -71,17 +71,16 @@ func stopWordSet(list string) map[string]bool {
 
 // QuestionStopWords returns the English and German question words and
 // function words ("how", "does", "the", "wie", "der", ...) that keyword
-// search should leave out of a question, so that
-// "how do I ..." does not match every chunk containing "do". Pass it as
-// the stopWords argument of KeywordSearch, KeywordSearchSQL or
-// LocalvecKeywordSearch. The reference CLI uses it. Each call returns a
-// new map the caller may change.
+// search should leave out of a question, so that "how do I ..." does not
+// match every chunk containing "do". Pass it as the stopWords argument of
+// KeywordSearch, KeywordSearchSQL or LocalvecKeywordSearch. The reference
+// CLI uses it. Each call returns a new map the caller may change.
 //
 // The keyword ranking of every store applies the German words (those that
 // are not English stop words too) only when its index holds German text,
 // told by how many chunks hold "und": in an English manual "des" (the DES
-// cipher) and "man" are content.
-// ExtractKeywords and PgvecStore's tsvector stages take the list as given.
+// cipher) and "man" are content. ExtractKeywords and PgvecStore's
+// tsvector stages take the list as given.
 func QuestionStopWords() map[string]bool {
 	m := stopWordSet(questionStopWordsEnglish)
 	maps.Copy(m, stopWordSet(questionStopWordsGerman))
