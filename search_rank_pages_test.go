@@ -49,24 +49,6 @@ func longPageTestDocs() []*ai.Document {
 func TestKeywordLongPagesAndProximity(t *testing.T) {
 	ctx := context.Background()
 	docs := longPageTestDocs()
-	type store struct {
-		name string
-		s    Searcher
-	}
-	local, err := NewLocalvecStore(genkit.Init(ctx), "pages", newTestEmbedder(8), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer local.Close()
-	lite, err := NewSQLiteStore(ctx, nil, newTestEmbedder(8), filepath.Join(t.TempDir(), "pages.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lite.Close()
-	stores := []store{{"localvec", local}, {"sqlite", lite}}
-	if pgTestDSNOptional(t) != "" {
-		stores = append(stores, store{"pgvector", pgTestStoreWith(t, newTestEmbedder(8), 8, nil)})
-	}
 	first := func(t *testing.T, s Searcher, q string) string {
 		t.Helper()
 		got, err := s.SearchText(ctx, q, 5, nil)
@@ -76,15 +58,15 @@ func TestKeywordLongPagesAndProximity(t *testing.T) {
 		url, _ := got[0].Metadata[MetaURL].(string)
 		return strings.TrimPrefix(url, "file:///")
 	}
-	for _, st := range stores {
-		t.Run(st.name, func(t *testing.T) {
-			if err := st.s.Index(ctx, docs); err != nil {
+	for name, s := range keywordTestStores(t) {
+		t.Run(name, func(t *testing.T) {
+			if err := s.Index(ctx, docs); err != nil {
 				t.Fatal(err)
 			}
-			if got := first(t, st.s, "how do I allocate and free dynamic memory?"); got != "guide.html" {
+			if got := first(t, s, "how do I allocate and free dynamic memory?"); got != "guide.html" {
 				t.Errorf("the question (no rule) ranks %s first, want guide.html: the test no longer tests the rules", got)
 			}
-			if got := first(t, st.s, "allocate and free dynamic memory"); got != "heap.html" {
+			if got := first(t, s, "allocate and free dynamic memory"); got != "heap.html" {
 				t.Errorf("the description ranks %s first, want heap.html", got)
 			}
 		})
@@ -163,7 +145,7 @@ func TestKeywordNameRule(t *testing.T) {
 	for i := range 6 {
 		add(fmt.Sprintf("file:///man1/other%d.1.txt", i), fmt.Sprintf("Other page %d: commands, options and settings, with an example of each.", i))
 	}
-	for name, s := range nameRuleTestStores(t) {
+	for name, s := range keywordTestStores(t) {
 		t.Run(name, func(t *testing.T) {
 			if err := s.Index(ctx, docs); err != nil {
 				t.Fatal(err)
@@ -186,9 +168,9 @@ func TestKeywordNameRule(t *testing.T) {
 	}
 }
 
-// nameRuleTestStores returns a new, empty store of each kind (PgvecStore
-// only with a database).
-func nameRuleTestStores(t *testing.T) map[string]Searcher {
+// keywordTestStores returns a new, empty store of each kind by name
+// (PgvecStore only with a database; under scripts/test it must have one).
+func keywordTestStores(t *testing.T) map[string]Searcher {
 	ctx := context.Background()
 	local, err := NewLocalvecStore(genkit.Init(ctx), "names", newTestEmbedder(8), t.TempDir())
 	if err != nil {
