@@ -94,7 +94,7 @@ func rankKeywords(ctx context.Context, ix keywordIndex, p bm25Plan, maxResults i
 	if err != nil {
 		return nil, err
 	}
-	if err := reweighKeywordDocs(ctx, ix, p, docs, ranks); err != nil {
+	if err := reweighKeywordDocs(ctx, ix, p, docs, ranks, nil); err != nil {
 		return nil, err
 	}
 	if docs, err = listsLast(ctx, ix, p, docs); err != nil {

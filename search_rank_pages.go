@@ -117,8 +117,9 @@ func (p bm25Plan) reweighRules() (prior, proximity, named bool) {
 // first, whose ranks[i] holds docs[i]'s stage and score (one more than the
 // window, when there are more, tells a tie across its end): it reorders
 // them within their stages by the new scores, in place (equal ones keep
-// their order).
-func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Document, ranks []keywordHit) error {
+// their order). pairs[i], when pairs is not nil, holds docs[i]'s
+// proximity pairs read by the store's ranking pass (pgvecDocRanks).
+func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs []*ai.Document, ranks []keywordHit, pairs []*proximityPairs) error {
 	top := min(len(docs), len(ranks), keywordReweighTop)
 	// Chunks tied with the first one past the window stay where they are:
 	// which of them the window holds depends on the store's chunk IDs.
@@ -162,7 +163,10 @@ func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs [
 		}
 		counted := p.nameKeywords()
 		for i, d := range docs[:top] {
-			if proximity {
+			switch {
+			case proximity && pairs != nil:
+				scores[i] += proximityWeight * pairs[i].score(weights)
+			case proximity:
 				scores[i] += proximityWeight * proximityScore(p, weights, DocText(d))
 			}
 			if named {
@@ -246,39 +250,63 @@ func nameScore(p bm25Plan, idfs []float64, counted []bool, doc *ai.Document) flo
 // accumulated 1/d² of their occurrences at most proximityWindow words
 // apart, saturated (k1) and weighted by the smaller of the two weights.
 func proximityScore(p bm25Plan, weights []float64, text string) float64 {
-	type occ struct{ pos, kw int }
-	var recent []occ // the keyword occurrences of the last window of words
-	k := len(p.keywords)
-	acc := make([]float64, k*k)
-	pos := -1
+	acc := newProximityPairs(len(p.keywords))
 	p.an.tokenize(text, func(_, term string, extra bool) {
-		if !extra {
-			pos++
-		}
-		kw := slices.Index(p.keywords, term)
-		if kw < 0 {
-			return
-		}
-		keep := recent[:0]
-		for _, o := range recent {
-			if pos-o.pos <= proximityWindow {
-				keep = append(keep, o)
-			}
-		}
-		recent = keep
-		for _, o := range recent {
-			if d := pos - o.pos; d > 0 && o.kw != kw {
-				a, b := min(o.kw, kw), max(o.kw, kw)
-				acc[a*k+b] += 1 / float64(d*d)
-			}
-		}
-		recent = append(recent, occ{pos, kw})
+		acc.add(slices.Index(p.keywords, term), extra)
 	})
+	return acc.score(weights)
+}
+
+// proximityPairs accumulates proximityScore over a chunk's tokens, so
+// that a pass reading the tokens for more (pgvecDocRanks) gives it too.
+type proximityPairs struct {
+	k      int
+	pos    int       // the word position of the last token
+	recent []proxOcc // the keyword occurrences of the last window of words
+	acc    []float64 // per pair a < b of keywords, at a*k+b: the sum of 1/d²
+}
+
+// proxOcc is one occurrence of keyword kw at word position pos.
+type proxOcc struct{ pos, kw int }
+
+// newProximityPairs returns an empty accumulator for k keywords.
+func newProximityPairs(k int) *proximityPairs {
+	return &proximityPairs{k: k, pos: -1, acc: make([]float64, k*k)}
+}
+
+// add counts the next token of the text: kw is the index of its term
+// among the keywords (-1 for none) and extra tells an identifier's extra
+// term, which stands at the position of the word before it.
+func (x *proximityPairs) add(kw int, extra bool) {
+	if !extra {
+		x.pos++
+	}
+	if kw < 0 {
+		return
+	}
+	keep := x.recent[:0]
+	for _, o := range x.recent {
+		if x.pos-o.pos <= proximityWindow {
+			keep = append(keep, o)
+		}
+	}
+	x.recent = keep
+	for _, o := range x.recent {
+		if d := x.pos - o.pos; d > 0 && o.kw != kw {
+			a, b := min(o.kw, kw), max(o.kw, kw)
+			x.acc[a*x.k+b] += 1 / float64(d*d)
+		}
+	}
+	x.recent = append(x.recent, proxOcc{x.pos, kw})
+}
+
+// score returns the saturated, weighted sum over the pairs.
+func (x *proximityPairs) score(weights []float64) float64 {
 	score := 0.0
-	for a := range k {
-		for b := a + 1; b < k; b++ {
-			if x := acc[a*k+b]; x > 0 {
-				score += min(weights[a], weights[b]) * x * (bm25K1 + 1) / (x + bm25K1)
+	for a := range x.k {
+		for b := a + 1; b < x.k; b++ {
+			if v := x.acc[a*x.k+b]; v > 0 {
+				score += min(weights[a], weights[b]) * v * (bm25K1 + 1) / (v + bm25K1)
 			}
 		}
 	}

@@ -92,7 +92,7 @@ func TestReweighKeepsHeadingMatches(t *testing.T) {
 	}{{0, "0 20"}, {1, "20 1"}} {
 		got := []*ai.Document{docs[tc.long], docs[20]}
 		ranks := []keywordHit{{score: 1.1}, {score: 1}}
-		if err := reweighKeywordDocs(t.Context(), v, p, got, ranks); err != nil {
+		if err := reweighKeywordDocs(t.Context(), v, p, got, ranks, nil); err != nil {
 			t.Fatal(err)
 		}
 		if s := docMetaN(got); s != "["+tc.want+"]" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/firebase/genkit/go/ai"
@@ -229,25 +230,75 @@ func (x *pgvecKeywordIndex) pages(ctx context.Context) (*keywordPages, error) {
 // docs by (for the rules after the cut, reweighKeywordDocs), recomputed
 // from their texts: the posting table holds the terms and lengths of
 // bm25DocTerms, and sc the IDFs and average length the stage scored with,
-// so the scores are the threshold search's and the stage SQL's.
-func pgvecDocRanks(bp bm25Plan, sc pgvecScoring, docs []*ai.Document) []keywordHit {
+// so the scores are the threshold search's and the stage SQL's. The same
+// pass over each text gives the proximity rule's pairs (nil when that
+// rule does not apply), so a chunk is analysed once.
+func pgvecDocRanks(bp bm25Plan, sc pgvecScoring, docs []*ai.Document) ([]keywordHit, []*proximityPairs) {
 	top := min(len(docs), keywordReweighTop+1)
-	if prior, proximity, named := bp.reweighRules(); !prior && !proximity && !named {
-		return nil
+	prior, proximity, named := bp.reweighRules()
+	if !prior && !proximity && !named {
+		return nil, nil
+	}
+	// The terms counted: the scored ones, then keywords not scored.
+	want := slices.Clone(sc.terms)
+	for _, k := range bp.keywords {
+		if !slices.Contains(want, k) {
+			want = append(want, k)
+		}
+	}
+	kwAt := make([]int, len(want)) // want[i]'s index among the keywords, or -1
+	for i, t := range want {
+		kwAt[i] = slices.Index(bp.keywords, t)
 	}
 	ranks := make([]keywordHit, top)
+	var pairs []*proximityPairs
+	if proximity {
+		pairs = make([]*proximityPairs, top)
+	}
+	tf := make([]int32, len(want))
 	for i, d := range docs[:top] {
-		tf, n := bm25Terms(bp.an, d)
+		clear(tf)
+		n := int32(0)
+		var pp *proximityPairs
+		if proximity {
+			pp = newProximityPairs(len(bp.keywords))
+			pairs[i] = pp
+		}
+		text, meta := "", map[string]any(nil)
+		if d != nil {
+			text, meta = DocText(d), d.Metadata
+		}
+		bp.an.tokenize(text, func(_, term string, extra bool) {
+			n++
+			w := slices.Index(want, term)
+			if w >= 0 {
+				tf[w]++
+			}
+			if pp != nil {
+				kw := -1
+				if w >= 0 {
+					kw = kwAt[w]
+				}
+				pp.add(kw, extra)
+			}
+		})
+		bm25HeadingTerms(bp.an, bm25HeadingText(meta), func(term string, weight int) {
+			n += int32(weight)
+			if w := slices.Index(want, term); w >= 0 {
+				tf[w] += int32(weight)
+			}
+		})
 		r := keywordHit{ord: i}
-		for j, t := range sc.terms {
-			if f := tf[t]; f > 0 {
+		for j := range sc.terms {
+			if f := tf[j]; f > 0 {
 				r.score += bm25TermScore(sc.idfs[j], f, n, sc.avg)
 			}
 		}
 		all, some := len(bp.keywords) > 0, false
 		for _, k := range bp.keywords {
-			all = all && tf[k] > 0
-			some = some || tf[k] > 0
+			f := tf[slices.Index(want, k)]
+			all = all && f > 0
+			some = some || f > 0
 		}
 		switch {
 		case all:
@@ -257,5 +308,5 @@ func pgvecDocRanks(bp bm25Plan, sc pgvecScoring, docs []*ai.Document) []keywordH
 		}
 		ranks[i] = r
 	}
-	return ranks
+	return ranks, pairs
 }

@@ -163,7 +163,8 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 		if len(bp.phrases) == 0 {
 			// The rules after the cut, as rankKeywords runs them.
 			ix := s.keywordIndex(sc, extraWhere, extraArgs)
-			if err := reweighKeywordDocs(ctx, ix, bp, docs, pgvecDocRanks(bp, sc, docs)); err != nil {
+			ranks, pairs := pgvecDocRanks(bp, sc, docs)
+			if err := reweighKeywordDocs(ctx, ix, bp, docs, ranks, pairs); err != nil {
 				return nil, fmt.Errorf("keyword search sql: %w", err)
 			}
 			if docs, err = listsLast(ctx, ix, bp, docs); err != nil {
@@ -196,7 +197,8 @@ func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan 
 		return nil, err
 	}
 	ix := s.keywordIndex(sc, extraWhere, extraArgs)
-	if err := reweighKeywordDocs(ctx, ix, bp, docs, pgvecDocRanks(bp, sc, docs)); err != nil {
+	ranks, pairs := pgvecDocRanks(bp, sc, docs)
+	if err := reweighKeywordDocs(ctx, ix, bp, docs, ranks, pairs); err != nil {
 		return nil, fmt.Errorf("keyword search sql: %w", err)
 	}
 	if maxResults > 0 && len(docs) > maxResults {
