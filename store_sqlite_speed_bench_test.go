@@ -425,3 +425,70 @@ func sqliteSpeedFileSize(path string) int64 {
 	}
 	return fi.Size()
 }
+
+// BenchmarkIndexPgVsSQLite indexes the first -sqlite-speed-pages pages of
+// an HTML manual as the CLI's `index` does (one IndexSource per file,
+// files extracted ahead, the CLI's embedder, one Bulk run) into a new
+// SQLiteStore (the embedded default) and, in the same iteration, into a
+// new PgvecStore with the CLI's options (`index --pg`): issue 37's "index
+// --pg <= 2x the embedded index time". It reports each side's seconds and
+// pages per second, pg_over_sqlite (the ratio of the times), the chunks
+// written, and the PostgreSQL side's rebuild of its search indexes after
+// the bulk load (pg_index_build_s, of it the HNSW index pg_hnsw_build_s). PgvecStore needs ASKYOURDOCS_TEST_DSN.
+func BenchmarkIndexPgVsSQLite(b *testing.B) {
+	ctx := context.Background()
+	sqliteSpeedQuiet(b)
+	pages, _ := sqliteSpeedPagesOf(b, *sqliteSpeedPages)
+	emb := NewLocalEmbedder(searchBenchDim)
+	var sqliteTime, pgTime, rebuild, hnsw time.Duration
+	chunks := 0
+	for b.Loop() {
+		path := filepath.Join(b.TempDir(), "askyourdocs.db")
+		start := time.Now()
+		s, err := NewSQLiteStore(ctx, nil, emb, path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Bulk(ctx, func() error {
+			sqliteSpeedIndex(b, s, pages)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		sqliteTime += time.Since(start)
+
+		start = time.Now()
+		p := pgTestStoreWith(b, emb, searchBenchDim, &PgvecOptions{TextSearchConfig: "english"})
+		st, err := p.bulkWithStats(ctx, func() error {
+			sqliteSpeedIndex(b, p, pages)
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pgTime += time.Since(start)
+		rebuild += st.IndexBuild
+		hnsw += st.HNSWBuild
+		srcs, err := p.Sources(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		chunks = 0
+		for _, src := range srcs {
+			chunks += src.Chunks
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(sqliteTime.Seconds()/n, "sqlite_s")
+	b.ReportMetric(pgTime.Seconds()/n, "pg_s")
+	b.ReportMetric(n*float64(len(pages))/sqliteTime.Seconds(), "sqlite_pages/s")
+	b.ReportMetric(n*float64(len(pages))/pgTime.Seconds(), "pg_pages/s")
+	b.ReportMetric(pgTime.Seconds()/sqliteTime.Seconds(), "pg_over_sqlite")
+	b.ReportMetric(rebuild.Seconds()/n, "pg_index_build_s")
+	b.ReportMetric(hnsw.Seconds()/n, "pg_hnsw_build_s")
+	b.ReportMetric(float64(chunks), "chunks")
+	b.ReportMetric(float64(len(pages)), "pages")
+}
