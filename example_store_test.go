@@ -90,7 +90,7 @@ func ExampleIndexSource() {
 	// https://example.com/parking: 1 indexed, 0 replaced
 	// embedded on re-index: 0
 	// The library opens at nine and closes at six on weekdays.
-	// [{https://example.com/hours  1} {https://example.com/parking  1}]
+	// [{https://example.com/hours  1 } {https://example.com/parking  1 }]
 }
 
 func ExampleLocalvecStore_KeywordSearch() {

@@ -49,11 +49,13 @@ type PgvecStore struct {
 	// Embedder embeds documents and queries.
 	Embedder ai.Embedder
 
-	name      string
-	names     pgvecNames
-	dim       int
-	language  string
-	an        *textAnalyzer // of language; nil for a custom configuration
+	name  string
+	names pgvecNames
+	dim   int
+	// lang is the store's text search configuration and its analyzer;
+	// langAuto is set while it follows the documents (pgstore_language.go).
+	lang      atomic.Pointer[pgvecLanguage]
+	langAuto  atomic.Bool
 	vec       pgvecVectorSQL
 	embName   string
 	migration pgvecMigration
@@ -79,16 +81,19 @@ type PgvecStore struct {
 // zero value (or nil) gives the defaults.
 type PgvecOptions struct {
 	// TextSearchConfig is the Postgres text search configuration of the
-	// full-text column ("simple", "english", "german", ...); default
-	// "english", the keyword language of the other stores, so that the same
-	// chunks rank alike in every store (a store created before that default
-	// keeps its recorded "simple"). For a language the other stores know (see
+	// full-text column ("simple", "english", "german", ...). Empty keeps the
+	// recorded one; a new store then follows the language detected in its
+	// documents as the other stores do (SQLiteOptions.KeywordLanguage):
+	// "english" while most of its first 1,000 chunks are English or of no
+	// known language, "simple" otherwise, so that the same chunks rank
+	// alike in every store. For a language the other stores know (see
 	// ErrUnknownLanguage), keyword search ranks with that language's
 	// stemmer from the posting table (the BM25F of the other stores); for a
 	// custom one, from the tsvector column. SearchText and KeywordSearchSQL
 	// with language "" use the store's. Reopening a store with another
 	// name keeps the stored configuration (logged, and reported by
-	// Migration's TextSearchKept) unless RebuildTextSearch is set.
+	// Migration's TextSearchKept) unless RebuildTextSearch is set or the
+	// store still follows its documents; naming one ends that.
 	TextSearchConfig string
 	// RebuildTextSearch lets a reopened store whose recorded configuration
 	// differs from TextSearchConfig rebuild its full-text column, index and
@@ -230,8 +235,6 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		name:     name,
 		names:    pgvecTableNames(name),
 		dim:      embeddingDim,
-		language: o.TextSearchConfig,
-		an:       pgvecAnalyzer(o.TextSearchConfig),
 		vec:      pgvecVectorFor(embeddingDim),
 		embName:  emb.Name(),
 
@@ -272,7 +275,8 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 	}
 	s.Pool = pool
-	s.language, s.an = o.TextSearchConfig, pgvecAnalyzer(o.TextSearchConfig) // the stored one, unless rebuilt
+	s.setLang(o.TextSearchConfig) // the stored one, unless rebuilt
+	s.langAuto.Store(s.migration.languageAuto)
 	// Indexes an interrupted bulk load dropped are rebuilt first.
 	if err := s.recoverBulk(ctx); err != nil {
 		pool.Close()
@@ -375,21 +379,23 @@ func pgvecScanDocs(rows pgx.Rows) ([]*ai.Document, error) {
 
 // Sources lists what the store holds: the number of chunks per ("url",
 // "source") metadata pair, ordered by source and URL. It reads the B-tree
-// index on (url, source), not the table.
+// index on (url, source) and one chunk per source (for its Language).
 func (s *PgvecStore) Sources(ctx context.Context) ([]Source, error) {
 	if err := s.checkOpen("sources"); err != nil {
 		return nil, err
 	}
 	out, err := pgvecRead(ctx, s, func(ctx context.Context) ([]Source, error) {
-		rows, err := s.readPool(ctx).Query(ctx, `SELECT url, source, count(*) FROM `+pgvecIdent(s.names.table)+
-			` GROUP BY url, source ORDER BY source, url`)
+		t := pgvecIdent(s.names.table)
+		rows, err := s.readPool(ctx).Query(ctx, `SELECT g.url, g.source, g.n,
+			coalesce((SELECT metadata->>'`+metaLanguage+`' FROM `+t+` AS c WHERE c.url = g.url AND c.source = g.source LIMIT 1), '')
+			FROM (SELECT url, source, count(*) AS n FROM `+t+` GROUP BY url, source) AS g ORDER BY g.source, g.url`)
 		if err != nil {
 			return nil, err
 		}
 		return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Source, error) {
 			var src Source
 			var n int64
-			err := r.Scan(&src.URL, &src.Source, &n)
+			err := r.Scan(&src.URL, &src.Source, &n, &src.Language)
 			src.Chunks = int(n)
 			return src, err
 		})
@@ -428,7 +434,8 @@ type pgvecRow struct {
 	doc                               *ai.Document
 	id, content, meta, hash, textHash string
 	vec                               []float32
-	terms                             *pgvecTerms // keyword postings, see analyzeTerms
+	terms                             *pgvecTerms   // keyword postings, see analyzeTerms
+	termsAn                           *textAnalyzer // the analyzer of terms
 }
 
 // pgvecPrepare validates docs and computes their rows. A nil document or

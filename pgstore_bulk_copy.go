@@ -32,8 +32,8 @@ func (s *PgvecStore) copyNew(ctx context.Context, tx pgx.Tx, rows []*pgvecRow) (
 		if _, err := sp.CopyFrom(ctx, pgx.Identifier{s.names.table}, pgvecChunkColumns, src); err != nil {
 			return fmt.Errorf("copy %d chunks: %w", len(rows), err)
 		}
-		if s.an == nil {
-			return nil
+		if rows[0].termsAn == nil {
+			return nil // a custom configuration: no postings
 		}
 		ids := make([]string, len(rows))
 		terms := make([]*pgvecTerms, len(rows))

@@ -64,6 +64,9 @@ type pgvecMigration struct {
 	// reembedPending tells NewPgvecStore to run the re-embedding migration
 	// the schema transaction set up.
 	reembedPending bool
+	// languageAuto: the store's text search configuration follows its
+	// documents (the meta table's ts_auto; pgstore_language.go).
+	languageAuto bool
 }
 
 // pgvecNames holds a store's table and index names (unquoted).
@@ -405,16 +408,34 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgvecIdent(pgvecMetaTable)+` ADD COLUMN IF NOT EXISTS bulk_rebuild jsonb`); err != nil {
 			return fmt.Errorf("add bulk_rebuild to %s: %w", pgvecMetaTable, err)
 		}
+		// Whether the configuration follows the documents
+		// (pgstore_language.go); false for the stores made before.
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgvecIdent(pgvecMetaTable)+` ADD COLUMN IF NOT EXISTS ts_auto boolean NOT NULL DEFAULT false`); err != nil {
+			return fmt.Errorf("add ts_auto to %s: %w", pgvecMetaTable, err)
+		}
 
-		err := tx.QueryRow(ctx, `SELECT schema_version, embedding_dim, ts_config, reembed_dim FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name).
-			Scan(&m.FromVersion, &m.PreviousDim, &oldTS, &pendingDim)
+		var oldAuto bool
+		err := tx.QueryRow(ctx, `SELECT schema_version, embedding_dim, ts_config, reembed_dim, ts_auto FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name).
+			Scan(&m.FromVersion, &m.PreviousDim, &oldTS, &pendingDim, &oldAuto)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			m.Created = true
 		case err != nil:
 			return fmt.Errorf("read schema version: %w", err)
 		}
-		if !m.Created && oldTS != language && !o.RebuildTextSearch {
+		// Without a configuration named, a new store follows its documents
+		// and one that does keeps doing so, and a store keeps the recorded
+		// one; a named one ends that, and is taken even without
+		// RebuildTextSearch while the store followed its documents (it
+		// holds few chunks).
+		m.languageAuto = !explicitTS && (m.Created || oldAuto)
+		if !explicitTS && !m.Created && !o.RebuildTextSearch {
+			language = oldTS
+			if regconfig, err = pgvecRegconfig(language); err != nil {
+				return fmt.Errorf("recorded text search configuration: %w", err)
+			}
+		}
+		if !m.Created && oldTS != language && !o.RebuildTextSearch && !oldAuto {
 			m.TextSearchKept, m.TextSearchRequested = oldTS, language
 			language = oldTS
 			if regconfig, err = pgvecRegconfig(language); err != nil {
@@ -457,25 +478,15 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		}
 		if !m.Created && oldTS != language {
 			m.TextSearchChanged = true
-			for _, s := range []string{
-				`DROP INDEX IF EXISTS ` + pgvecIdent(n.fts),
-				`ALTER TABLE ` + pgvecIdent(n.table) + ` DROP COLUMN IF EXISTS tsv`,
-				pgvecTSVColumnSQL(n, regconfig),
-				pgvecTSVIndexSQL(n),
-			} {
-				if _, err := tx.Exec(ctx, s); err != nil {
-					return fmt.Errorf("rebuild full-text column for %s: %w", language, err)
-				}
-			}
-			if err := pgvecRebuildTerms(ctx, tx, n, language); err != nil {
-				return fmt.Errorf("rebuild keyword postings for %s: %w", language, err)
+			if err := pgvecSwitchTextSearch(ctx, tx, n, language, true); err != nil {
+				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO `+pgvecIdent(pgvecMetaTable)+` (store, chunk_table, schema_version, embedding_dim, ts_config)
-			VALUES ($1, $2, $3, $4, $5)
+		if _, err := tx.Exec(ctx, `INSERT INTO `+pgvecIdent(pgvecMetaTable)+` (store, chunk_table, schema_version, embedding_dim, ts_config, ts_auto)
+			VALUES ($1, $2, $3, $4, $5, $6)
 			ON CONFLICT (store) DO UPDATE SET chunk_table = EXCLUDED.chunk_table, schema_version = EXCLUDED.schema_version,
-				embedding_dim = EXCLUDED.embedding_dim, ts_config = EXCLUDED.ts_config, updated_at = now()`,
-			name, n.table, m.ToVersion, recordedDim, language); err != nil {
+				embedding_dim = EXCLUDED.embedding_dim, ts_config = EXCLUDED.ts_config, ts_auto = EXCLUDED.ts_auto, updated_at = now()`,
+			name, n.table, m.ToVersion, recordedDim, language, m.languageAuto); err != nil {
 			return fmt.Errorf("record schema version: %w", err)
 		}
 		if m.reembedPending && !m.ReembedResumed {

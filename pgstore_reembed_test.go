@@ -214,8 +214,8 @@ func TestPgvecStoreTextSearchKept(t *testing.T) {
 	s.Close()
 	logs := pgTestLogs(func() { s = open(&PgvecOptions{TextSearchConfig: "simple"}) })
 	m := s.migrationInfo()
-	if s.language != "english" || m.TextSearchChanged || m.TextSearchKept != "english" || m.TextSearchRequested != "simple" {
-		t.Errorf("reopen asking for simple: language = %q, Migration() = %+v", s.language, m)
+	if s.curLang().name != "english" || m.TextSearchChanged || m.TextSearchKept != "english" || m.TextSearchRequested != "simple" {
+		t.Errorf("reopen asking for simple: language = %q, Migration() = %+v", s.curLang().name, m)
 	}
 	if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "keeping the recorded text search configuration") {
 		t.Errorf("no warning about the kept configuration; logs:\n%s", logs)
@@ -226,13 +226,13 @@ func TestPgvecStoreTextSearchKept(t *testing.T) {
 	s.Close()
 	// Without a configuration named the recorded one is kept too.
 	s = open(nil)
-	if s.language != "english" {
-		t.Errorf("reopen without options: %q", s.language)
+	if s.curLang().name != "english" {
+		t.Errorf("reopen without options: %q", s.curLang().name)
 	}
 	s.Close()
 	s = open(&PgvecOptions{TextSearchConfig: "simple", RebuildTextSearch: true})
-	if s.language != "simple" || !s.migrationInfo().TextSearchChanged {
-		t.Errorf("with RebuildTextSearch: %q, %+v", s.language, s.migrationInfo())
+	if s.curLang().name != "simple" || !s.migrationInfo().TextSearchChanged {
+		t.Errorf("with RebuildTextSearch: %q, %+v", s.curLang().name, s.migrationInfo())
 	}
 	if got, err := s.KeywordSearch(ctx, "chunks", 0, nil, "", nil); err != nil || len(got) != 0 {
 		t.Errorf("simple after the rebuild: %d results, %v; want none", len(got), err)

@@ -90,15 +90,15 @@ func pgvecAnalyzer(config string) *textAnalyzer {
 	return an
 }
 
-// analyzeTerms fills the analysed terms of rows that have none, with the
-// store's analyzer (nothing when it has none).
-func (s *PgvecStore) analyzeTerms(rows []*pgvecRow) {
-	if s.an == nil {
-		return
-	}
+// analyzeTerms gives rows the analysed terms of an (none for a custom
+// configuration, an nil), keeping those an made already.
+func analyzeTerms(rows []*pgvecRow, an *textAnalyzer) {
 	for _, r := range rows {
-		if r.terms == nil {
-			r.terms = pgvecAnalyze(s.an, r.content, r.doc.Metadata)
+		if r.termsAn != an || an != nil && r.terms == nil {
+			r.terms, r.termsAn = nil, an
+			if an != nil {
+				r.terms = pgvecAnalyze(an, r.content, r.doc.Metadata)
+			}
 		}
 	}
 }
@@ -146,8 +146,8 @@ func pgvecPostings(ids []string, terms []*pgvecTerms) []pgvecPosting {
 // deleted, the new ones written with COPY when useCopy, else with
 // multi-row INSERTs.
 func (s *PgvecStore) writeTerms(ctx context.Context, tx pgx.Tx, rows []*pgvecRow, useCopy bool) error {
-	if s.an == nil || len(rows) == 0 {
-		return nil
+	if len(rows) == 0 || rows[0].termsAn == nil {
+		return nil // a custom configuration: no postings
 	}
 	ids := make([]string, len(rows))
 	terms := make([]*pgvecTerms, len(rows))
@@ -358,7 +358,7 @@ const pgvecAnalyzePostings = 50000
 // write is committed already, so a failure is only logged: the deltas are
 // then merely not merged yet.
 func (s *PgvecStore) compactTerms(ctx context.Context, rows []*pgvecRow) {
-	if s.an == nil || len(rows) == 0 {
+	if len(rows) == 0 || rows[0].termsAn == nil {
 		return
 	}
 	seen := map[string]bool{"": true}

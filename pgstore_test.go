@@ -327,7 +327,7 @@ func TestPgvecStoreIndexRetrieveDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSrcs := []Source{{"a.pdf", "finance", 1}, {"b.pdf", "hr", 1}, {"c.pdf", "hr", 2}}
+	wantSrcs := []Source{{"a.pdf", "finance", 1, ""}, {"b.pdf", "hr", 1, ""}, {"c.pdf", "hr", 2, ""}}
 	if !slices.Equal(srcs, wantSrcs) {
 		t.Errorf("Sources = %v, want %v", srcs, wantSrcs)
 	}

@@ -61,7 +61,11 @@ func (s *PgvecStore) writeRows(ctx context.Context, tx pgx.Tx, rows []*pgvecRow,
 	if len(rows) == 0 {
 		return nil
 	}
-	s.analyzeTerms(rows)
+	lang, err := s.settleLanguage(ctx, tx, rows)
+	if err != nil {
+		return err
+	}
+	analyzeTerms(rows, lang.an)
 	if bulk && s.writeMethod != pgvecWriteInsert && !s.noCopy.Load() {
 		done, err := s.copyNew(ctx, tx, rows)
 		if err != nil || done {

@@ -236,8 +236,10 @@ func keywordNormalize(text string) string {
 // Genkit's localvec plugin) for query, ranked in three stages: documents
 // containing more of the query's quoted phrases first, then documents
 // containing every other keyword, then documents containing any; within a
-// stage by BM25F score over English-stemmed terms
-// (docs/retrieval.md, docs/api-reference.md). Words in stopWords are left
+// stage by BM25F score over the terms a LocalvecStore of these documents
+// ranks by (English stems, or no stemming when most documents carry
+// another detected language: keywordLanguageFor; docs/retrieval.md,
+// docs/api-reference.md). Words in stopWords are left
 // out of the query unless the corpus makes them content. Results are
 // deduplicated by text and capped at maxResults (no cap when <= 0).
 //
@@ -247,7 +249,6 @@ func keywordNormalize(text string) string {
 // LocalvecStore should call its KeywordSearch method instead. A missing
 // file is an error wrapping fs.ErrNotExist.
 func LocalvecKeywordSearch(dbPath string, query string, maxResults int, stopWords map[string]bool, filter func(meta map[string]any) bool) ([]*ai.Document, error) {
-	plan := newBM25Plan(localvecDefaultAnalyzer, query, stopWords)
 	f, err := os.Open(dbPath)
 	if err != nil {
 		return nil, fmt.Errorf("keyword search: %w", err)
@@ -259,19 +260,28 @@ func LocalvecKeywordSearch(dbPath string, query string, maxResults int, stopWord
 	if err := json.NewDecoder(f).Decode(&data); err != nil {
 		return nil, fmt.Errorf("keyword search: parse %s: %w", dbPath, err)
 	}
+	ids := make([]string, 0, len(data))
+	langs := map[string]int{}
+	for id, v := range data {
+		ids = append(ids, id)
+		langs[documentLanguage(v.Doc)]++
+	}
+	an := localvecDefaultAnalyzer
+	if l := keywordLanguageFor(langs); l != an.language() {
+		if an, err = sqliteAnalyzer(l); err != nil {
+			return nil, fmt.Errorf("keyword search: %w", err)
+		}
+	}
+	plan := newBM25Plan(an, query, stopWords)
 	if plan.blank() {
 		return nil, nil
-	}
-	ids := make([]string, 0, len(data))
-	for id := range data {
-		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	docs := make([]*ai.Document, len(ids))
 	for i, id := range ids {
 		docs[i] = data[id].Doc
 	}
-	return newLocalvecBM25(localvecDefaultAnalyzer, docs).search(context.Background(), plan, docs, ids, maxResults, filter)
+	return newLocalvecBM25(an, docs).search(context.Background(), plan, docs, ids, maxResults, filter)
 }
 
 // keywordPatterns returns the ILIKE patterns (keywordLikePattern) of terms.

@@ -124,10 +124,14 @@ func (s *SQLiteStore) keywordQueryStats(ctx context.Context, query string) (Keyw
 	if err := s.checkOpen("keyword stats"); err != nil {
 		return KeywordQueryStats{}, err
 	}
-	p := newBM25Plan(s.an, query, searchStopWords)
-	stops := queryStopWords(s.an, query, searchStopWords)
+	an, err := s.keywordAnalyzer(ctx)
+	if err != nil {
+		return KeywordQueryStats{}, fmt.Errorf("sqlite keyword stats: %w", err)
+	}
+	p := newBM25Plan(an, query, searchStopWords)
+	stops := queryStopWords(an, query, searchStopWords)
 	var st KeywordQueryStats
-	err := s.readTx(ctx, func(conn *sql.Conn) error {
+	err = s.readTx(ctx, func(conn *sql.Conn) error {
 		var n int
 		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
 			return fmt.Errorf("count chunks: %w", err)
@@ -163,18 +167,22 @@ func (s *PgvecStore) keywordQueryStats(ctx context.Context, query string) (Keywo
 	if err := s.checkOpen("keyword stats"); err != nil {
 		return KeywordQueryStats{}, err
 	}
-	if s.an == nil {
-		return KeywordQueryStats{}, nil
-	}
 	return pgvecRead(ctx, s, func(ctx context.Context) (KeywordQueryStats, error) {
-		return s.keywordQueryStatsOn(ctx, query)
+		if err := s.refreshLang(ctx); err != nil {
+			return KeywordQueryStats{}, fmt.Errorf("pgvector keyword stats: %w", err)
+		}
+		an := s.curLang().an
+		if an == nil {
+			return KeywordQueryStats{}, nil
+		}
+		return s.keywordQueryStatsOn(ctx, an, query)
 	})
 }
 
 // keywordQueryStatsOn is keywordQueryStats on the pool readPool(ctx) gives.
-func (s *PgvecStore) keywordQueryStatsOn(ctx context.Context, query string) (KeywordQueryStats, error) {
-	p := newBM25Plan(s.an, query, searchStopWords)
-	stops := queryStopWords(s.an, query, searchStopWords)
+func (s *PgvecStore) keywordQueryStatsOn(ctx context.Context, an *textAnalyzer, query string) (KeywordQueryStats, error) {
+	p := newBM25Plan(an, query, searchStopWords)
+	stops := queryStopWords(an, query, searchStopWords)
 	if err := s.keepStopWords(ctx, &p); err != nil {
 		return KeywordQueryStats{}, fmt.Errorf("pgvector keyword stats: %w", err)
 	}

@@ -50,9 +50,6 @@ func KeywordSearchSQL(ctx context.Context, pool *pgxpool.Pool, query string, max
 	if err := s.checkOpen("keyword search sql"); err != nil {
 		return nil, err
 	}
-	if language == "" {
-		language = s.language
-	}
 	return s.keywordSearch(ctx, query, maxResults, language, stopWords, extraWhere, extraArgs)
 }
 
@@ -65,12 +62,12 @@ func (s *PgvecStore) KeywordSearch(ctx context.Context, query string, maxResults
 	if err := s.checkOpen("keyword search"); err != nil {
 		return nil, err
 	}
-	return s.keywordSearch(ctx, query, maxResults, s.language, stopWords, extraWhere, extraArgs)
+	return s.keywordSearch(ctx, query, maxResults, "", stopWords, extraWhere, extraArgs)
 }
 
 // keywordSearch runs KeywordSearchSQL on the store's table: ranked from the
-// posting table when language is the store's and has a textAnalyzer, else
-// from the tsvector column (keywordSearchTSV).
+// posting table when language is the store's ("" for it) and has a
+// textAnalyzer, else from the tsvector column (keywordSearchTSV).
 func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	return s.keywordStages(ctx, query, maxResults, language, stopWords, extraWhere, extraArgs, true)
 }
@@ -79,8 +76,10 @@ func (s *PgvecStore) keywordSearch(ctx context.Context, query string, maxResults
 // and substring stages around the one keyword ranker (all), or the ranker
 // alone, as SearchText has it.
 func (s *PgvecStore) keywordStages(ctx context.Context, query string, maxResults int, language string, stopWords map[string]bool, extraWhere string, extraArgs []any, all bool) ([]*ai.Document, error) {
-	if _, err := pgvecRegconfig(language); err != nil {
-		return nil, fmt.Errorf("keyword search sql: %w", err)
+	if language != "" {
+		if _, err := pgvecRegconfig(language); err != nil {
+			return nil, fmt.Errorf("keyword search sql: %w", err)
+		}
 	}
 	if strings.TrimSpace(extraWhere) == "" && len(extraArgs) > 0 {
 		return nil, fmt.Errorf("keyword search sql: %d extraArgs but no extraWhere to use them", len(extraArgs))
@@ -93,10 +92,17 @@ func (s *PgvecStore) keywordStages(ctx context.Context, query string, maxResults
 		}
 	}
 	return pgvecRead(ctx, s, func(ctx context.Context) ([]*ai.Document, error) {
-		if s.an != nil && pgvecSameConfig(language, s.language) {
-			return s.keywordSearchTerms(ctx, query, plan, maxResults, stopWords, extraWhere, extraArgs, all)
+		if err := s.refreshLang(ctx); err != nil {
+			return nil, fmt.Errorf("keyword search sql: %w", err)
 		}
-		return s.keywordSearchTSV(ctx, plan, maxResults, language, extraWhere, extraArgs)
+		l := s.curLang()
+		if language == "" {
+			language = l.name
+		}
+		if l.an != nil && pgvecSameConfig(language, l.name) {
+			return s.keywordSearchTerms(ctx, l.an, query, plan, maxResults, stopWords, extraWhere, extraArgs, all)
+		}
+		return s.keywordSearchTSV(ctx, plan, maxResults, language, l.name, extraWhere, extraArgs)
 	})
 }
 

@@ -87,7 +87,7 @@ func BenchmarkPgvecKeywordSearch(b *testing.B) {
 				}
 			}
 		}
-		an := s.an
+		lang := s.curLang()
 		gin := `SELECT content, metadata FROM ` + pgvecIdent(s.Table()) + ` WHERE tsv @@ websearch_to_tsquery('english', $1) LIMIT 10`
 		for _, mode := range []string{"postings", "postings-filtered", "tsvector"} {
 			b.Run(fmt.Sprintf("rows=%d/%s", size, mode), func(b *testing.B) {
@@ -100,8 +100,8 @@ func BenchmarkPgvecKeywordSearch(b *testing.B) {
 				case "tsvector":
 					// The ranking before the posting table (as a custom
 					// configuration still gets it).
-					s.an = nil
-					defer func() { s.an = an }()
+					s.lang.Store(&pgvecLanguage{name: lang.name})
+					defer s.lang.Store(lang)
 				}
 				anchor := mode == "postings"
 				ours := func(q string) {

@@ -54,9 +54,5 @@ func (s *PgvecStore) SearchKeywords(ctx context.Context, q KeywordQuery) ([]*ai.
 	if err := s.checkOpen("keyword search"); err != nil {
 		return nil, err
 	}
-	language := q.Language
-	if language == "" {
-		language = s.language
-	}
-	return s.keywordSearch(ctx, q.Query, q.MaxResults, language, q.StopWords, q.Where, q.Args)
+	return s.keywordSearch(ctx, q.Query, q.MaxResults, q.Language, q.StopWords, q.Where, q.Args)
 }

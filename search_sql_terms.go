@@ -24,8 +24,8 @@ import (
 // pgvecKeywordIndex), whose order for a query without quoted phrases the
 // stage's SQL and threshold search give faster. all false runs that stage
 // alone (SearchText).
-func (s *PgvecStore) keywordSearchTerms(ctx context.Context, query string, plan keywordPlan, maxResults int, stopWords map[string]bool, extraWhere string, extraArgs []any, all bool) ([]*ai.Document, error) {
-	bp := newBM25Plan(s.an, query, stopWords)
+func (s *PgvecStore) keywordSearchTerms(ctx context.Context, an *textAnalyzer, query string, plan keywordPlan, maxResults int, stopWords map[string]bool, extraWhere string, extraArgs []any, all bool) ([]*ai.Document, error) {
+	bp := newBM25Plan(an, query, stopWords)
 	if err := s.keepStopWords(ctx, &bp); err != nil {
 		return nil, fmt.Errorf("keyword search sql: %w", err)
 	}

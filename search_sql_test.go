@@ -177,8 +177,8 @@ func TestKeywordSearchSQLExtraWhere(t *testing.T) {
 func TestKeywordSearchSQLLanguage(t *testing.T) {
 	ctx := context.Background()
 	s := searchSQLTestStore(t, &PgvecOptions{TextSearchConfig: "english"})
-	if s.language != "english" {
-		t.Fatalf("language = %q", s.language)
+	if s.curLang().name != "english" {
+		t.Fatalf("language = %q", s.curLang().name)
 	}
 	// english stems "costs" and "cost" alike: the full-text stage finds it.
 	got, err := KeywordSearchSQL(ctx, s.Pool, "cost", 10, "", nil, "", nil)

@@ -9,13 +9,13 @@ import (
 )
 
 // keywordSearchTSV is KeywordSearchSQL ranked from the tsvector column: for
-// a language other than the store's, or a store whose configuration has no
+// a language other than the store's (storeConfig), or a store whose configuration has no
 // textAnalyzer (a custom configuration), which therefore has no postings.
 // The stages are those of KeywordSearchSQL; their score is, for each
 // distinct lexeme of the keywords, its BM25 inverse document frequency
 // times ts_rank_cd of the chunk for that lexeme (normalisation 1, divided
 // by 1 + log(length)).
-func (s *PgvecStore) keywordSearchTSV(ctx context.Context, plan keywordPlan, maxResults int, language string, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
+func (s *PgvecStore) keywordSearchTSV(ctx context.Context, plan keywordPlan, maxResults int, language, storeConfig string, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	table := s.names.table
 	regconfig, err := pgvecRegconfig(language)
 	if err != nil {
@@ -29,7 +29,7 @@ func (s *PgvecStore) keywordSearchTSV(ctx context.Context, plan keywordPlan, max
 	// The stored tsvector column serves the store's own configuration; any
 	// other is computed per row (no index).
 	tsv := "tsv"
-	if language != s.language {
+	if language != storeConfig {
 		tsv = `to_tsvector(` + regconfig + `, content)`
 	}
 	// Parameters after extraArgs: the keyword LIKE patterns, the keywords

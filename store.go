@@ -26,6 +26,12 @@ type VectorStore interface {
 type Source struct {
 	URL, Source string
 	Chunks      int
+	// Language is the language IndexSource detected in the source: the
+	// "language" metadata ("en", "de", "ja", ...; "" when none was told)
+	// of one of its chunks, the first written where the store keeps an
+	// order. A document's chunks share its language, unless a chunk is
+	// written in another script.
+	Language string
 }
 
 // Errors of the stores; callers test them with errors.Is.

@@ -147,7 +147,7 @@ func TestStoreConformanceDeleteAndSources(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		want := []Source{{"a/page", "a", 4}, {"b/page", "b", 4}, {"c/page", "c", 4}}
+		want := []Source{{"a/page", "a", 4, ""}, {"b/page", "b", 4, ""}, {"c/page", "c", 4, ""}}
 		if got, err := s.Sources(ctx); err != nil || !slices.Equal(got, want) {
 			t.Fatalf("sources %v, %v", got, err)
 		}

@@ -76,7 +76,8 @@ type LocalvecStore struct {
 	closed bool
 	rows   localvecRows
 	// kwAn is the keyword analyzer SetKeywordLanguage chose (nil: the
-	// default); it outlives reloads of the file. Under mu.
+	// one the rows' languages choose, keywordAnalyzer); it outlives
+	// reloads of the file. Under mu.
 	kwAn *textAnalyzer
 	// kwMu serialises bringing rows.kw up to date, which a keyword query
 	// does holding mu shared (see keywordIndex).
@@ -100,6 +101,10 @@ type localvecRows struct {
 	js   [][]byte
 	kw   *bm25Index
 	byID map[string]int
+	// langs counts the rows by their detected language (metaLanguage, ""
+	// for none): the keyword language follows it until
+	// SetKeywordLanguage sets one.
+	langs map[string]int
 }
 
 // NewLocalvecStore opens (or creates) the localvec database
@@ -453,12 +458,16 @@ func (s *LocalvecStore) Sources(ctx context.Context) ([]Source, error) {
 		return nil, fmt.Errorf("localvec sources: %w", ErrStoreClosed)
 	}
 	counts := make(map[[2]string]int)
+	langs := make(map[[2]string]string) // of the first row of each
 	for _, d := range s.rows.docs {
-		counts[[2]string{metaString(d.Metadata, MetaURL), metaString(d.Metadata, MetaSource)}]++
+		k := [2]string{metaString(d.Metadata, MetaURL), metaString(d.Metadata, MetaSource)}
+		if counts[k]++; counts[k] == 1 {
+			langs[k] = documentLanguage(d)
+		}
 	}
 	out := make([]Source, 0, len(counts))
 	for k, n := range counts {
-		out = append(out, Source{URL: k[0], Source: k[1], Chunks: n})
+		out = append(out, Source{URL: k[0], Source: k[1], Chunks: n, Language: langs[k]})
 	}
 	slices.SortFunc(out, func(a, b Source) int {
 		if c := strings.Compare(a.URL, b.URL); c != 0 {

@@ -76,7 +76,11 @@ func (r *localvecRows) append(add []localvecNewRow) {
 		// copy the matrix many times over as a run adds batch after batch.
 		r.vecs = slices.Grow(r.vecs, max(n, cap(r.vecs)))
 	}
+	if r.langs == nil {
+		r.langs = make(map[string]int)
+	}
 	for _, a := range add {
+		r.langs[documentLanguage(a.doc)]++
 		r.byID[a.id] = len(r.ids)
 		r.ids = append(r.ids, a.id)
 		r.docs = append(r.docs, a.doc)
@@ -115,6 +119,7 @@ func (r *localvecRows) remove(del map[string]bool) {
 	for i, id := range r.ids {
 		if del[id] {
 			delete(r.byID, id)
+			r.langs[documentLanguage(r.docs[i])]--
 			if i < kn {
 				r.kw.drop(i)
 			}

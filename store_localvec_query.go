@@ -221,8 +221,8 @@ func (r *localvecRows) topK(q []float32, k int) []localvecHit {
 	return all
 }
 
-// localvecDefaultAnalyzer analyses the keyword index of a LocalvecStore
-// until SetKeywordLanguage changes it.
+// localvecDefaultAnalyzer is the English analyzer: a LocalvecStore's
+// keyword index uses it for English or unknown text (keywordAnalyzer).
 var localvecDefaultAnalyzer = &textAnalyzer{lang: defaultTextSearchLanguage, stem: textStemmers[defaultTextSearchLanguage]}
 
 // keywords returns the BM25 index of every row analysed with an: rows.kw,
@@ -240,12 +240,21 @@ func (r *localvecRows) keywords(an *textAnalyzer) *bm25Index {
 	return r.kw
 }
 
-// keywordAnalyzer returns the store's keyword analyzer. Called with mu held.
+// keywordAnalyzer returns the store's keyword analyzer: the one
+// SetKeywordLanguage chose, else the one of keywordLanguageFor over the
+// rows' detected languages (English stems for English or unknown text, no
+// stemming for another language), so that a change of the rows' main
+// language rebuilds the index at the next query. Called with mu held.
 func (s *LocalvecStore) keywordAnalyzer() *textAnalyzer {
-	if s.kwAn == nil {
-		return localvecDefaultAnalyzer
+	if s.kwAn != nil {
+		return s.kwAn
 	}
-	return s.kwAn
+	if l := keywordLanguageFor(s.rows.langs); l != localvecDefaultAnalyzer.language() {
+		if an, err := sqliteAnalyzer(l); err == nil {
+			return an
+		}
+	}
+	return localvecDefaultAnalyzer
 }
 
 // keywordIndex returns the store's BM25 index of every row, indexing the
@@ -260,8 +269,10 @@ func (s *LocalvecStore) keywordIndex() *bm25Index {
 }
 
 // SetKeywordLanguage sets the language of the store's keyword ranking
-// ("english" by default, "german", "simple" for no stemming, or another
-// language ErrUnknownLanguage lists) and rebuilds its inverted index in memory; the file
+// ("english", "german", "simple" for no stemming, or another language
+// ErrUnknownLanguage lists; until it is called, the rows' detected
+// languages choose English stems or no stemming, as a new SQLiteStore's
+// do) and rebuilds its inverted index in memory; the file
 // is not touched. An unknown language is an error wrapping
 // ErrUnknownLanguage and changes nothing. It blocks queries and writes
 // while it rebuilds.

@@ -116,7 +116,7 @@ func TestLocalvecStoreIndexRetrieveDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Source{{"u1", "s0", 10}, {"u1", "s1", 10}, {"u2", "s0", 3}, {"u2", "s1", 2}}
+	want := []Source{{"u1", "s0", 10, ""}, {"u1", "s1", 10, ""}, {"u2", "s0", 3, ""}, {"u2", "s1", 2, ""}}
 	if !slices.Equal(src, want) {
 		t.Errorf("Sources = %v, want %v", src, want)
 	}

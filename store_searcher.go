@@ -239,7 +239,7 @@ func (s *PgvecStore) SearchText(ctx context.Context, query string, k int, f *Fil
 		return nil, err
 	}
 	where, args := f.pgWhere(3)
-	return s.keywordStages(ctx, query, k, s.language, searchStopWords, where, args, false)
+	return s.keywordStages(ctx, query, k, "", searchStopWords, where, args, false)
 }
 
 // topKWhere is topK over the rows allow accepts (all when allow is nil).

@@ -84,8 +84,12 @@ type SQLiteOptions struct {
 	// KeywordLanguage is the language of keyword ranking's analyzer
 	// ("simple", "english", "german", ...: see ErrUnknownLanguage). It is
 	// recorded in the database; a different one rebuilds the keyword
-	// index (once, when the store opens). Empty keeps the recorded one,
-	// "english" for a new database.
+	// index (once, when the store opens). Empty keeps the recorded one;
+	// a new database then follows the language detected in its documents
+	// (IndexSource's "language" metadata) until it holds
+	// sqliteLanguageSettleChunks (1,000) chunks: English stems when most
+	// chunks are English or of no known language, no stemming ("simple")
+	// otherwise, the keyword index rebuilt when the choice changes.
 	KeywordLanguage string
 	// MmapBytes is how much of the database file SQLite reads through a
 	// memory map (PRAGMA mmap_size); default 1 GiB. A negative value
@@ -124,8 +128,11 @@ type SQLiteStore struct {
 	db      *sql.DB
 	rescore int
 	// an analyses keyword queries in the database's keyword language.
-	an     *textAnalyzer
-	closed atomic.Bool
+	an atomic.Pointer[textAnalyzer]
+	// langAuto is set while the database's keyword language still follows
+	// its documents (store_sqlite_language.go): searches read it anew.
+	langAuto atomic.Bool
+	closed   atomic.Bool
 	// wrote records that this store committed a change, so Close brings
 	// the vector cache file up to date.
 	wrote atomic.Bool
@@ -269,13 +276,14 @@ func errNotDir(fi os.FileInfo) error {
 func (s *SQLiteStore) initSchema(ctx context.Context, language string) error {
 	return s.write(ctx, func(conn *sql.Conn) error {
 		var v int
+		created := false
 		switch err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); {
 		case err == nil:
 			if v < 1 || v > sqliteSchemaVersion {
 				return fmt.Errorf("database has schema version %d, this program knows %d", v, sqliteSchemaVersion)
 			}
 		case strings.Contains(err.Error(), "no such table"), errors.Is(err, sql.ErrNoRows):
-			v = sqliteSchemaVersion // a new database
+			v, created = sqliteSchemaVersion, true // a new database
 		default:
 			return fmt.Errorf("read schema version: %w", err)
 		}
@@ -286,19 +294,33 @@ func (s *SQLiteStore) initSchema(ctx context.Context, language string) error {
 		if err != nil {
 			return err
 		}
-		s.an, err = sqliteAnalyzer(lang)
-		return err
+		auto, err := sqliteInitLanguageAuto(ctx, conn, created && language == "", language != "")
+		if err != nil {
+			return err
+		}
+		an, err := sqliteAnalyzer(lang)
+		if err != nil {
+			return err
+		}
+		s.an.Store(an)
+		s.langAuto.Store(auto)
+		return nil
 	})
 }
 
 // KeywordLanguage returns the language of the store's keyword ranking, as
-// recorded in the database when the store opened.
+// recorded in the database (read anew while it follows the documents).
 //
 // Deprecated: store plumbing nothing calls (docs/api-style.md, "Surface
 // size"): the language is the one SQLiteOptions.KeywordLanguage sets, and
 // the database records it in its meta table (key 'language', read through
 // DB()).
-func (s *SQLiteStore) KeywordLanguage() string { return s.an.language() }
+func (s *SQLiteStore) KeywordLanguage() string {
+	if an, err := s.keywordAnalyzer(context.Background()); err == nil {
+		return an.language()
+	}
+	return s.an.Load().language()
+}
 
 // DB returns the store's database handle, for an app's own read queries
 // (the tables are described in the package source, sqliteSchema). Writes
@@ -366,12 +388,17 @@ type sqliteQuerier interface {
 
 // Sources returns the stored chunks grouped by their "url" and "source"
 // metadata values (missing values count as ""), sorted by URL, then Source,
-// byte-wise. It reads only the (url, source) index.
+// byte-wise. It reads the (url, source) index and one chunk per source
+// (for its Language).
 func (s *SQLiteStore) Sources(ctx context.Context) ([]Source, error) {
 	if err := s.checkOpen("sources"); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT url, source, count(*) FROM chunks INDEXED BY chunks_url_source GROUP BY url, source ORDER BY url, source`)
+	// The language: one document per source, its first chunk's (by
+	// rowid, no scan).
+	rows, err := s.db.QueryContext(ctx, `SELECT g.url, g.source, g.n, coalesce(json_extract(CAST(c.doc AS TEXT), '$.metadata.`+metaLanguage+`'), '')
+		FROM (SELECT url, source, count(*) AS n, min(rid) AS first FROM chunks INDEXED BY chunks_url_source GROUP BY url, source) AS g
+		JOIN chunks AS c ON c.rid = g.first ORDER BY g.url, g.source`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite sources: %w", err)
 	}
@@ -379,7 +406,7 @@ func (s *SQLiteStore) Sources(ctx context.Context) ([]Source, error) {
 	var out []Source
 	for rows.Next() {
 		var src Source
-		if err := rows.Scan(&src.URL, &src.Source, &src.Chunks); err != nil {
+		if err := rows.Scan(&src.URL, &src.Source, &src.Chunks, &src.Language); err != nil {
 			return nil, fmt.Errorf("sqlite sources: %w", err)
 		}
 		out = append(out, src)

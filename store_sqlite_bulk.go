@@ -185,7 +185,7 @@ func (s *SQLiteStore) bulkHold(ctx context.Context, src sqliteBulkSource) (bool,
 	if runs == 0 {
 		return false, nil
 	}
-	if err := sqliteEncodeRows(src.todo, s.an.language()); err != nil {
+	if err := sqliteEncodeRows(src.todo, s.an.Load().language()); err != nil {
 		return true, err
 	}
 	b.mu.Lock()

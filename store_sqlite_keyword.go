@@ -51,12 +51,16 @@ func (s *SQLiteStore) keywordSearch(ctx context.Context, query string, maxResult
 	if err := s.checkOpen("keyword search"); err != nil {
 		return nil, err
 	}
-	plan := newBM25Plan(s.an, query, stopWords)
+	an, err := s.keywordAnalyzer(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite keyword search: %w", err)
+	}
+	plan := newBM25Plan(an, query, stopWords)
 	if plan.blank() {
 		return nil, nil
 	}
 	var out []*ai.Document
-	err := s.readTx(ctx, func(conn *sql.Conn) error {
+	err = s.readTx(ctx, func(conn *sql.Conn) error {
 		var err error
 		n, gen, err := s.chunkCount(ctx, conn)
 		if err != nil {

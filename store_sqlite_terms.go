@@ -264,14 +264,25 @@ func sqliteMigrateTerms(ctx context.Context, conn *sql.Conn, path string, versio
 	if !rebuild {
 		return recorded, nil
 	}
+	n, err := sqliteRebuildTerms(ctx, conn)
+	if err != nil {
+		return "", err
+	}
+	slog.Info("sqlite store: keyword index built", "path", path, "chunks", n, "language", recorded)
+	return recorded, nil
+}
+
+// sqliteRebuildTerms rebuilds chunk_terms from the chunks in the recorded
+// language (inside the caller's write transaction) and returns the number
+// of chunks analysed.
+func sqliteRebuildTerms(ctx context.Context, conn *sql.Conn) (int64, error) {
 	if _, err := conn.ExecContext(ctx, `INSERT INTO chunk_terms (chunk_terms) VALUES ('delete-all')`); err != nil {
-		return "", fmt.Errorf("clear keyword index: %w", err)
+		return 0, fmt.Errorf("clear keyword index: %w", err)
 	}
 	res, err := conn.ExecContext(ctx, `INSERT INTO chunk_terms (rowid, terms) SELECT rid, `+sqliteTermsCall+` FROM chunks AS new ORDER BY rid`)
 	if err != nil {
-		return "", fmt.Errorf("build keyword index: %w", err)
+		return 0, fmt.Errorf("build keyword index: %w", err)
 	}
 	n, _ := res.RowsAffected()
-	slog.Info("sqlite store: keyword index built", "path", path, "chunks", n, "language", recorded)
-	return recorded, nil
+	return n, nil
 }

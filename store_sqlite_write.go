@@ -68,6 +68,9 @@ func (s *SQLiteStore) insertRows(ctx context.Context, conn *sql.Conn, rows []sql
 			return 0, fmt.Errorf("chunk %s: %w: vector has %d dimensions, the store has %d", r.id, ErrDimensionMismatch, len(r.vec), dim)
 		}
 	}
+	if err := s.settleLanguage(ctx, conn, rows); err != nil {
+		return 0, err
+	}
 	// Many rows per INSERT statement: each statement that fires the
 	// chunk_terms trigger opens a statement savepoint, at which FTS5
 	// writes its pending terms out as a new segment (to be merged later),

@@ -173,3 +173,38 @@ func (c scriptCounts) cjkDominant() bool {
 	w := 3 * (c.han + c.kana + c.hangul)
 	return w > 0 && w >= c.letters
 }
+
+// keywordLanguageFor returns the keyword language a store whose language
+// follows its documents (SQLiteOptions.KeywordLanguage and
+// PgvecOptions.TextSearchConfig empty for a new store, LocalvecStore until
+// SetKeywordLanguage) uses for chunks whose metaLanguage values are counted
+// in counts (code -> chunks; the count of "" is ignored):
+// "english" (English stems) when English is the most common language (a
+// tie included) or none is known, else "simple" (no stemming), whatever
+// the language.
+//
+// Measured on the dev sets (docs/retrieval.md, "Stemming"): no stemming
+// ranks at least as well as English stems on every non-English set, and the
+// language's own Snowball stemmer (german, french) ranked below both; the
+// sets' questions repeat the page's words as written.
+func keywordLanguageFor(counts map[string]int) string {
+	most := 0
+	for code, n := range counts {
+		if code != "" {
+			most = max(most, n)
+		}
+	}
+	if most == 0 || counts["en"] == most {
+		return defaultTextSearchLanguage
+	}
+	return "simple"
+}
+
+// documentLanguage returns the metaLanguage value of d ("" when it has
+// none).
+func documentLanguage(d *ai.Document) string {
+	if d == nil {
+		return ""
+	}
+	return metaString(d.Metadata, metaLanguage)
+}

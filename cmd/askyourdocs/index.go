@@ -243,8 +243,9 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		"(whoever may write to the folder can then make readers of the index see any file this process can read)")
 	watch := fset.Bool("watch", false, "keep running after indexing: index each change of the folders as it happens "+
 		"(new, edited and deleted files; Ctrl-C stops)")
-	language := fset.String("keyword-language", "", "stem the embedded index's keywords as this language: simple (no stemming), "+
-		"english (a new index's default), german, french, ... (the index is re-analysed once when it changes)")
+	language := fset.String("keyword-language", "", "stem the index's keywords as this language: simple (no stemming), "+
+		"english, german, french, ... (the index is re-analysed once when it changes); by default a new index "+
+		"takes English stems when its first chunks are mostly English, else none")
 	pos, err := a.parse(fset, cf, args)
 	if err != nil {
 		return err

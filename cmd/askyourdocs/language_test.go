@@ -12,8 +12,8 @@ import (
 // English page: search --json names each hit's detected language; with
 // the default English stems "sort" finds "sorts", and after index
 // --keyword-language simple (the index re-analysed, no stemming) only
-// "sorts" does; an unknown language and --keyword-language with a
-// PostgreSQL store are refused before anything is written.
+// "sorts" does; an unknown language is refused before anything is
+// written.
 func TestCLIKeywordLanguageAndDetectedLanguage(t *testing.T) {
 	work := t.TempDir()
 	docs := filepath.Join(work, "docs")
@@ -46,6 +46,22 @@ func TestCLIKeywordLanguageAndDetectedLanguage(t *testing.T) {
 	if langs["de.html"] != "de" || langs["en.html"] != "en" {
 		t.Errorf("detected languages %v, want de.html de and en.html en", langs)
 	}
+	// sources --json and doctor name each document's language.
+	r := runCLI(t, work, nil, "sources", "--data", data, "--json")
+	var srcs struct{ Results []sourceEntry }
+	if err := json.Unmarshal([]byte(r.stdout), &srcs); r.code != 0 || err != nil {
+		t.Fatalf("sources --json: %v\n%s", err, r)
+	}
+	for _, e := range srcs.Results {
+		if want := strings.TrimSuffix(filepath.Base(e.URL), ".html"); e.Language != want {
+			t.Errorf("sources --json: %s has language %q, want %q", e.URL, e.Language, want)
+		}
+	}
+	if r := runCLI(t, work, nil, "doctor", "--data", data); !strings.Contains(r.stdout, "languages") ||
+		!strings.Contains(r.stdout, "de 1 document, en 1") && !strings.Contains(r.stdout, "en 1 document, de 1") {
+		t.Errorf("doctor does not name the languages:\n%s", r)
+	}
+	// One German and one English chunk: English stems (a tie keeps them).
 	// English stems: "sorts" and "sort" meet; as written they do not.
 	if hits := search("sort"); len(hits) == 0 || filepath.Base(hits[0].URL) != "en.html" {
 		t.Errorf("english stems: search sort: %v", hits)
@@ -62,16 +78,12 @@ func TestCLIKeywordLanguageAndDetectedLanguage(t *testing.T) {
 		t.Errorf("simple: search sorts: %v", hits)
 	}
 
-	r := runCLI(t, work, nil, "index", "--data", filepath.Join(work, "other"), "--keyword-language", "klingon", "docs")
+	r = runCLI(t, work, nil, "index", "--data", filepath.Join(work, "other"), "--keyword-language", "klingon", "docs")
 	if r.code == 0 || !strings.Contains(r.stderr, "klingon") {
 		t.Errorf("unknown language:\n%s", r)
 	}
 	if _, err := os.Stat(filepath.Join(work, "other", "askyourdocs.db")); err == nil {
 		t.Error("an unknown language created an index")
-	}
-	r = runCLI(t, work, nil, "index", "--pg", "postgres://nowhere.invalid/db", "--keyword-language", "german", "docs")
-	if r.code == 0 || !strings.Contains(r.stderr, "embedded store") {
-		t.Errorf("--keyword-language with --pg:\n%s", r)
 	}
 }
 
@@ -122,6 +134,40 @@ func TestTopicHeading(t *testing.T) {
 	} {
 		if got := topicHeading(text); got != want {
 			t.Errorf("topicHeading(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// TestCLIGermanIndexNotStemmedAsEnglish: a new index of German pages
+// (default options) analyses them without stemming, as the language rule
+// says: "Dienste" finds the page that says "Dienste" and not the one that
+// says "Dienstes", which English stems ("dienst") would join.
+func TestCLIGermanIndexNotStemmedAsEnglish(t *testing.T) {
+	work := t.TempDir()
+	docs := filepath.Join(work, "docs")
+	os.MkdirAll(docs, 0o755)
+	writeHTML(t, filepath.Join(docs, "start.html"), "Start",
+		"Die Konfigurationsdatei wird beim Start des Dienstes aus dem Verzeichnis gelesen und geprüft.")
+	writeHTML(t, filepath.Join(docs, "protokoll.html"), "Protokolle",
+		"Die Protokolldateien enthalten die Warnungen und Fehler der laufenden Dienste des Systems.")
+	writeHTML(t, filepath.Join(docs, "netz.html"), "Netzwerk",
+		"Netzwerkschnittstellen werden mit dem Befehl ip angezeigt und bei Bedarf von Hand geändert.")
+	data := filepath.Join(work, "data")
+	if r := runCLI(t, work, nil, "index", "--data", data, "docs"); r.code != 0 {
+		t.Fatalf("index:\n%s", r)
+	}
+	for q, want := range map[string]string{"Dienste": "protokoll.html", "Dienstes": "start.html"} {
+		r := runCLI(t, work, nil, "search", "--data", data, "--json", "--mode", "keyword", q)
+		var out struct{ Results []citation }
+		if err := json.Unmarshal([]byte(r.stdout), &out); r.code != 0 || err != nil {
+			t.Fatalf("search %q: %v\n%s", q, err, r)
+		}
+		var got []string
+		for _, h := range out.Results {
+			got = append(got, filepath.Base(h.URL))
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("search %q finds %v, want only %s", q, got, want)
 		}
 	}
 }

@@ -294,9 +294,6 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 	if readDSN != "" && dsn == "" {
 		return nil, fmt.Errorf("%w: --pg-read (ASKYOURDOCS_READ_DSN) names a read replica of --pg's database: give --pg (or ASKYOURDOCS_DSN) too", errUsage)
 	}
-	if dsn != "" && opts.keywordLanguage != "" {
-		return nil, usageError("index", "--keyword-language applies to the embedded store; a PostgreSQL store ranks keywords in English")
-	}
 	if dsn != "" {
 		// NewPgvecStore re-embeds a table built with another dimension, so
 		// the recorded embedder is checked before the store is opened.
@@ -318,10 +315,11 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 				return nil, err
 			}
 		}
-		// The language of the embedded stores' keyword ranking (English by
-		// default), so that a search ranks alike whichever store holds the
-		// chunks.
-		po := &askyourdocs.PgvecOptions{TextSearchConfig: "english"}
+		// The keyword language as the embedded store has it: the one
+		// --keyword-language names, else the recorded one, a new store's
+		// following its documents, so that a search ranks alike whichever
+		// store holds the chunks.
+		po := &askyourdocs.PgvecOptions{TextSearchConfig: opts.keywordLanguage}
 		if opts.reads && readDSN != "" {
 			b.replica = &replicaState{out: a.stderr}
 			po.ReadDSN, po.OnReplicaChange = readDSN, b.replica.set

@@ -22,6 +22,9 @@ type sourceEntry struct {
 	Display string `json:"display"`
 	Source  string `json:"source"`
 	Chunks  int    `json:"chunks"`
+	// Language is the language detected in the document ("en", "de",
+	// "ja", ...; empty when none was told).
+	Language string `json:"language,omitempty"`
 	// LastChecked and LastChanged (sources only): when an index run or a
 	// watch last read the source and last found its text changed; null
 	// when not recorded.
@@ -72,7 +75,7 @@ func (a *cliApp) cmdSources(ctx context.Context, args []string) error {
 	}
 	out := sourcesOutput{Store: storeLabel(b.store), Embedder: b.manifest.Embedder, Results: make([]sourceEntry, len(srcs))}
 	for i, s := range srcs {
-		out.Results[i] = sourceEntry{URL: s.URL, Display: shortPath(s.URL, s.Source), Source: s.Source, Chunks: s.Chunks}
+		out.Results[i] = sourceEntry{URL: s.URL, Display: shortPath(s.URL, s.Source), Source: s.Source, Chunks: s.Chunks, Language: s.Language}
 		out.Results[i].LastChecked, out.Results[i].LastChanged = checkTimes(checks[s.URL])
 		out.Chunks += s.Chunks
 	}
