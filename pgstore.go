@@ -599,7 +599,12 @@ func (s *PgvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	}
 	// Many rows against those present take the bulk path (pgstore_bulk.go).
 	deferred, err := s.writeAdding(ctx, todo, func() error {
-		return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error { return s.writeRows(ctx, tx, todo, s.bulkLoading()) })
+		return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			if err := s.lockLanguage(ctx, tx); err != nil {
+				return err
+			}
+			return s.writeRows(ctx, tx, todo, s.bulkLoading())
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("pgvector index: %w", err)

@@ -122,6 +122,9 @@ func (s *PgvecStore) commitBulkSources(ctx context.Context, sources []*pgvecBulk
 		}
 		var missing map[string]bool
 		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			if err := s.lockLanguage(ctx, tx); err != nil {
+				return err
+			}
 			gone, err := s.lockKept(ctx, tx, locks, kept)
 			if err != nil || len(gone) > 0 {
 				missing = make(map[string]bool, len(gone))

@@ -62,6 +62,21 @@ func (s *PgvecStore) refreshLang(ctx context.Context) error {
 	return nil
 }
 
+// lockLanguage takes the lock of the store's row of the meta table first
+// in a write transaction, while the configuration follows the documents:
+// settleLanguage may re-make the tsvector column (an ACCESS EXCLUSIVE lock
+// on the chunk table), so writers must queue for the row before they hold
+// anything on the table, or two could wait for each other.
+func (s *PgvecStore) lockLanguage(ctx context.Context, tx pgx.Tx) error {
+	if !s.langAuto.Load() {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1 FOR UPDATE`, s.name); err != nil {
+		return fmt.Errorf("lock text search configuration: %w", err)
+	}
+	return nil
+}
+
 // settleLanguage applies the language rule in tx, about to store rows, and
 // returns the configuration the rows are analysed in.
 func (s *PgvecStore) settleLanguage(ctx context.Context, tx pgx.Tx, rows []*pgvecRow) (*pgvecLanguage, error) {

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -92,5 +94,66 @@ func TestPgvecTextSearchFollowsDocuments(t *testing.T) {
 	}
 	if c, auto := pgRecordedLanguage(t, other); c != "english" || auto {
 		t.Errorf("named english: %q, follows %v; want english, false", c, auto)
+	}
+}
+
+// TestPgvecTextSearchConcurrentWriters: writers re-indexing several
+// sources at once (each keeps a chunk, so each reads the chunk table
+// first) while the store's configuration flips from English stems to none
+// (which re-makes the tsvector column), and searches beside them, all
+// succeed, and the end state ranks every source's chunks.
+func TestPgvecTextSearchConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	emb := NewLocalEmbedder(32)
+	s := pgTestStoreWith(t, emb, 32, nil)
+	index := func(url, code string, texts ...string) error {
+		src := &ingestTestSource{url: url, texts: texts, meta: map[string]any{metaLanguage: code}}
+		_, _, err := IndexSource(ctx, s, src, 500, 0, nil)
+		return err
+	}
+	deText := func(i int) string { return fmt.Sprintf("Paketverwaltung Abschnitt %d", i) }
+	for i := range 4 {
+		if err := index(fmt.Sprintf("en%d", i), "en", fmt.Sprintf("installs the packages of part %d", i), fmt.Sprintf("removes part %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 6 {
+		if err := index(fmt.Sprintf("de%d", i), "de", deText(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, _ := pgRecordedLanguage(t, s); c != "english" {
+		t.Fatalf("configuration %q with 8 English and 6 German chunks, want english", c)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 6 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := index(fmt.Sprintf("de%d", i), "de", deText(i), fmt.Sprintf("Verzeichnisse Abschnitt %d", i)); err != nil {
+				errs <- fmt.Errorf("writer %d: %w", i, err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if _, err := Search(ctx, s, "Paketverwaltung installs", &SearchOptions{Mode: SearchModeKeyword}); err != nil {
+				errs <- fmt.Errorf("search %d: %w", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if c, _ := pgRecordedLanguage(t, s); c != "simple" {
+		t.Errorf("configuration %q after 12 German and 8 English chunks, want simple", c)
+	}
+	if got := keywordURLs(t, s, "Verzeichnisse"); len(got) != 6 {
+		t.Errorf("Verzeichnisse finds %d sources, want 6: %v", len(got), got)
+	}
+	if got := keywordURLs(t, s, "installs"); len(got) != 4 {
+		t.Errorf("installs finds %v, want the four English sources", got)
 	}
 }

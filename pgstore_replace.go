@@ -159,6 +159,9 @@ func (s *PgvecStore) replaceLoop(ctx context.Context, urls, sources, keep []stri
 	for attempt := 1; ; attempt++ {
 		var missing []*pgvecRow
 		err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+			if err := s.lockLanguage(ctx, tx); err != nil {
+				return err
+			}
 			// Under the lock: chunks meant to stay unchanged that a
 			// concurrent writer removed in the meantime must be written.
 			var err error
