@@ -12,12 +12,14 @@ import (
 // language of its documents, as a new SQLiteStore does
 // (store_sqlite_language.go): while the store's row of the meta table has
 // ts_auto set, every write transaction that stores chunks first takes that
-// row's lock, counts the detected languages of the stored chunks and of the
-// new ones (metaLanguage) and records keywordLanguageFor's choice as the
-// store's configuration, re-making the tsvector column and the postings
-// when the choice changes. Once the store holds pgvecLanguageSettleChunks
-// chunks ts_auto is cleared and the configuration stays. Searches read the
-// configuration of the server they read from while ts_auto is set.
+// row's lock and, when the store has grown to twice the size of the last
+// count (ts_checked), counts the detected languages of the stored chunks
+// and of the new ones (metaLanguage) and records keywordLanguageFor's
+// choice as the store's configuration, re-making the tsvector column and
+// the postings when the choice changes. Once the store holds
+// pgvecLanguageSettleChunks chunks ts_auto is cleared and the
+// configuration stays. Searches read the configuration of the server they
+// read from while ts_auto is set.
 
 // pgvecLanguageSettleChunks is how many chunks a store holds when its text
 // search configuration stops following its documents
@@ -85,7 +87,8 @@ func (s *PgvecStore) settleLanguage(ctx context.Context, tx pgx.Tx, rows []*pgve
 	}
 	var config string
 	var auto bool
-	if err := tx.QueryRow(ctx, `SELECT ts_config, ts_auto FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1 FOR UPDATE`, s.name).Scan(&config, &auto); err != nil {
+	var checked int
+	if err := tx.QueryRow(ctx, `SELECT ts_config, ts_auto, ts_checked FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1 FOR UPDATE`, s.name).Scan(&config, &auto, &checked); err != nil {
 		return nil, fmt.Errorf("read text search configuration: %w", err)
 	}
 	if !auto {
@@ -94,8 +97,15 @@ func (s *PgvecStore) settleLanguage(ctx context.Context, tx pgx.Tx, rows []*pgve
 		s.langAuto.Store(false)
 		return s.curLang(), nil
 	}
+	var stored int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(s.names.table)).Scan(&stored); err != nil {
+		return nil, fmt.Errorf("count chunks: %w", err)
+	}
+	total := stored + len(rows)
+	if checked > 0 && total < 2*checked && total < pgvecLanguageSettleChunks {
+		return &pgvecLanguage{name: config, an: pgvecAnalyzer(config)}, nil
+	}
 	counts := map[string]int{}
-	stored := 0
 	res, err := tx.Query(ctx, `SELECT metadata->>'`+metaLanguage+`', count(*) FROM `+pgvecIdent(s.names.table)+` GROUP BY 1`)
 	if err != nil {
 		return nil, fmt.Errorf("count the chunks' languages: %w", err)
@@ -107,7 +117,6 @@ func (s *PgvecStore) settleLanguage(ctx context.Context, tx pgx.Tx, rows []*pgve
 			res.Close()
 			return nil, fmt.Errorf("count the chunks' languages: %w", err)
 		}
-		stored += n
 		if code != nil && *code != "" {
 			counts[*code] += n
 		}
@@ -129,12 +138,11 @@ func (s *PgvecStore) settleLanguage(ctx context.Context, tx pgx.Tx, rows []*pgve
 		if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET ts_config = $2, updated_at = now() WHERE store = $1`, s.name, lang); err != nil {
 			return nil, fmt.Errorf("record text search configuration: %w", err)
 		}
-		slog.Info("pgvector store: text search configuration follows the documents", "store", s.name, "from", config, "to", lang, "chunks", stored+len(rows))
+		slog.Info("pgvector store: text search configuration follows the documents", "store", s.name, "from", config, "to", lang, "chunks", total)
 	}
-	if stored+len(rows) >= pgvecLanguageSettleChunks {
-		if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET ts_auto = false WHERE store = $1`, s.name); err != nil {
-			return nil, fmt.Errorf("record text search configuration: %w", err)
-		}
+	if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET ts_checked = $2, ts_auto = $3 WHERE store = $1`,
+		s.name, total, total < pgvecLanguageSettleChunks); err != nil {
+		return nil, fmt.Errorf("record text search configuration: %w", err)
 	}
 	return &pgvecLanguage{name: lang, an: pgvecAnalyzer(lang)}, nil
 }

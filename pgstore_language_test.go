@@ -73,7 +73,7 @@ func TestPgvecTextSearchFollowsDocuments(t *testing.T) {
 	if c, auto := pgRecordedLanguage(t, a); c != "simple" || auto {
 		t.Fatalf("settled: %q, follows %v; want simple, false", c, auto)
 	}
-	if err := a.Index(ctx, langAutoDocs("en2", "installs", "en", 2*pgvecLanguageSettleChunks)); err != nil {
+	if err := a.Index(ctx, langAutoDocs("en2", "installs", "en", pgvecLanguageSettleChunks+100)); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := pgRecordedLanguage(t, a); c != "simple" {
@@ -131,7 +131,8 @@ func TestPgvecTextSearchConcurrentWriters(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if err := index(fmt.Sprintf("de%d", i), "de", deText(i), fmt.Sprintf("Verzeichnisse Abschnitt %d", i)); err != nil {
+			if err := index(fmt.Sprintf("de%d", i), "de", deText(i), fmt.Sprintf("Verzeichnisse Abschnitt %d", i),
+				fmt.Sprintf("Dateien Abschnitt %d", i), fmt.Sprintf("Benutzer Abschnitt %d", i)); err != nil {
 				errs <- fmt.Errorf("writer %d: %w", i, err)
 			}
 		}()
@@ -148,7 +149,7 @@ func TestPgvecTextSearchConcurrentWriters(t *testing.T) {
 		t.Error(err)
 	}
 	if c, _ := pgRecordedLanguage(t, s); c != "simple" {
-		t.Errorf("configuration %q after 12 German and 8 English chunks, want simple", c)
+		t.Errorf("configuration %q after 24 German and 8 English chunks (counted at 16 and 32), want simple", c)
 	}
 	if got := keywordURLs(t, s, "Verzeichnisse"); len(got) != 6 {
 		t.Errorf("Verzeichnisse finds %d sources, want 6: %v", len(got), got)

@@ -410,7 +410,8 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		}
 		// Whether the configuration follows the documents
 		// (pgstore_language.go); false for the stores made before.
-		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgvecIdent(pgvecMetaTable)+` ADD COLUMN IF NOT EXISTS ts_auto boolean NOT NULL DEFAULT false`); err != nil {
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgvecIdent(pgvecMetaTable)+` ADD COLUMN IF NOT EXISTS ts_auto boolean NOT NULL DEFAULT false,
+			ADD COLUMN IF NOT EXISTS ts_checked integer NOT NULL DEFAULT 0`); err != nil {
 			return fmt.Errorf("add ts_auto to %s: %w", pgvecMetaTable, err)
 		}
 

@@ -131,7 +131,7 @@ func TestSQLiteKeywordLanguageFollowsDocuments(t *testing.T) {
 	if lang, auto := sqliteRecordedLanguage(t, a); lang != "simple" || auto {
 		t.Fatalf("settled: language %q, follows %v; want simple, false", lang, auto)
 	}
-	if err := a.Index(t.Context(), langAutoDocs("en2", "installs", "en", 2*sqliteLanguageSettleChunks)); err != nil {
+	if err := a.Index(t.Context(), langAutoDocs("en2", "installs", "en", sqliteLanguageSettleChunks+100)); err != nil {
 		t.Fatal(err)
 	}
 	if lang, _ := sqliteRecordedLanguage(t, a); lang != "simple" {
@@ -317,4 +317,33 @@ func TestStoreConformanceLanguageRule(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSQLiteKeywordLanguageCountsAtDoubling: the languages are counted
+// again only once the database has doubled since the last count, so a
+// write of German chunks into an emptied English database keeps English
+// stems until then, and the count after it takes no stemming.
+func TestSQLiteKeywordLanguageCountsAtDoubling(t *testing.T) {
+	s := sqliteTestStore(t, filepath.Join(t.TempDir(), "d.db"), NewLocalEmbedder(64))
+	if err := s.Index(t.Context(), langAutoDocs("en", "installs", "en", 10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteByURL(t.Context(), "en"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Index(t.Context(), langAutoDocs("de", "Paketverwaltung", "de", 5)); err != nil {
+		t.Fatal(err)
+	}
+	if lang, auto := sqliteRecordedLanguage(t, s); lang != "english" || !auto {
+		t.Fatalf("5 chunks after a count at 10: %q, follows %v; want english, true (no count yet)", lang, auto)
+	}
+	if err := s.Index(t.Context(), langAutoDocs("de2", "Verzeichnis", "de", 15)); err != nil {
+		t.Fatal(err)
+	}
+	if lang, _ := sqliteRecordedLanguage(t, s); lang != "simple" {
+		t.Fatalf("20 German chunks after a count at 10: %q, want simple", lang)
+	}
+	if got := keywordURLs(t, s, "paketverwaltung"); !slices.Equal(got, []string{"de"}) {
+		t.Errorf("paketverwaltung finds %v, want [de] (the terms rebuilt)", got)
+	}
 }

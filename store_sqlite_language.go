@@ -9,8 +9,10 @@ import (
 
 // A new SQLite database opened without SQLiteOptions.KeywordLanguage
 // follows the language of its documents: while the meta table holds the
-// key 'language_auto', every write transaction that inserts chunks first
-// counts the chunks' detected languages (the stored ones and the new ones,
+// key 'language_auto', a write transaction that inserts chunks into a
+// database grown to twice the size of the last count (the first write,
+// then about 2, 4, 8 ... times as many chunks; 'language_checked') counts
+// the chunks' detected languages (the stored ones and the new ones,
 // metaLanguage) and records keywordLanguageFor's choice as the database's
 // language, rebuilding chunk_terms when the choice changes and chunks are
 // stored. Once the database holds sqliteLanguageSettleChunks chunks the
@@ -18,10 +20,11 @@ import (
 // language while the key is there, so every process sees a change.
 
 // sqliteLanguageSettleChunks is how many chunks a database holds when its
-// keyword language stops following its documents. The first sources of a
-// folder decide (a manual's first thousand chunks are its language), and
-// a change rebuilds at most this many chunks' terms.
-const sqliteLanguageSettleChunks = 1000
+// keyword language stops following its documents: a whole manual (a
+// translated one's first files may be its untranslated pages), while a
+// change still rebuilds the terms of a bounded number of chunks. Counting
+// at each doubling reads each chunk about twice in all.
+const sqliteLanguageSettleChunks = 10000
 
 // sqliteInitLanguageAuto sets up the language rule in initSchema's
 // transaction: start adds the 'language_auto' key (a new database
@@ -75,15 +78,19 @@ func (s *SQLiteStore) settleLanguage(ctx context.Context, conn *sql.Conn, rows [
 	if !s.langAuto.Load() {
 		return nil
 	}
-	var auto int
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM meta WHERE key = 'language_auto'`).Scan(&auto); err != nil {
+	var auto, checked, stored int
+	if err := conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM meta WHERE key = 'language_auto'),
+		coalesce((SELECT value FROM meta WHERE key = 'language_checked'), 0), (SELECT count(*) FROM chunks)`).Scan(&auto, &checked, &stored); err != nil {
 		return fmt.Errorf("read keyword language rule: %w", err)
 	}
 	if auto == 0 {
 		return nil // another process ended it; searches read the language
 	}
+	total := stored + len(rows)
+	if checked > 0 && total < 2*checked && total < sqliteLanguageSettleChunks {
+		return nil
+	}
 	counts := map[string]int{}
-	stored := 0
 	res, err := conn.QueryContext(ctx, `SELECT json_extract(CAST(doc AS TEXT), '$.metadata.`+metaLanguage+`'), count(*) FROM chunks GROUP BY 1`)
 	if err != nil {
 		return fmt.Errorf("count the chunks' languages: %w", err)
@@ -95,7 +102,6 @@ func (s *SQLiteStore) settleLanguage(ctx context.Context, conn *sql.Conn, rows [
 			res.Close()
 			return fmt.Errorf("count the chunks' languages: %w", err)
 		}
-		stored += n
 		if code.Valid && code.String != "" {
 			counts[code.String] += n
 		}
@@ -125,12 +131,17 @@ func (s *SQLiteStore) settleLanguage(ctx context.Context, conn *sql.Conn, rows [
 				return err
 			}
 		}
-		slog.Info("sqlite store: keyword language follows the documents", "path", s.path, "from", recorded, "to", lang, "chunks", stored+len(rows))
+		slog.Info("sqlite store: keyword language follows the documents", "path", s.path, "from", recorded, "to", lang, "chunks", total)
 	}
-	if stored+len(rows) >= sqliteLanguageSettleChunks {
-		if _, err := conn.ExecContext(ctx, `DELETE FROM meta WHERE key = 'language_auto'`); err != nil {
-			return fmt.Errorf("record keyword language rule: %w", err)
-		}
+	var err2 error
+	if total >= sqliteLanguageSettleChunks {
+		_, err2 = conn.ExecContext(ctx, `DELETE FROM meta WHERE key IN ('language_auto', 'language_checked')`)
+	} else {
+		_, err2 = conn.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('language_checked', ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, total)
+	}
+	if err2 != nil {
+		return fmt.Errorf("record keyword language rule: %w", err2)
 	}
 	return nil
 }
