@@ -84,8 +84,9 @@ type PgvecOptions struct {
 	// full-text column ("simple", "english", "german", ...). Empty keeps the
 	// recorded one; a new store then follows the language detected in its
 	// documents as the other stores do (SQLiteOptions.KeywordLanguage):
-	// "english" while most of its first 1,000 chunks are English or of no
-	// known language, "simple" otherwise, so that the same chunks rank
+	// "english" while most of its chunks are English or of no known
+	// language, "simple" otherwise, decided again as it grows until it
+	// holds 10,000 chunks, so that the same chunks rank
 	// alike in every store. For a language the other stores know (see
 	// ErrUnknownLanguage), keyword search ranks with that language's
 	// stemmer from the posting table (the BM25F of the other stores); for a

@@ -86,9 +86,9 @@ type SQLiteOptions struct {
 	// recorded in the database; a different one rebuilds the keyword
 	// index (once, when the store opens). Empty keeps the recorded one;
 	// a new database then follows the language detected in its documents
-	// (IndexSource's "language" metadata) until it holds
-	// sqliteLanguageSettleChunks (1,000) chunks: English stems when most
-	// chunks are English or of no known language, no stemming ("simple")
+	// (IndexSource's "language" metadata), counted again each time it
+	// doubles until it holds 10,000 chunks: English stems when most chunks
+	// are English or of no known language, no stemming ("simple")
 	// otherwise, the keyword index rebuilt when the choice changes.
 	KeywordLanguage string
 	// MmapBytes is how much of the database file SQLite reads through a
