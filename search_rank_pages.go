@@ -6,8 +6,10 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/firebase/genkit/go/ai"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Long pages, term proximity and names: the rules for queries that
@@ -47,7 +49,8 @@ import (
 // and the rules cost on the question-shaped sets) or a query with a CJK
 // keyword (a CJK run's bigrams stand together by construction, and the
 // Japanese, Chinese and Korean sets lost 0.002 to 0.006 to the long-page
-// rule).
+// rule). A CJK query has a rule of its own, verbatim: a chunk holding the
+// query as written gains verbatimWeight of its score (cjkVerbatim).
 //
 // Measured on every dev set (docs/retrieval.md, "Long pages and
 // proximity"): the describing sets gain, the others stay within 0.005.
@@ -68,6 +71,9 @@ const (
 	proximityWeight = 1.0
 	// nameWeight scales the IDF of a keyword a chunk's names hold.
 	nameWeight = 1.5
+	// verbatimWeight is the share a chunk's score gains when it holds a
+	// CJK query as written (cjkVerbatim).
+	verbatimWeight = 0.5
 )
 
 // keywordPages is what the ranker knows of an index's pages: the names of
@@ -112,6 +118,76 @@ func (p bm25Plan) reweighRules() (prior, proximity, named bool) {
 	return prior, len(p.keywords) >= proximityMinKeywords, true
 }
 
+// cjkVerbatim returns what the verbatim rule looks for in a chunk: a
+// query with at least two CJK characters, no quoted phrase and no question
+// mark, and no space between two Chinese or Japanese characters
+// (cjkSpaced), in cjkCompact form ("" for any other query). Chinese and
+// Japanese write no spaces, so such a query is a phrase as it stands, and a chunk
+// holding it as written (a man page's NAME line holds its description)
+// gains verbatimWeight of its score; its bigrams alone do not say they
+// stand in that order. Measured on the CJK sets (docs/retrieval.md).
+func (p bm25Plan) cjkVerbatim() string {
+	if p.question || len(p.phrases) > 0 || strings.ContainsAny(p.query, `"“「『`) || cjkSpaced(p.query) {
+		return ""
+	}
+	q := cjkCompact(p.query)
+	n := 0
+	for _, r := range q {
+		if isCJKRune(r) {
+			n++
+		}
+	}
+	if n < 2 {
+		return ""
+	}
+	return q
+}
+
+// cjkSpaced reports whether query puts white space between two Chinese or
+// Japanese characters (cjkJoinable), which write none inside a phrase: the
+// query is several terms ("term subterm" of a book's index), not one
+// phrase. Korean, which puts spaces between words, is not.
+func cjkSpaced(query string) bool {
+	var last rune
+	space := false
+	for _, r := range query {
+		switch {
+		case unicode.IsSpace(r):
+			space = true
+			continue
+		case space && cjkJoinable(last) && cjkJoinable(r) && !unicode.IsPunct(last) && !unicode.IsPunct(r):
+			return true
+		}
+		space, last = false, r
+	}
+	return false
+}
+
+// cjkCompact returns text in NFKC, lower-cased, with runs of white space
+// collapsed to one space and none left between two CJK characters (a line
+// break inside a Chinese or Japanese sentence), trimmed: the form the
+// verbatim rule compares.
+func cjkCompact(text string) string {
+	text = strings.ToLower(norm.NFKC.String(text))
+	var b strings.Builder
+	b.Grow(len(text))
+	var last rune
+	space := false
+	for _, r := range text {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space && !(isCJKRune(last) && isCJKRune(r)) {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+		last = r
+	}
+	return b.String()
+}
+
 // reweighKeywordDocs applies the long-page, proximity and name rules to
 // the best keywordReweighTop of docs, a keyword search's result best
 // first, whose ranks[i] holds docs[i]'s stage and score (one more than the
@@ -127,12 +203,20 @@ func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs [
 		top--
 	}
 	prior, proximity, named := p.reweighRules()
-	if top < 2 || !prior && !proximity && !named {
+	verbatim := p.cjkVerbatim()
+	if top < 2 || !prior && !proximity && !named && verbatim == "" {
 		return nil
 	}
 	scores := make([]float64, top)
 	for i := range top {
 		scores[i] = ranks[i].score
+	}
+	if verbatim != "" {
+		for i, d := range docs[:top] {
+			if strings.Contains(cjkCompact(DocText(d)), verbatim) {
+				scores[i] *= 1 + verbatimWeight
+			}
+		}
 	}
 	if prior {
 		pages, err := ix.pages(ctx)

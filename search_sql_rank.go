@@ -236,7 +236,7 @@ func (x *pgvecKeywordIndex) pages(ctx context.Context) (*keywordPages, error) {
 func pgvecDocRanks(bp bm25Plan, sc pgvecScoring, docs []*ai.Document) ([]keywordHit, []*proximityPairs) {
 	top := min(len(docs), keywordReweighTop+1)
 	prior, proximity, named := bp.reweighRules()
-	if !prior && !proximity && !named {
+	if !prior && !proximity && !named && bp.cjkVerbatim() == "" {
 		return nil, nil
 	}
 	// The terms counted: the scored ones, then keywords not scored.

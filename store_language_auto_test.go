@@ -347,3 +347,48 @@ func TestSQLiteKeywordLanguageCountsAtDoubling(t *testing.T) {
 		t.Errorf("paketverwaltung finds %v, want [de] (the terms rebuilt)", got)
 	}
 }
+
+// TestCJKVerbatimRule: of two Japanese pages holding a description's
+// bigrams, the one holding it as written ranks first on every store, though the other holds its bigrams more often;
+// split by a space (two terms, not one phrase) the query is left to BM25.
+func TestCJKVerbatimRule(t *testing.T) {
+	docs := []*ai.Document{
+		ai.DocumentFromText("設定ファイルの読み込みと設定の変更。ファイルを読み込む前に設定を読む。設定ファイル。",
+			map[string]any{MetaURL: "scrambled", MetaSource: "man"}),
+		ai.DocumentFromText("名前 nscd - 起動して設定ファイルを読み込む。要求を待つ。",
+			map[string]any{MetaURL: "verbatim", MetaSource: "man"}),
+		ai.DocumentFromText("ネットワークの設定を表示する。", map[string]any{MetaURL: "other", MetaSource: "man"}),
+	}
+	for _, name := range []string{"localvec", "sqlite", "pgvector"} {
+		t.Run(name, func(t *testing.T) {
+			s := indexedTestStore(t, name, NewLocalEmbedder(64), 64, docs)
+			if got := keywordURLs(t, s, "設定ファイルを読み込む"); len(got) < 2 || got[0] != "verbatim" {
+				t.Errorf("as written: %v, want verbatim first", got)
+			}
+			if got := keywordURLs(t, s, "設定 ファイルを読み込む"); len(got) < 2 || got[0] != "scrambled" {
+				t.Errorf("two terms: %v, want BM25's order (scrambled first)", got)
+			}
+		})
+	}
+}
+
+func TestCJKSpacedAndCompact(t *testing.T) {
+	for q, want := range map[string]bool{
+		"設定 ファイル": true, "HTML 文档 从文本文档创建": true, "設定ファイル": false,
+		"GNU デバッガー": false, "ext2/ext3 ファイルシステムを作成する": false,
+		"파일 시스템을 만든다": false, "「設定」 ファイル": false,
+	} {
+		if got := cjkSpaced(q); got != want {
+			t.Errorf("cjkSpaced(%q) = %v, want %v", q, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"設定ファイルを読み\n  込む": "設定ファイルを読み込む",
+		"  ＧＮＵ   デバッガー ":  "gnu デバッガー",
+		"ls -  ディレクトリ":    "ls - ディレクトリ",
+	} {
+		if got := cjkCompact(in); got != want {
+			t.Errorf("cjkCompact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
