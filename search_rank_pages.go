@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/firebase/genkit/go/ai"
 	"golang.org/x/text/unicode/norm"
@@ -168,24 +169,113 @@ func cjkSpaced(query string) bool {
 // break inside a Chinese or Japanese sentence), trimmed: the form the
 // verbatim rule compares.
 func cjkCompact(text string) string {
-	text = strings.ToLower(norm.NFKC.String(text))
 	var b strings.Builder
 	b.Grow(len(text))
+	cjkCompactEach(norm.NFKC.String(text), func(r rune) bool {
+		b.WriteRune(r)
+		return true
+	})
+	return b.String()
+}
+
+// cjkCompactEach calls emit with each character of cjkCompact's form of
+// text, which must be in NFKC, until emit returns false.
+func cjkCompactEach(text string, emit func(rune) bool) {
 	var last rune
-	space := false
+	space, started := false, false
 	for _, r := range text {
 		if unicode.IsSpace(r) {
-			space = b.Len() > 0
+			space = started
 			continue
 		}
-		if space && !(isCJKRune(last) && isCJKRune(r)) {
-			b.WriteByte(' ')
+		if space && !(isCJKRune(last) && isCJKRune(r)) && !emit(' ') {
+			return
 		}
-		space = false
-		b.WriteRune(r)
-		last = r
+		space, started, last = false, true, r
+		if r < 0x3000 || r > 0x9FFF && (r < 0xAC00 || r > 0xD7A3) {
+			r = unicode.ToLower(r) // kana, Han and Hangul have no case
+		}
+		if !emit(r) {
+			return
+		}
 	}
-	return b.String()
+}
+
+// cjkMatcher finds a cjkCompact form in texts without building their
+// compact forms (the verbatim rule reads the best 40 chunks of every CJK
+// query): Knuth-Morris-Pratt over the characters cjkCompactEach gives.
+type cjkMatcher struct {
+	q    []rune
+	fail []int
+}
+
+// newCJKMatcher returns the matcher of q, a cjkCompact form.
+func newCJKMatcher(q string) *cjkMatcher {
+	m := &cjkMatcher{q: []rune(q)}
+	m.fail = make([]int, len(m.q))
+	for i, k := 1, 0; i < len(m.q); i++ {
+		for k > 0 && m.q[i] != m.q[k] {
+			k = m.fail[k-1]
+		}
+		if m.q[i] == m.q[k] {
+			k++
+		}
+		m.fail[i] = k
+	}
+	return m
+}
+
+// in reports whether cjkCompact(text) contains the matcher's form. It is
+// cjkCompactEach's loop with the match inlined: it reads every character
+// of 40 chunks per CJK query.
+func (m *cjkMatcher) in(text string) bool {
+	if len(m.q) == 0 {
+		return true
+	}
+	if !norm.NFKC.IsNormalString(text) {
+		text = norm.NFKC.String(text)
+	}
+	k := 0
+	step := func(r rune) bool {
+		for k > 0 && r != m.q[k] {
+			k = m.fail[k-1]
+		}
+		if r == m.q[k] {
+			k++
+		}
+		return k == len(m.q)
+	}
+	var last rune
+	space, started := false, false
+	for _, r := range text {
+		if r < utf8.RuneSelf && r != ' ' && r > '\r' || r >= 0x3000 && r <= 0x9FFF || r >= 0xAC00 && r <= 0xD7A3 {
+			// Neither white space nor a letter with case (CJK), or ASCII
+			// other than white space: the common cases, without tables.
+			if space && !(isCJKRune(last) && isCJKRune(r)) && step(' ') {
+				return true
+			}
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			space, started, last = false, true, r
+			if step(r) {
+				return true
+			}
+			continue
+		}
+		if unicode.IsSpace(r) {
+			space = started
+			continue
+		}
+		if space && !(isCJKRune(last) && isCJKRune(r)) && step(' ') {
+			return true
+		}
+		space, started, last = false, true, r
+		if step(unicode.ToLower(r)) {
+			return true
+		}
+	}
+	return false
 }
 
 // reweighKeywordDocs applies the long-page, proximity and name rules to
@@ -212,8 +302,9 @@ func reweighKeywordDocs(ctx context.Context, ix keywordIndex, p bm25Plan, docs [
 		scores[i] = ranks[i].score
 	}
 	if verbatim != "" {
+		m := newCJKMatcher(verbatim)
 		for i, d := range docs[:top] {
-			if strings.Contains(cjkCompact(DocText(d)), verbatim) {
+			if m.in(DocText(d)) {
 				scores[i] *= 1 + verbatimWeight
 			}
 		}

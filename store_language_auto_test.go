@@ -2,8 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
@@ -389,6 +391,34 @@ func TestCJKSpacedAndCompact(t *testing.T) {
 	} {
 		if got := cjkCompact(in); got != want {
 			t.Errorf("cjkCompact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCJKMatcherAgreesWithCompact: the streaming matcher finds what
+// strings.Contains finds in the compact form, on random texts of CJK,
+// full-width and ASCII letters and white space.
+func TestCJKMatcherAgreesWithCompact(t *testing.T) {
+	alphabet := []rune("設定ファイルを読込むｶﾀｶﾅＡＢａbC \n\t　-")
+	r := rand.New(rand.NewPCG(1, 2))
+	word := func(n int) string {
+		w := make([]rune, n)
+		for i := range w {
+			w[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(w)
+	}
+	for range 3000 {
+		text := word(r.IntN(40))
+		q := cjkCompact(word(1 + r.IntN(4)))
+		if r.IntN(2) == 0 && len(text) > 0 {
+			// A query taken from the text itself.
+			c := []rune(text)
+			i := r.IntN(len(c))
+			q = cjkCompact(string(c[i:min(len(c), i+1+r.IntN(6))]))
+		}
+		if got, want := newCJKMatcher(q).in(text), strings.Contains(cjkCompact(text), q); got != want {
+			t.Fatalf("text %q, query %q: matcher %v, Contains %v", text, q, got, want)
 		}
 	}
 }
