@@ -266,12 +266,7 @@ func LocalvecKeywordSearch(dbPath string, query string, maxResults int, stopWord
 		ids = append(ids, id)
 		langs[documentLanguage(v.Doc)]++
 	}
-	an := localvecDefaultAnalyzer
-	if l := keywordLanguageFor(langs); l != an.language() {
-		if an, err = sqliteAnalyzer(l); err != nil {
-			return nil, fmt.Errorf("keyword search: %w", err)
-		}
-	}
+	an := analyzerForLanguages(langs)
 	plan := newBM25Plan(an, query, stopWords)
 	if plan.blank() {
 		return nil, nil

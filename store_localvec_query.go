@@ -249,12 +249,7 @@ func (s *LocalvecStore) keywordAnalyzer() *textAnalyzer {
 	if s.kwAn != nil {
 		return s.kwAn
 	}
-	if l := keywordLanguageFor(s.rows.langs); l != localvecDefaultAnalyzer.language() {
-		if an, err := sqliteAnalyzer(l); err == nil {
-			return an
-		}
-	}
-	return localvecDefaultAnalyzer
+	return analyzerForLanguages(s.rows.langs)
 }
 
 // keywordIndex returns the store's BM25 index of every row, indexing the

@@ -298,7 +298,7 @@ func (s *SQLiteStore) initSchema(ctx context.Context, language string) error {
 		if err != nil {
 			return err
 		}
-		an, err := sqliteAnalyzer(lang)
+		an, err := sharedAnalyzer(lang)
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ type sqliteEncoded struct {
 // the terms in language (the database's recorded one, as the trigger
 // passes it).
 func sqliteEncodeRows(rows []sqliteRow, language string) error {
-	an, err := sqliteAnalyzer(language)
+	an, err := sharedAnalyzer(language)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func (s *SQLiteStore) keywordAnalyzer(ctx context.Context) (*textAnalyzer, error
 	if err != nil {
 		return nil, fmt.Errorf("read keyword language: %w", err)
 	}
-	an, err := sqliteAnalyzer(lang)
+	an, err := sharedAnalyzer(lang)
 	if err != nil {
 		return nil, fmt.Errorf("keyword language of the database: %w", err)
 	}

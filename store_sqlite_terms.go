@@ -48,9 +48,6 @@ END;
 var (
 	sqliteRegisterOnce sync.Once
 	sqliteRegisterErr  error
-	// sqliteAnalyzers caches one textAnalyzer per language name (with its
-	// stem cache) for the terms function.
-	sqliteAnalyzers sync.Map
 )
 
 // sqliteRegisterFuncs registers the terms function with the driver, once
@@ -90,28 +87,11 @@ func sqliteTermsSQL(_ *sqlite.FunctionContext, args []driver.Value) (driver.Valu
 	if terms, ok := sqliteHeldTerms(lang, text, crumb, heads); ok {
 		return terms, nil // computed ahead by a Bulk run
 	}
-	an, err := sqliteAnalyzer(lang)
+	an, err := sharedAnalyzer(lang)
 	if err != nil {
 		return nil, err
 	}
 	return sqliteEncodeTerms(an, text, bm25JoinHeading(crumb, heads)), nil
-}
-
-// sqliteAnalyzer returns the shared analyzer of language ("" means
-// defaultTextSearchLanguage).
-func sqliteAnalyzer(language string) (*textAnalyzer, error) {
-	if a, ok := sqliteAnalyzers.Load(language); ok {
-		return a.(*textAnalyzer), nil
-	}
-	an, err := newTextAnalyzer(language)
-	if err != nil {
-		return nil, err
-	}
-	if an.language() == localvecDefaultAnalyzer.language() {
-		an = localvecDefaultAnalyzer // share its stem cache
-	}
-	a, _ := sqliteAnalyzers.LoadOrStore(language, an)
-	return a.(*textAnalyzer), nil
 }
 
 // sqliteEncodeTerms returns the encoded terms of text, then those of

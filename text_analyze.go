@@ -112,6 +112,27 @@ func newTextAnalyzer(language string) (*textAnalyzer, error) {
 	return &textAnalyzer{lang: l, stem: stem}, nil
 }
 
+// sharedAnalyzers caches one textAnalyzer per language name (with its
+// stem cache) for every store and the SQLite terms function.
+var sharedAnalyzers sync.Map
+
+// sharedAnalyzer returns the shared analyzer of language ("" means
+// defaultTextSearchLanguage).
+func sharedAnalyzer(language string) (*textAnalyzer, error) {
+	if a, ok := sharedAnalyzers.Load(language); ok {
+		return a.(*textAnalyzer), nil
+	}
+	an, err := newTextAnalyzer(language)
+	if err != nil {
+		return nil, err
+	}
+	if an.language() == localvecDefaultAnalyzer.language() {
+		an = localvecDefaultAnalyzer // share its stem cache
+	}
+	a, _ := sharedAnalyzers.LoadOrStore(language, an)
+	return a.(*textAnalyzer), nil
+}
+
 // language returns the analyzer's language name ("simple", "english", ...).
 func (a *textAnalyzer) language() string { return a.lang }
 

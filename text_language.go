@@ -200,6 +200,17 @@ func keywordLanguageFor(counts map[string]int) string {
 	return "simple"
 }
 
+// analyzerForLanguages returns the shared analyzer keywordLanguageFor
+// chooses for counts (the stores that keep no record of a choice:
+// LocalvecStore, LocalvecKeywordSearch).
+func analyzerForLanguages(counts map[string]int) *textAnalyzer {
+	an, err := sharedAnalyzer(keywordLanguageFor(counts))
+	if err != nil { // keywordLanguageFor gives only known names
+		return localvecDefaultAnalyzer
+	}
+	return an
+}
+
 // documentLanguage returns the metaLanguage value of d ("" when it has
 // none).
 func documentLanguage(d *ai.Document) string {
