@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,10 +39,12 @@ import (
 // a transaction open while it waits for the embedder. Bulk writes use COPY
 // where the server takes it (see pgvecWriteMethod).
 type PgvecStore struct {
-	// Retriever runs an unfiltered similarity search; it is registered in
-	// the Genkit instance as "pgvector/<name>". Its request options may be
-	// nil (3 results), *PgvecRetrieverOptions, *localvec.RetrieverOptions
-	// or a map with a "k" entry.
+	// Retriever runs a similarity search; it is registered in the Genkit
+	// instance as "pgvector/<name>". Its request options may be nil (3
+	// results), *localvec.RetrieverOptions, or a map (Genkit's JSON
+	// config) of "k" (results), "source" (a MetaSource value to keep),
+	// "urlPrefix" (a MetaURL prefix to keep) and "efSearch" (the store's
+	// EfSearch for this request); SearchVector takes any Filter.
 	Retriever ai.Retriever
 	// Pool is the store's connection pool, for an app's own queries (see
 	// Table for the table's name and columns). The pgvector types are
@@ -75,6 +79,14 @@ type PgvecStore struct {
 	replaceHook func(ctx context.Context) error
 	// bulk is the store's Bulk run in this process (pgstore_bulk.go).
 	bulk pgvecBulkState
+	// storedDim is the dimension of the stored vectors while it differs
+	// from the embedder's (0 when they agree): writes and vector searches
+	// check it (checkDim) until Reembed.
+	storedDim atomic.Int64
+	// reembedMu serialises this process's Reembed calls (the advisory lock
+	// serialises processes); reembedSize is PgvecOptions.ReembedBatch.
+	reembedMu   sync.Mutex
+	reembedSize int
 }
 
 // PgvecOptions are the optional settings of NewPgvecStoreWithOptions. The
@@ -102,14 +114,21 @@ type PgvecOptions struct {
 	RebuildTextSearch bool
 	// DeleteOnDimensionChange makes start-up remove every chunk when the
 	// store records another embedding dimension than the embedder's (the
-	// documents must then be indexed again); by default every chunk is
-	// re-embedded with the new embedder instead. See docs/postgres.md.
+	// documents must then be indexed again). By default start-up changes
+	// nothing: the store keeps its vectors, writes and vector searches
+	// fail with ErrDimensionMismatch (keyword search and Sources work)
+	// until Reembed replaces them. See docs/postgres.md.
 	DeleteOnDimensionChange bool
+	// ReembedOnOpen makes start-up run Reembed itself when the store
+	// records another embedding dimension than the embedder's, before
+	// NewPgvecStoreWithOptions returns (blocking for as long as embedding
+	// every chunk takes; resumed by the next start after a crash).
+	ReembedOnOpen bool
 	// ReembedBatch is the number of chunks a re-embedding migration embeds
 	// and commits per transaction; 0 means pgvecReembedBatch.
 	ReembedBatch int
 	// ReembedProgress, when not nil, is called after every committed batch
-	// of a re-embedding migration with the chunks done and the total.
+	// of ReembedOnOpen's migration with the chunks done and the total.
 	ReembedProgress func(done, total int)
 	// writeMethod is how Index and source replacement write rows: COPY
 	// through a staging table or multi-row INSERT. Apps get
@@ -184,11 +203,11 @@ func NewPgvecStore(ctx context.Context, g *genkit.Genkit, name string, emb ai.Em
 // of the store called name, then returns the store.
 //
 // Schema work runs in one transaction under an advisory lock, so processes
-// starting at the same time do not race. If the store exists with another
-// embedding dimension, every chunk is re-embedded with emb before the call
-// returns (blocking; in committed batches, resumed by the next start after
-// a crash; old vectors stay searchable until one transaction swaps them),
-// or removed with DeleteOnDimensionChange; Migration reports it. The Retriever is registered in g as
+// starting at the same time do not race. Opening does no long work: a
+// store recorded with another embedding dimension keeps its vectors, and
+// writes and vector searches return ErrDimensionMismatch until Reembed
+// (or PgvecOptions.ReembedOnOpen, DeleteOnDimensionChange); only indexes a
+// killed Bulk run left dropped are rebuilt first. The Retriever is registered in g as
 // "pgvector/<name>" (if g is nil it is created without registering).
 // The caller must Close the store.
 func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dsn string, embeddingDim int, opts *PgvecOptions) (*PgvecStore, error) {
@@ -242,6 +261,7 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		writeMethod:   o.writeMethod,
 		efSearch:      o.EfSearch,
 		iterativeScan: o.IterativeScan,
+		reembedSize:   cmp.Or(o.ReembedBatch, pgvecReembedBatch),
 	}
 
 	// The schema is made on a connection of its own: the pool's connections
@@ -284,10 +304,13 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 	}
 	if s.migration.reembedPending {
-		if err := s.reembed(ctx, &o); err != nil {
+		if err := s.reembed(ctx, o.ReembedProgress); err != nil {
 			pool.Close()
 			return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 		}
+	}
+	if s.migration.dimMismatch {
+		s.storedDim.Store(int64(s.migration.PreviousDim))
 	}
 
 	s.Retriever, err = pgvecDefineRetriever(g, "pgvector/"+name, s.retrieve)
@@ -312,7 +335,7 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 func pgvecDefineRetriever(g *genkit.Genkit, name string, fn ai.RetrieverFunc) (r ai.Retriever, err error) {
 	opts := &ai.RetrieverOptions{
 		Label:        name,
-		ConfigSchema: core.InferSchemaMap(PgvecRetrieverOptions{}),
+		ConfigSchema: core.InferSchemaMap(pgvecRetrieverOptions{}),
 	}
 	if g == nil {
 		return ai.NewRetriever(name, opts, fn), nil
@@ -568,6 +591,9 @@ func (s *PgvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	}
 	if len(docs) == 0 {
 		return nil
+	}
+	if err := s.checkDim(ctx, "index"); err != nil {
+		return err
 	}
 	prepared, err := pgvecPrepare(docs)
 	if err != nil {

@@ -62,8 +62,11 @@ type pgvecMigration struct {
 	TextSearchKept, TextSearchRequested string
 
 	// reembedPending tells NewPgvecStore to run the re-embedding migration
-	// the schema transaction set up.
+	// the schema transaction set up (PgvecOptions.ReembedOnOpen).
 	reembedPending bool
+	// dimMismatch: the stored vectors (PreviousDim) differ from the
+	// embedder's dimension and start-up left them (Reembed replaces them).
+	dimMismatch bool
 	// languageAuto: the store's text search configuration follows its
 	// documents (the meta table's ts_auto; pgstore_language.go).
 	languageAuto bool
@@ -466,6 +469,12 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 			if err := pgvecChangeDimension(ctx, tx, n, dim, &m); err != nil {
 				return err
 			}
+		case !o.ReembedOnOpen:
+			// Nothing changes: writes and vector searches refuse the new
+			// dimension until Reembed (an unfinished migration of an
+			// earlier ReembedOnOpen start waits for it too).
+			m.dimMismatch = true
+			recordedDim = m.PreviousDim
 		default:
 			// The old vectors and dimension stay recorded until the swap.
 			m.DimensionChanged, m.reembedPending = true, true
@@ -509,6 +518,10 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 			"store", name, "recorded", m.TextSearchKept, "requested", m.TextSearchRequested)
 	}
 	o.TextSearchConfig = language
+	if m.dimMismatch {
+		slog.Warn("pgvector store: the stored vectors have another dimension than the embedder's; writes and vector searches fail with ErrDimensionMismatch until Reembed",
+			"store", name, "stored", m.PreviousDim, "embedder", dim)
+	}
 	if m.DimensionChanged && !m.reembedPending {
 		slog.Warn("pgvector store: embedding dimension changed, old chunks removed (DeleteOnDimensionChange); index the documents again",
 			"store", name, "table", n.table, "from", m.PreviousDim, "to", dim, "removed", m.RemovedChunks)

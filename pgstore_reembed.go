@@ -62,13 +62,92 @@ func pgvecDropReembed(ctx context.Context, tx pgx.Tx, n pgvecNames, name string)
 // or was computed from another text.
 const pgvecNextPending = pgvecNextColumn + ` IS NULL OR ` + pgvecNextHashColumn + ` IS DISTINCT FROM text_hash`
 
+// Reembed replaces the vector of every chunk with the store's embedder's,
+// for an embedder of another dimension than the stored vectors' (writes
+// and vector searches fail with ErrDimensionMismatch until then): texts,
+// metadata and keyword postings stay. It embeds in committed batches of
+// PgvecOptions.ReembedBatch chunks into a shadow column (progress(done,
+// total) after each when not nil) while the old vectors stay searchable,
+// builds that column's HNSW index, then swaps it in with one transaction;
+// killed at any point, the store keeps its old vectors and the next
+// Reembed (of any process) continues from the committed batches. Chunks
+// written meanwhile are embedded before the swap. It returns how many
+// chunks it re-embedded; the stored dimension already the embedder's gives
+// an error (re-index with IndexSource instead), as does a call inside Bulk.
+func (s *PgvecStore) Reembed(ctx context.Context, progress func(done, total int)) (int, error) {
+	if err := s.checkOpen("reembed"); err != nil {
+		return 0, err
+	}
+	if s.bulkLoading() {
+		return 0, errors.New("pgvector store: reembed: inside Bulk")
+	}
+	s.reembedMu.Lock()
+	defer s.reembedMu.Unlock()
+	var stored int
+	err := s.withSchemaLock(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var pending *int
+		if err := tx.QueryRow(ctx, `SELECT embedding_dim, reembed_dim FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1 FOR UPDATE`, s.name).
+			Scan(&stored, &pending); err != nil {
+			return fmt.Errorf("reembed: read the stored dimension: %w", err)
+		}
+		if stored == s.dim {
+			return nil
+		}
+		s.migration.PreviousDim = stored
+		s.migration.ReembedResumed = pending != nil && *pending == s.dim
+		if s.migration.ReembedResumed {
+			return nil
+		}
+		if err := pgvecStartReembed(ctx, tx, s.names, s.dim); err != nil {
+			return fmt.Errorf("reembed: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET reembed_dim = $2 WHERE store = $1`, s.name, s.dim); err != nil {
+			return fmt.Errorf("reembed: record the target dimension: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if stored == s.dim {
+		s.storedDim.Store(0)
+		return 0, fmt.Errorf("pgvector store %q: reembed: the embedder gives vectors of the stored dimension %d: re-index with IndexSource", s.name, stored)
+	}
+	before := s.migration.Reembedded
+	if err := s.reembed(ctx, progress); err != nil {
+		return s.migration.Reembedded - before, fmt.Errorf("pgvector store %q: %w", s.name, err)
+	}
+	s.migration.DimensionChanged = true
+	s.storedDim.Store(0)
+	return s.migration.Reembedded - before, nil
+}
+
+// checkDim returns an error wrapping ErrDimensionMismatch while the stored
+// vectors have another dimension than the embedder's (read again from the
+// meta table, so that another process's Reembed is seen), nil otherwise.
+func (s *PgvecStore) checkDim(ctx context.Context, op string) error {
+	if s.storedDim.Load() == 0 {
+		return nil
+	}
+	var stored int
+	if err := s.Pool.QueryRow(ctx, `SELECT embedding_dim FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, s.name).Scan(&stored); err != nil {
+		return fmt.Errorf("pgvector store %q: %s: read the stored dimension: %w", s.name, op, err)
+	}
+	if stored == s.dim {
+		s.storedDim.Store(0)
+		return nil
+	}
+	return fmt.Errorf("pgvector store %q: %s: %w: the stored vectors have %d dimensions, the embedder's %d; call Reembed (or open with PgvecOptions.ReembedOnOpen)",
+		s.name, op, ErrDimensionMismatch, stored, s.dim)
+}
+
 // reembed runs the re-embedding migration the schema transaction set up:
 // under a session advisory lock of the store (a second process starting
 // with the same dimension waits, then finds the work done), it fills the
 // shadow column in committed batches, builds its HNSW index and swaps it in
 // with one transaction. Killed at any point, the store keeps its old
 // vectors and the next start continues from the committed batches.
-func (s *PgvecStore) reembed(ctx context.Context, o *PgvecOptions) error {
+func (s *PgvecStore) reembed(ctx context.Context, progress func(done, total int)) error {
 	conn, err := s.Pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("re-embed: %w", err)
@@ -98,10 +177,7 @@ func (s *PgvecStore) reembed(ctx context.Context, o *PgvecOptions) error {
 	if pending == nil || *pending != s.dim {
 		return fmt.Errorf("re-embed: another process moved the migration to dimension %v while this one (dimension %d) waited", pending, s.dim)
 	}
-	batch := o.ReembedBatch
-	if batch == 0 {
-		batch = pgvecReembedBatch
-	}
+	batch := s.reembedSize
 	t := pgvecIdent(s.names.table)
 	var total, left int
 	if err := conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE `+pgvecNextPending+`) FROM `+t).Scan(&total, &left); err != nil {
@@ -124,8 +200,8 @@ func (s *PgvecStore) reembed(ctx context.Context, o *PgvecOptions) error {
 			}
 			s.migration.Reembedded += n
 			done := min(total-left+s.migration.Reembedded, total)
-			if o.ReembedProgress != nil {
-				o.ReembedProgress(done, total)
+			if progress != nil {
+				progress(done, total)
 			}
 			if time.Since(lastLog) >= 10*time.Second {
 				lastLog = time.Now()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
@@ -90,11 +91,13 @@ func pgReembedCheckVectors(t testing.TB, q interface {
 }
 
 // TestPgvecStoreReembedOnDimensionChange reopens a store of 16-dimensional
-// vectors with a 32-dimensional embedder: every chunk keeps its ID, text
-// and metadata and gets the new embedder's vector; between the batches the
-// old vectors answer 16-dimensional searches; afterwards the new embedder
-// finds the chunks, the HNSW index is back and the record names the new
-// embedder.
+// vectors with a 32-dimensional embedder: the open changes nothing, writes
+// and vector searches fail with ErrDimensionMismatch (keyword search
+// works), then Reembed gives every chunk the new embedder's vector, keeping
+// its ID, text and metadata; between the batches the old vectors answer
+// 16-dimensional searches; afterwards the new embedder finds the chunks
+// (through a second handle too), the HNSW index is back and the record
+// names the new embedder. ReembedOnOpen does the same at start-up.
 func TestPgvecStoreReembedOnDimensionChange(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgTestDSN(t)
@@ -119,7 +122,7 @@ func TestPgvecStoreReembedOnDimensionChange(t *testing.T) {
 	defer conn.Close(ctx)
 	var progress [][2]int
 	var midErr error
-	opts := &PgvecOptions{ReembedBatch: 25, ReembedProgress: func(done, total int) {
+	report := func(done, total int) {
 		progress = append(progress, [2]int{done, total})
 		if midErr != nil || done == total {
 			return
@@ -136,15 +139,41 @@ func TestPgvecStoreReembedOnDimensionChange(t *testing.T) {
 		if st := pgReembedState(t, conn, name, table, 16, 32); st != "old" {
 			midErr = fmt.Errorf("after %d of %d: %s", done, total, st)
 		}
-	}}
+	}
 	emb32 := pgRenamedEmbedder{newTestEmbedder(32)}
-	s32, err := NewPgvecStoreWithOptions(ctx, nil, name, emb32, dsn, 32, opts)
+	s32, err := NewPgvecStoreWithOptions(ctx, nil, name, emb32, dsn, 32, &PgvecOptions{ReembedBatch: 25})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s32.Close()
+	other := pgTestOpen(t, dsn, name, pgRenamedEmbedder{newTestEmbedder(32)}, 32)
+	if st := pgReembedState(t, conn, name, table, 16, 32); st != "old" || emb32.docs.Load() != 0 {
+		t.Fatalf("the open changed the store: %s, %d documents embedded", st, emb32.docs.Load())
+	}
+	if err := s32.Index(ctx, pgTestDocs("c", "gamma", 1)); !errors.Is(err, ErrDimensionMismatch) {
+		t.Errorf("Index before Reembed: %v, want ErrDimensionMismatch", err)
+	}
+	if _, _, err := s32.replaceSource(ctx, replaceScope{sources: []string{"c"}}, pgTestDocs("c", "gamma", 1), nil); !errors.Is(err, ErrDimensionMismatch) {
+		t.Errorf("a source replacement (IndexSource) before Reembed: %v, want ErrDimensionMismatch", err)
+	}
+	if _, err := s32.SearchVector(ctx, "beta chunk 12", 3, nil); !errors.Is(err, ErrDimensionMismatch) {
+		t.Errorf("SearchVector before Reembed: %v, want ErrDimensionMismatch", err)
+	}
+	if kw, err := s32.SearchText(ctx, "beta chunk 12", 3, nil); err != nil || len(kw) == 0 {
+		t.Errorf("SearchText before Reembed: %d results, %v", len(kw), err)
+	}
+	reembedded, err := s32.Reembed(ctx, report)
+	if err != nil || reembedded != n {
+		t.Fatalf("Reembed = %d, %v, want %d", reembedded, err, n)
+	}
 	if midErr != nil {
 		t.Error(midErr)
+	}
+	if _, err := s32.Reembed(ctx, nil); err == nil || errors.Is(err, ErrDimensionMismatch) {
+		t.Errorf("a second Reembed: %v, want the same-dimension error", err)
+	}
+	if hits, err := other.SearchVector(ctx, "beta chunk 12 about topic5 and subject1", 1, nil); err != nil || len(hits) != 1 {
+		t.Errorf("a second handle after Reembed: %d hits, %v", len(hits), err)
 	}
 	m := s32.migrationInfo()
 	if !m.DimensionChanged || m.PreviousDim != 16 || m.Reembedded != n || m.RemovedChunks != 0 || m.ReembedResumed {
@@ -188,6 +217,22 @@ func TestPgvecStoreReembedOnDimensionChange(t *testing.T) {
 	again := pgTestOpen(t, dsn, name, emb32, 32)
 	if m := again.migrationInfo(); m.DimensionChanged || m.Reembedded != 0 {
 		t.Errorf("second reopen: %+v", m)
+	}
+	again.Close()
+	// ReembedOnOpen: back to 16 dimensions before the open returns.
+	var opened [][2]int
+	s16b, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(16), dsn, 16, &PgvecOptions{ReembedOnOpen: true, ReembedBatch: 50,
+		ReembedProgress: func(done, total int) { opened = append(opened, [2]int{done, total}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s16b.Close()
+	if m := s16b.migrationInfo(); !m.DimensionChanged || m.PreviousDim != 32 || m.Reembedded != n || len(opened) != (n+49)/50 {
+		t.Errorf("ReembedOnOpen: %+v, progress %v", m, opened)
+	}
+	pgReembedCheckVectors(t, s16b.Pool, s16b.Table(), 16)
+	if hits, err := s16b.SearchVector(ctx, "beta chunk 12 about topic5 and subject1", 1, nil); err != nil || len(hits) != 1 {
+		t.Errorf("search after ReembedOnOpen: %d hits, %v", len(hits), err)
 	}
 }
 
@@ -240,9 +285,9 @@ func TestPgvecStoreTextSearchKept(t *testing.T) {
 }
 
 // pgReembedChildMain is the child of TestPgvecStoreKilledReembed: it opens
-// the store with the 32-dimensional embedder, which runs the migration,
-// reporting each batch; with PGCHILD_BLOCK=1 it stops inside the swap's
-// transaction until killed.
+// the store with the 32-dimensional embedder and runs Reembed, reporting
+// each batch; with PGCHILD_BLOCK=1 it stops inside the swap's transaction
+// until killed.
 func pgReembedChildMain(say func(string, ...any), in io.Reader) error {
 	ctx := context.Background()
 	if os.Getenv("PGCHILD_BLOCK") == "1" {
@@ -255,13 +300,16 @@ func pgReembedChildMain(say func(string, ...any), in io.Reader) error {
 	batch, _ := strconv.Atoi(os.Getenv("PGCHILD_N"))
 	say("started")
 	s, err := NewPgvecStoreWithOptions(ctx, nil, os.Getenv("PGCHILD_STORE"), pgRenamedEmbedder{newTestEmbedder(32)},
-		os.Getenv("PGCHILD_DSN"), 32, &PgvecOptions{ReembedBatch: batch, ReembedProgress: func(done, total int) {
-			say("progress %d/%d", done, total)
-		}})
+		os.Getenv("PGCHILD_DSN"), 32, &PgvecOptions{ReembedBatch: batch})
 	if err != nil {
 		return err
 	}
-	say("done reembedded=%d", s.migrationInfo().Reembedded)
+	n, err := s.Reembed(ctx, func(done, total int) { say("progress %d/%d", done, total) })
+	if err != nil {
+		s.Close()
+		return err
+	}
+	say("done reembedded=%d", n)
 	return s.Close()
 }
 
@@ -328,7 +376,7 @@ func TestPgvecStoreKilledReembed(t *testing.T) {
 		seen[st]++
 	}
 	t.Logf("state after the kills: %v", seen)
-	s32, err := NewPgvecStoreWithOptions(ctx, nil, name, pgRenamedEmbedder{newTestEmbedder(32)}, dsn, 32, &PgvecOptions{ReembedBatch: 10})
+	s32, err := NewPgvecStoreWithOptions(ctx, nil, name, pgRenamedEmbedder{newTestEmbedder(32)}, dsn, 32, &PgvecOptions{ReembedOnOpen: true, ReembedBatch: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,11 @@ func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs
 	if err := s.checkOpen("replace source"); err != nil {
 		return 0, 0, err
 	}
+	if len(docs) > 0 {
+		if err := s.checkDim(ctx, "replace source"); err != nil {
+			return 0, 0, err
+		}
+	}
 	prepared, err := pgvecPrepare(docs)
 	if err != nil {
 		return 0, 0, fmt.Errorf("pgvector replace source: %w", err)

@@ -13,9 +13,10 @@ import (
 	"github.com/pgvector/pgvector-go"
 )
 
-// PgvecRetrieverOptions are the options of PgvecStore.Retriever requests.
-// Filters combine with AND.
-type PgvecRetrieverOptions struct {
+// pgvecRetrieverOptions are the options of PgvecStore.Retriever requests,
+// as the request's map (Genkit's JSON config: "k", "source", "urlPrefix",
+// "efSearch") gives them. Filters combine with AND.
+type pgvecRetrieverOptions struct {
 	// K is the number of documents to return (default 3).
 	K int `json:"k,omitempty"`
 	// Source, when not "", keeps chunks whose "source" metadata equals it.
@@ -51,6 +52,9 @@ func (s *PgvecStore) Retrieve(ctx context.Context, query *ai.Document, k int) ([
 // that rejects most chunks still gives k results whenever k match.
 func (s *PgvecStore) retrieveWhere(ctx context.Context, query *ai.Document, k, ef int, extraWhere string, extraArgs []any) ([]*ai.Document, error) {
 	if err := s.checkOpen("retrieve"); err != nil {
+		return nil, err
+	}
+	if err := s.checkDim(ctx, "retrieve"); err != nil {
 		return nil, err
 	}
 	if query == nil {
@@ -168,15 +172,15 @@ func pgvecRetrieverK(opts any) (int, error) {
 }
 
 // pgvecRetrieverOpts reads a retriever request's options, with K defaulted.
-func pgvecRetrieverOpts(opts any) (PgvecRetrieverOptions, error) {
-	var o PgvecRetrieverOptions
+func pgvecRetrieverOpts(opts any) (pgvecRetrieverOptions, error) {
+	var o pgvecRetrieverOptions
 	switch v := opts.(type) {
 	case nil:
-	case *PgvecRetrieverOptions:
+	case *pgvecRetrieverOptions:
 		if v != nil {
 			o = *v
 		}
-	case PgvecRetrieverOptions:
+	case pgvecRetrieverOptions:
 		o = v
 	case *localvec.RetrieverOptions:
 		if v != nil {
@@ -211,7 +215,7 @@ func pgvecRetrieverOpts(opts any) (PgvecRetrieverOptions, error) {
 			return o, fmt.Errorf("pgvector retriever: option efSearch has type %T, want a number", n)
 		}
 	default:
-		return o, fmt.Errorf("pgvector retriever: options have type %T, want *PgvecRetrieverOptions", opts)
+		return o, fmt.Errorf("pgvector retriever: options have type %T, want nil, *localvec.RetrieverOptions or a map of k, source, urlPrefix, efSearch", opts)
 	}
 	if o.K <= 0 {
 		o.K = pgvecDefaultK

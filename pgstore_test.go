@@ -245,10 +245,10 @@ func TestPgvecRetrieverK(t *testing.T) {
 		want int
 	}{
 		{nil, 3},
-		{&PgvecRetrieverOptions{K: 7}, 7},
+		{&pgvecRetrieverOptions{K: 7}, 7},
 		{&localvec.RetrieverOptions{K: 5}, 5},
 		{map[string]any{"k": float64(4)}, 4},
-		{&PgvecRetrieverOptions{}, 3},
+		{&pgvecRetrieverOptions{}, 3},
 	} {
 		got, err := pgvecRetrieverK(tc.opts)
 		if err != nil || got != tc.want {
@@ -312,7 +312,7 @@ func TestPgvecStoreIndexRetrieveDelete(t *testing.T) {
 		t.Errorf("metadata not returned: %v", got[0].Metadata)
 	}
 
-	for _, opts := range []any{nil, &PgvecRetrieverOptions{K: 4}, &localvec.RetrieverOptions{K: 1}} {
+	for _, opts := range []any{nil, &pgvecRetrieverOptions{K: 4}, &localvec.RetrieverOptions{K: 1}} {
 		resp, err := s.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: ai.DocumentFromText("parking lottery", nil), Options: opts})
 		if err != nil {
 			t.Fatalf("Retriever with %#v: %v", opts, err)

@@ -57,7 +57,7 @@ func TestPgvecStoreFilteredRetrieveReturnsK(t *testing.T) {
 		t.Fatal(err)
 	}
 	const k = 10
-	resp, err := s.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: q, Options: &PgvecRetrieverOptions{K: k, URLPrefix: "rare/"}})
+	resp, err := s.Retriever.Retrieve(ctx, &ai.RetrieverRequest{Query: q, Options: map[string]any{"k": k, "urlPrefix": "rare/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
