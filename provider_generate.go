@@ -51,12 +51,13 @@ func GenerateOptionsFromEnv() (GenerateOptions, error) {
 	return o, nil
 }
 
-// OllamaConfig is the request config this package's Ollama models
+// ollamaConfig is the request config this package's Ollama models
 // understand; GenerateConfig returns one for ollama/ specs. Its JSON form
-// (also accepted as a map, e.g. from a .prompt file) uses Ollama's names.
-// Genkit's common config names (maxOutputTokens, temperature, topK, topP,
+// uses Ollama's names, and a map of those names (a .prompt file's config,
+// an app's temperature or further options) is read the same way; Genkit's
+// common config names (maxOutputTokens, temperature, topK, topP,
 // stopSequences) are accepted too.
-type OllamaConfig struct {
+type ollamaConfig struct {
 	// NumCtx is options.num_ctx; 0 leaves it out.
 	NumCtx int `json:"num_ctx,omitempty"`
 	// NumPredict is options.num_predict; 0 leaves it out.
@@ -72,10 +73,11 @@ type OllamaConfig struct {
 	Options map[string]any `json:"options,omitempty"`
 }
 
-// GPUStackConfig is the request config this package's GPUStack models
-// understand; GenerateConfig returns one for gpustack/ specs. Its JSON form
+// gpustackConfig is the request config this package's GPUStack models
+// understand; GenerateConfig returns one for gpustack/ specs (an app sets
+// more with a map of the same JSON names). Its JSON form
 // uses the OpenAI names; Genkit's common config names are accepted too.
-type GPUStackConfig struct {
+type gpustackConfig struct {
 	// MaxTokens is max_tokens; 0 leaves it out.
 	MaxTokens int `json:"max_tokens,omitempty"`
 	// EnableThinking is chat_template_kwargs.enable_thinking; nil leaves
@@ -86,9 +88,9 @@ type GPUStackConfig struct {
 }
 
 // GenerateConfig returns the model config for spec built from opts, to
-// pass with ai.WithConfig (or PromptOptions): an *OllamaConfig with
-// num_ctx, keep_alive, think and num_predict for Ollama; a *GPUStackConfig
-// with max_tokens and chat_template_kwargs.enable_thinking for GPUStack
+// pass with ai.WithConfig (or PromptOptions): for Ollama one with num_ctx,
+// keep_alive, think and num_predict; for GPUStack one with max_tokens and
+// chat_template_kwargs.enable_thinking
 // (NumCtx is ignored there); nil for Google AI, where a token cap would
 // also count thinking tokens. Thinking is always sent explicitly (false
 // unless opts.Think).
@@ -97,9 +99,9 @@ func GenerateConfig(spec string, opts GenerateOptions) any {
 	think := opts.Think
 	switch prov {
 	case ProviderOllama:
-		return &OllamaConfig{NumCtx: opts.NumCtx, NumPredict: opts.MaxTokens, KeepAlive: opts.KeepAlive, Think: &think}
+		return &ollamaConfig{NumCtx: opts.NumCtx, NumPredict: opts.MaxTokens, KeepAlive: opts.KeepAlive, Think: &think}
 	case ProviderGPUStack:
-		return &GPUStackConfig{MaxTokens: opts.MaxTokens, EnableThinking: &think}
+		return &gpustackConfig{MaxTokens: opts.MaxTokens, EnableThinking: &think}
 	}
 	return nil
 }
@@ -107,7 +109,7 @@ func GenerateConfig(spec string, opts GenerateOptions) any {
 // providerRequestConfig is the union of the config names our models read:
 // provider-specific ones and Genkit's ai.GenerationCommonConfig names.
 type providerRequestConfig struct {
-	OllamaConfig
+	ollamaConfig
 	MaxTokens          int            `json:"max_tokens,omitempty"`
 	EnableThinking     *bool          `json:"enable_thinking,omitempty"`
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`

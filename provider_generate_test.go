@@ -31,11 +31,11 @@ func TestGenerateOptionsFromEnv(t *testing.T) {
 
 func TestGenerateConfigShapes(t *testing.T) {
 	o := GenerateOptions{NumCtx: 2048, KeepAlive: "5m", MaxTokens: 64}
-	oc, ok := GenerateConfig("bare-name", o).(*OllamaConfig)
+	oc, ok := GenerateConfig("bare-name", o).(*ollamaConfig)
 	if !ok || oc.NumCtx != 2048 || oc.NumPredict != 64 || oc.KeepAlive != "5m" || oc.Think == nil || *oc.Think {
 		t.Errorf("ollama config = %+v", oc)
 	}
-	gc, ok := GenerateConfig("gpustack/q", o).(*GPUStackConfig)
+	gc, ok := GenerateConfig("gpustack/q", o).(*gpustackConfig)
 	if !ok || gc.MaxTokens != 64 || gc.EnableThinking == nil || *gc.EnableThinking {
 		t.Errorf("gpustack config = %+v", gc)
 	}

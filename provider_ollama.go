@@ -242,8 +242,8 @@ type ollamaEmbedResponse struct {
 }
 
 // embed implements ai.EmbedderFunc against POST /api/embed, one request
-// for all documents. req.Options may carry an OllamaConfig (keep_alive,
-// num_ctx).
+// for all documents. req.Options may carry keep_alive and num_ctx
+// (a map with those names, or GenerateConfig's result).
 func (c *ollamaClient) embed(ctx context.Context, req *ai.EmbedRequest) (*ai.EmbedResponse, error) {
 	cfg, err := decodeProviderConfig(req.Options)
 	if err != nil {

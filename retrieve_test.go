@@ -306,11 +306,11 @@ func TestPromptOptions(t *testing.T) {
 	}
 	g := genkit.Init(context.Background())
 	m := genkit.DefineModel(g, "test/po", nil, func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
-		cfg, _ := req.Config.(*OllamaConfig)
+		cfg, _ := req.Config.(*ollamaConfig)
 		return &ai.ModelResponse{Message: ai.NewModelTextMessage(fmt.Sprintf("%d", cfg.NumCtx))}, nil
 	})
 	p := genkit.DefinePrompt(g, "po", ai.WithPrompt("{{x}}"))
-	opts := PromptOptions(m, &OllamaConfig{NumCtx: 77}, map[string]any{"x": "y"})
+	opts := PromptOptions(m, &ollamaConfig{NumCtx: 77}, map[string]any{"x": "y"})
 	if len(opts) != 3 {
 		t.Fatalf("%d options", len(opts))
 	}
