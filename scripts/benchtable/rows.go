@@ -12,7 +12,7 @@ type row struct {
 	// ID selects the row on the command line (scripts/bench ID...).
 	ID string
 	// Group is "issue" for the rows of issue 26's table (run by default)
-	// and "more" for the other side-by-side figures of README.md and docs/
+	// and "more" for the other side-by-side figures of docs/
 	// (run by scripts/bench more or all).
 	Group string
 	// Work is the table's first column.
@@ -73,7 +73,7 @@ func invocations() map[string]invocation {
 		"BenchmarkLocalvecVsGenkit": {Pkg: ".", Bench: "BenchmarkLocalvecVsGenkit", Benchtime: "1x", Timeout: "20m"},
 		"BenchmarkServeAskConcurrency": {Pkg: "./cmd/askyourdocs", Bench: "BenchmarkServeAskConcurrency", Benchtime: "1x", Timeout: "20m",
 			Args: []string{"-serve-ask-n=" + env("BENCH_SERVE_ASKS", "600")}},
-		// More side-by-side figures of README.md and docs/.
+		// More side-by-side figures of docs/.
 		"BenchmarkExtractPDF": {Pkg: ".", Bench: "BenchmarkExtractPDF", Benchtime: env("BENCH_PDF_TIME", "30x"), Timeout: "10m"},
 		"BenchmarkSearch": {Pkg: ".", Bench: "BenchmarkSearch", Benchtime: env("BENCH_SEARCH_TIME", "200x"), Timeout: "40m",
 			Args: []string{"-search-bench-sizes=" + env("BENCH_SEARCH_SIZES", "10000,100000")}, PG: true},
