@@ -115,6 +115,14 @@ type SearchReport struct {
 	// ReleaseNotesDemoted is how many fused hits from release-notes pages
 	// had their score multiplied by SearchOptions.ReleaseNotesWeight.
 	ReleaseNotesDemoted int
+	// Lacking names what Search does without because the Searcher (or
+	// the Searcher its Unwrap() Searcher method returns, followed down a
+	// chain of wrappers) lacks it: "keyword statistics" (no weak-query
+	// fusion), "passage search" (a HyDE passage is searched as a query),
+	// "index record" (the fusion settings come from the embedder's
+	// defaults or the textbook ones). Empty for the ready-made stores and
+	// a wrapper that returns one from Unwrap.
+	Lacking []string
 }
 
 // SearchHit is one result of Search.
@@ -205,7 +213,11 @@ func searchSpan(ctx context.Context, name string) (context.Context, func(count i
 // its result count and latency. HyDE and rerank never fail the search (see
 // GenerateHyDEText, RerankScores); a list's error does. A nil s, a blank
 // question or an unknown Mode is an error. Safe for concurrent use when s
-// is.
+// is. A Searcher of an app's own that wraps a store gets the store's
+// keyword statistics, passage search and index record (and so the same
+// hits) by embedding the store's pointer or by returning the store from
+// an Unwrap() Searcher method; what a Searcher lacks is listed in
+// SearchReport.Lacking.
 func Search(ctx context.Context, s Searcher, question string, opts *SearchOptions) (hits []SearchHit, err error) {
 	if s == nil {
 		return nil, errNoSearcher
@@ -266,7 +278,8 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	}
 	var stats KeywordQueryStats
 	var serr error
-	if ks, ok := s.(keywordStatser); ok && o.Mode == SearchModeFusion && fo.mayBeWeak(question) {
+	ks, hasStats := searchCapability[keywordStatser](s)
+	if hasStats && o.Mode == SearchModeFusion && fo.mayBeWeak(question) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -293,7 +306,8 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 	fused := fuseRanked(vector, text, hyde, fq)
 	done(len(fused), nil)
 	if o.Report != nil {
-		*o.Report = SearchReport{Fusion: fo, KeywordWeak: weak, Keywords: stats, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage}
+		*o.Report = SearchReport{Fusion: fo, KeywordWeak: weak, Keywords: stats, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage,
+			Lacking: searchLacking(s)}
 	}
 
 	hits = make([]SearchHit, len(fused))
@@ -386,6 +400,22 @@ func newSearchHit(f fusedHit) SearchHit {
 	return h
 }
 
+// searchLacking lists the capabilities beyond the Searcher methods that
+// s lacks (SearchReport.Lacking).
+func searchLacking(s Searcher) []string {
+	var out []string
+	if _, ok := searchCapability[keywordStatser](s); !ok {
+		out = append(out, "keyword statistics")
+	}
+	if _, ok := searchCapability[documentSearcher](s); !ok {
+		out = append(out, "passage search")
+	}
+	if _, ok := searchCapability[indexRecorder](s); !ok {
+		out = append(out, "index record")
+	}
+	return out
+}
+
 // searchHyDE writes the HyDE passage and searches by it (as a passage when
 // the store can, else as a query). A passage equal to the question (HyDE
 // failed) adds no list.
@@ -396,7 +426,7 @@ func searchHyDE(ctx context.Context, s Searcher, question string, o SearchOption
 	}
 	var docs []*ai.Document
 	var err error
-	if ds, ok := s.(documentSearcher); ok {
+	if ds, ok := searchCapability[documentSearcher](s); ok {
 		docs, err = ds.searchVectorDoc(ctx, ai.DocumentFromText(passage, nil), o.Depth, o.Filter)
 	} else {
 		docs, err = s.SearchVector(ctx, passage, o.Depth, o.Filter)
@@ -439,7 +469,7 @@ func searchFusion(ctx context.Context, s Searcher, given *FusionOptions) (Fusion
 // defaults of the recorded embedder, else of the store's own embedder
 // (FusionDefaults), else the textbook fusion.
 func indexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
-	if r, ok := s.(indexRecorder); ok {
+	if r, ok := searchCapability[indexRecorder](s); ok {
 		info, found, err := r.IndexInfo(ctx)
 		if err != nil {
 			return FusionOptions{}, err
@@ -457,7 +487,7 @@ func indexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
 			return FusionDefaults(info.Embedder), nil
 		}
 	}
-	if e, ok := s.(interface{ embedder() ai.Embedder }); ok && e.embedder() != nil {
+	if e, ok := searchCapability[interface{ embedder() ai.Embedder }](s); ok && e.embedder() != nil {
 		return FusionDefaults(e.embedder().Name()), nil
 	}
 	return FusionDefaults(""), nil

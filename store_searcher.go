@@ -46,6 +46,33 @@ type documentSearcher interface {
 	searchVectorDoc(ctx context.Context, doc *ai.Document, k int, f *Filter) ([]*ai.Document, error)
 }
 
+// searchMaxUnwrap bounds how many Unwrap calls searchCapability follows
+// (a wrapper returning itself must not loop).
+const searchMaxUnwrap = 16
+
+// searchCapability returns the first Searcher along s's chain of wrappers
+// (a Searcher with an Unwrap() Searcher method, as http.ResponseController
+// looks through ResponseWriters) that has capability C: the keyword
+// statistics, passage search, index record and embedder Search uses
+// beyond the Searcher methods. A wrapper that embeds a store's pointer has
+// them itself.
+func searchCapability[C any](s Searcher) (C, bool) {
+	for range searchMaxUnwrap {
+		if c, ok := s.(C); ok {
+			return c, true
+		}
+		u, ok := s.(interface{ Unwrap() Searcher })
+		if !ok {
+			break
+		}
+		if s = u.Unwrap(); s == nil {
+			break
+		}
+	}
+	var zero C
+	return zero, false
+}
+
 // searchStopWords are the stop words SearchText leaves out of queries.
 var searchStopWords = QuestionStopWords()
 
