@@ -36,8 +36,7 @@ const (
 // AnswerOptions configure Answer. A nil *AnswerOptions, and zero fields,
 // mean the defaults: no model (the extractive answer), Search's defaults.
 type AnswerOptions struct {
-	// Search configures the retrieval (nil: Search's defaults). Its Report,
-	// when set, is filled as Search fills it.
+	// Search configures the retrieval (nil: Search's defaults).
 	Search *SearchOptions
 	// Genkit and Model generate the answer from the passages with Config
 	// as the model config; a nil Model gives the extractive answer (quotes
@@ -101,8 +100,9 @@ type AnswerResult struct {
 	// and nowhere in the index, when they are at least half of its
 	// keywords; nil otherwise.
 	MissingTerms []string
-	// Hits are all of Search's hits, best first.
-	Hits []SearchHit
+	// Hits are all of Search's hits, best first, and Search is its report.
+	Hits   []SearchHit
+	Search SearchReport
 }
 
 // Answer answers question from the documents of s: it runs Search, picks
@@ -139,11 +139,12 @@ func Answer(ctx context.Context, s Searcher, question string, opts *AnswerOption
 	if o.QuoteCols <= 0 {
 		o.QuoteCols = defaultQuoteCols
 	}
-	hits, err := Search(ctx, s, question, o.Search)
+	found, err := Search(ctx, s, question, o.Search)
 	if err != nil {
 		return nil, fmt.Errorf("answer: %w", err)
 	}
-	out := &AnswerResult{Question: question, Hits: hits, Citations: []SearchHit{}}
+	hits := found.Hits
+	out := &AnswerResult{Question: question, Hits: hits, Search: found.Report, Citations: []SearchHit{}}
 	if len(hits) == 0 {
 		out.NoMatch = true
 		out.Text = noMatchText(question, nil, false)

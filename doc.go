@@ -17,7 +17,7 @@
 //	store, err := askyourdocs.NewSQLiteStore(ctx, g, askyourdocs.NewLocalEmbedder(0), "index.db", nil)
 //	src, err := askyourdocs.NewFileSource("manual.pdf")
 //	_, _, err = askyourdocs.IndexSource(ctx, store, src, 1200, 150, nil)
-//	hits, err := askyourdocs.Search(ctx, store, q, nil) // vector + keyword, fused, best first
+//	found, err := askyourdocs.Search(ctx, store, q, nil) // found.Hits: vector + keyword, fused, best first
 //
 // The package reads no environment variables except in the helpers whose
 // names end in FromEnv and the SAVE_CRAWL_DATA switch of [RunCrawl]; it never

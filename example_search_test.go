@@ -39,14 +39,14 @@ func ExampleSearch() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hits, err := askyourdocs.Search(ctx, store, "What does a kayak cost per day?", &askyourdocs.SearchOptions{
+	found, err := askyourdocs.Search(ctx, store, "What does a kayak cost per day?", &askyourdocs.SearchOptions{
 		K:      2,
 		Filter: &askyourdocs.Filter{Sources: []string{"rental"}},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, h := range hits {
+	for _, h := range found.Hits {
 		fmt.Printf("%s (vector #%d, keyword #%d, confidence %s)\n", h.Section, h.VectorRank, h.TextRank,
 			askyourdocs.ConfidenceLabelWith(h.Confidence, askyourdocs.WithLanguage("en")))
 	}

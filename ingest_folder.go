@@ -189,7 +189,7 @@ func IndexFolder(ctx context.Context, store Searcher, dir string, opts *FolderOp
 func folderBulk(ctx context.Context, store VectorStore, fn func() error) error {
 	switch s := store.(type) {
 	case *LocalvecStore:
-		return s.Bulk(fn)
+		return s.Bulk(ctx, fn)
 	case *PgvecStore:
 		return s.Bulk(ctx, fn)
 	}

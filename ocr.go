@@ -163,17 +163,6 @@ func (o *OCR) maxPages() int {
 	return defaultOCRMaxPages
 }
 
-// Version returns the first line of `tesseract --version`, e.g.
-// "tesseract 5.3.0".
-func (o *OCR) Version(ctx context.Context) (string, error) {
-	out, err := o.run(ctx, 20*time.Second, o.Tesseract, "--version")
-	if err != nil {
-		return "", err
-	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	return strings.TrimSpace(line), nil
-}
-
 // InstalledLanguages returns the languages tesseract has trained data for
 // (`tesseract --list-langs`), without "osd", in its order.
 func (o *OCR) InstalledLanguages(ctx context.Context) ([]string, error) {

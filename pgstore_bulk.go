@@ -136,7 +136,8 @@ func (s *PgvecStore) bulkLockKey() int64 { return pgvecLockKey(s.names.table + p
 // calls share one run, which ends with the last. A source replacement's error is returned by that
 // call; a failed batch commit by the replacement that made it and by Bulk.
 // Sources not yet committed when the process dies are lost (they keep
-// their previous version); the next open rebuilds missing indexes.
+// their previous version); the next open rebuilds missing indexes. A ctx
+// already done gives its error without running fn.
 func (s *PgvecStore) Bulk(ctx context.Context, fn func() error) error {
 	_, err := s.bulkWithStats(ctx, fn)
 	return err
@@ -146,6 +147,9 @@ func (s *PgvecStore) Bulk(ctx context.Context, fn func() error) error {
 func (s *PgvecStore) bulkWithStats(ctx context.Context, fn func() error) (pgvecBulkStats, error) {
 	if err := s.checkOpen("bulk"); err != nil {
 		return pgvecBulkStats{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return pgvecBulkStats{}, fmt.Errorf("pgvector bulk: %w", err)
 	}
 	run, err := s.joinBulk(ctx)
 	if err != nil {

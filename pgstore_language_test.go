@@ -138,7 +138,7 @@ func TestPgvecTextSearchConcurrentWriters(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			if _, err := Search(ctx, s, "Paketverwaltung installs", &SearchOptions{Mode: SearchModeKeyword}); err != nil {
+			if _, err := searchHits(Search(ctx, s, "Paketverwaltung installs", &SearchOptions{Mode: SearchModeKeyword})); err != nil {
 				errs <- fmt.Errorf("search %d: %w", i, err)
 			}
 		}()

@@ -88,11 +88,9 @@ type SearchOptions struct {
 	// ExcerptChars is the longest quote in Excerpt, its heading line not
 	// counted; <= 0 means 300.
 	ExcerptChars int
-	// Report, when not nil, is filled with what the search did.
-	Report *SearchReport
 }
 
-// SearchReport says what one Search call did (SearchOptions.Report).
+// SearchReport says what one Search call did (SearchResult.Report).
 type SearchReport struct {
 	// Fusion is the fusion setting used.
 	Fusion FusionOptions
@@ -123,6 +121,13 @@ type SearchReport struct {
 	// defaults or the textbook ones). Empty for the ready-made stores and
 	// a wrapper that returns one from Unwrap.
 	Lacking []string
+}
+
+// SearchResult is what Search returns: the hits, best first, and the
+// report of how they were found.
+type SearchResult struct {
+	Hits   []SearchHit
+	Report SearchReport
 }
 
 // SearchHit is one result of Search.
@@ -201,7 +206,8 @@ func searchSpan(ctx context.Context, name string) (context.Context, func(count i
 }
 
 // Search runs the hybrid retrieval pipeline on s for question and returns
-// at most K hits, best first: a vector list and a keyword list (each Depth
+// at most K hits, best first, with the report of what it did (the fusion
+// applied, the weak-query rule, the lists' lengths): a vector list and a keyword list (each Depth
 // long, both restricted by opts.Filter, run concurrently), a HyDE vector
 // list when opts.HyDE is set, fused by weighted reciprocal rank fusion
 // with the index's fusion settings (nil opts.Fusion: the ones the index
@@ -218,14 +224,54 @@ func searchSpan(ctx context.Context, name string) (context.Context, func(count i
 // hits) by embedding the store's pointer or by returning the store from
 // an Unwrap() Searcher method; what a Searcher lacks is listed in
 // SearchReport.Lacking.
-func Search(ctx context.Context, s Searcher, question string, opts *SearchOptions) (hits []SearchHit, err error) {
+func Search(ctx context.Context, s Searcher, question string, opts *SearchOptions) (res *SearchResult, err error) {
+	o, err := searchSettle(s, question, opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, end := searchSpan(ctx, "askyourdocs.search")
+	defer func() {
+		n := 0
+		if res != nil {
+			n = len(res.Hits)
+		}
+		end(n, err)
+	}()
+	fo, err := searchFusion(ctx, s, o.Fusion)
+	if err != nil {
+		return nil, err
+	}
+	lists, err := searchGather(ctx, s, question, o, fo)
+	if err != nil {
+		return nil, err
+	}
+	res = &SearchResult{Report: SearchReport{Fusion: fo, Keywords: lists.stats, Vector: len(lists.vector), Text: len(lists.text),
+		HyDE: len(lists.hyde), HyDEPassage: lists.passage, Lacking: searchLacking(s)}}
+	hits, fused := searchFuse(ctx, question, o, lists, &res.Report)
+	if o.Rerank != nil && len(hits) > 0 {
+		c, done := searchSpan(ctx, "askyourdocs.search.rerank")
+		n := o.RerankCandidates
+		if n <= 0 {
+			n = max(2*o.K, 20)
+		}
+		hits = searchRerank(c, o, question, hits[:min(n, len(hits))])
+		done(len(hits), nil)
+		res.Report.Reranked = true
+	}
+	res.Hits = searchAnnotate(ctx, s, question, o, hits, fused)
+	return res, nil
+}
+
+// searchSettle checks Search's arguments and returns opts with the
+// defaults filled in.
+func searchSettle(s Searcher, question string, opts *SearchOptions) (SearchOptions, error) {
+	var o SearchOptions
 	if s == nil {
-		return nil, errNoSearcher
+		return o, errNoSearcher
 	}
 	if strings.TrimSpace(question) == "" {
-		return nil, errors.New("search: empty question")
+		return o, errors.New("search: empty question")
 	}
-	var o SearchOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -240,31 +286,41 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		o.Mode = SearchModeFusion
 	}
 	if o.Mode != SearchModeFusion && o.Mode != SearchModeVector && o.Mode != SearchModeKeyword {
-		return nil, fmt.Errorf("search: unknown mode %q (want fusion, vector or keyword)", o.Mode)
+		return o, fmt.Errorf("search: unknown mode %q (want fusion, vector or keyword)", o.Mode)
 	}
 	if o.ReleaseNotesWeight < 0 || o.ReleaseNotesWeight > 1 || math.IsNaN(o.ReleaseNotesWeight) {
-		return nil, fmt.Errorf("search: ReleaseNotesWeight %v out of range (want 0 to 1)", o.ReleaseNotesWeight)
+		return o, fmt.Errorf("search: ReleaseNotesWeight %v out of range (want 0 to 1)", o.ReleaseNotesWeight)
 	}
 	if o.ReleaseNotesWeight == 0 {
 		o.ReleaseNotesWeight = defaultReleaseNotesWeight
 	}
-	ctx, end := searchSpan(ctx, "askyourdocs.search")
-	defer func() { end(len(hits), err) }()
+	return o, nil
+}
 
-	fo, err := searchFusion(ctx, s, o.Fusion)
-	if err != nil {
-		return nil, err
-	}
-	var vector, text, hyde []*ai.Document
-	var verr, terr error
+// searchLists are what Search's gather stage found: the vector, keyword
+// and HyDE lists, the keyword statistics of the question (when the
+// weak-query rule needed them) and the HyDE passage.
+type searchLists struct {
+	vector, text, hyde []*ai.Document
+	stats              KeywordQueryStats
+	statsOK            bool
+	passage            string
+}
+
+// searchGather is Search's first stage: the lists of o.Mode, each Depth
+// long, concurrently, with the question's keyword statistics when fo's
+// weak-query rule may apply and the HyDE list when o asks for it.
+func searchGather(ctx context.Context, s Searcher, question string, o SearchOptions, fo FusionOptions) (searchLists, error) {
+	var l searchLists
+	var verr, terr, serr, herr error
 	var wg sync.WaitGroup
 	if o.Mode != SearchModeKeyword {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			c, done := searchSpan(ctx, "askyourdocs.search.vector")
-			vector, verr = s.SearchVector(c, question, o.Depth, o.Filter)
-			done(len(vector), verr)
+			l.vector, verr = s.SearchVector(c, question, o.Depth, o.Filter)
+			done(len(l.vector), verr)
 		}()
 	}
 	if o.Mode != SearchModeVector {
@@ -272,63 +328,56 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		go func() {
 			defer wg.Done()
 			c, done := searchSpan(ctx, "askyourdocs.search.text")
-			text, terr = s.SearchText(c, question, o.Depth, o.Filter)
-			done(len(text), terr)
+			l.text, terr = s.SearchText(c, question, o.Depth, o.Filter)
+			done(len(l.text), terr)
 		}()
 	}
-	var stats KeywordQueryStats
-	var serr error
-	ks, hasStats := searchCapability[keywordStatser](s)
-	if hasStats && o.Mode == SearchModeFusion && fo.mayBeWeak(question) {
+	if ks, ok := searchCapability[keywordStatser](s); ok && o.Mode == SearchModeFusion && fo.mayBeWeak(question) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats, serr = ks.keywordQueryStats(ctx, question)
+			l.stats, serr = ks.keywordQueryStats(ctx, question)
+			l.statsOK = serr == nil
 		}()
 	}
-	var passage string
 	if o.Mode == SearchModeFusion && o.HyDE != nil {
 		c, done := searchSpan(ctx, "askyourdocs.search.hyde")
-		hyde, passage, err = searchHyDE(c, s, question, o)
-		done(len(hyde), err)
+		l.hyde, l.passage, herr = searchHyDE(c, s, question, o)
+		done(len(l.hyde), herr)
 	}
 	wg.Wait()
-	if err = errors.Join(verr, terr, serr, err); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+	if err := errors.Join(verr, terr, serr, herr); err != nil {
+		return l, fmt.Errorf("search: %w", err)
 	}
+	return l, nil
+}
 
+// searchFuse is Search's second stage: the lists fused with the index's
+// settings for this question (the weak-query rule), as hits, release
+// notes demoted; it returns them and the fused list, and fills rep's
+// KeywordWeak and ReleaseNotesDemoted.
+func searchFuse(ctx context.Context, question string, o SearchOptions, l searchLists, rep *SearchReport) ([]SearchHit, []fusedHit) {
 	_, done := searchSpan(ctx, "askyourdocs.search.fusion")
-	weak := fo.weak(stats) && serr == nil && stats.Chunks > 0
+	fo := rep.Fusion
+	rep.KeywordWeak = fo.weak(l.stats) && l.statsOK && l.stats.Chunks > 0
 	fq := fo.withDefaults()
-	if weak {
-		fq = fo.forQuery(stats)
+	if rep.KeywordWeak {
+		fq = fo.forQuery(l.stats)
 	}
-	fused := fuseRanked(vector, text, hyde, fq)
+	fused := fuseRanked(l.vector, l.text, l.hyde, fq)
 	done(len(fused), nil)
-	if o.Report != nil {
-		*o.Report = SearchReport{Fusion: fo, KeywordWeak: weak, Keywords: stats, Vector: len(vector), Text: len(text), HyDE: len(hyde), HyDEPassage: passage,
-			Lacking: searchLacking(s)}
-	}
-
-	hits = make([]SearchHit, len(fused))
+	hits := make([]SearchHit, len(fused))
 	for i, f := range fused {
 		hits[i] = newSearchHit(f)
 	}
-	if n := demoteReleaseNotes(hits, question, o.ReleaseNotesWeight); o.Report != nil {
-		o.Report.ReleaseNotesDemoted = n
-	}
-	if o.Rerank != nil && len(hits) > 0 {
-		c, done := searchSpan(ctx, "askyourdocs.search.rerank")
-		n := o.RerankCandidates
-		if n <= 0 {
-			n = max(2*o.K, 20)
-		}
-		hits = searchRerank(c, o, question, hits[:min(n, len(hits))])
-		done(len(hits), nil)
-		if o.Report != nil {
-			o.Report.Reranked = true
-		}
-	}
+	rep.ReleaseNotesDemoted = demoteReleaseNotes(hits, question, o.ReleaseNotesWeight)
+	return hits, fused
+}
+
+// searchAnnotate is Search's last stage: hits cut to o.K, each with its
+// excerpt, contents flag, confidence and calibrated level (fused are the
+// candidates the confidence compares with).
+func searchAnnotate(ctx context.Context, s Searcher, question string, o SearchOptions, hits []SearchHit, fused []fusedHit) []SearchHit {
 	// The hit after the last kept one is the last hit's runner-up in
 	// calibratedConfidence.
 	var next *SearchHit
@@ -371,7 +420,7 @@ func Search(ctx context.Context, s Searcher, question string, opts *SearchOption
 		h.Evidence, h.Level = e, calibratedConfidence(e)
 		h.ConfidenceBasis = levelReason(e, h.Level) + "; " + h.ConfidenceBasis
 	}
-	return hits, nil
+	return hits
 }
 
 // passageContents is looksLikeContents of h.Passage, h.Contents when the

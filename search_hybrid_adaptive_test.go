@@ -98,8 +98,7 @@ func TestFusionWeakKeywordQuery(t *testing.T) {
 					t.Fatal(err)
 				}
 				vr, tr := rankByText(vec)[c.want], rankByText(txt)[c.want]
-				var rep SearchReport
-				hits, err := Search(ctx, s, c.q, &SearchOptions{Report: &rep})
+				hits, rep, err := searchReported(ctx, s, c.q, &SearchOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -112,7 +111,7 @@ func TestFusionWeakKeywordQuery(t *testing.T) {
 					t.Errorf("%q: report's keyword statistics %+v, the store's %+v", c.q, rep.Keywords, want)
 				}
 				plain := nonAdaptive(defaults)
-				flat, err := Search(ctx, s, c.q, &SearchOptions{Fusion: &plain})
+				flat, err := searchHits(Search(ctx, s, c.q, &SearchOptions{Fusion: &plain}))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -235,21 +234,21 @@ func TestFusionStrongEmbedderVectorWins(t *testing.T) {
 				t.Fatalf("lists: answer vector %d keyword %d; keyword's first vector %d", vr[answer], tr[answer], vr[DocText(tl[0])])
 			}
 			plain := nonAdaptive(defaults)
-			flat, err := Search(ctx, s, q, &SearchOptions{Fusion: &plain})
+			flat, err := searchHits(Search(ctx, s, q, &SearchOptions{Fusion: &plain}))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if hitRank(flat, answer) == 1 {
 				t.Fatal("textbook fusion without the weak-query weighting ranks the answer first; the test proves nothing")
 			}
-			hits, err := Search(ctx, s, q, nil)
+			hits, err := searchHits(Search(ctx, s, q, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r := hitRank(hits, answer); r != 1 {
 				t.Errorf("%q: Search ranks the answer %d, want 1 (the vector list's first)", q, r)
 			}
-			hits, err = Search(ctx, s, qIdent, nil)
+			hits, err = searchHits(Search(ctx, s, qIdent, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -369,8 +368,8 @@ func TestFusionMayBeWeak(t *testing.T) {
 		// The report holds the statistics exactly when Search looked at
 		// them: fusion mode and a question that may be weak.
 		for _, mode := range []SearchMode{SearchModeFusion, SearchModeKeyword} {
-			var rep SearchReport
-			if _, err := Search(ctx, s, c.q, &SearchOptions{Mode: mode, Fusion: &f, Report: &rep}); err != nil {
+			_, rep, err := searchReported(ctx, s, c.q, &SearchOptions{Mode: mode, Fusion: &f})
+			if err != nil {
 				t.Fatal(err)
 			}
 			want := KeywordQueryStats{}

@@ -14,6 +14,23 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
+// searchHits returns a Search result's hits, for tests that want only them.
+func searchHits(res *SearchResult, err error) ([]SearchHit, error) {
+	if err != nil {
+		return nil, err
+	}
+	return res.Hits, nil
+}
+
+// searchReported runs Search and returns its hits and report apart.
+func searchReported(ctx context.Context, s Searcher, q string, o *SearchOptions) ([]SearchHit, SearchReport, error) {
+	res, err := Search(ctx, s, q, o)
+	if err != nil {
+		return nil, SearchReport{}, err
+	}
+	return res.Hits, res.Report, nil
+}
+
 // TestSearchSpans checks that every step of a search with HyDE and rerank
 // is a span under the search's span, with its count and latency.
 func TestSearchSpans(t *testing.T) {
@@ -35,11 +52,9 @@ func TestSearchSpans(t *testing.T) {
 		}
 		return &ai.ModelResponse{Message: ai.NewModelTextMessage(text)}, nil
 	})
-	var rep SearchReport
-	hits, err := Search(ctx, s, "kayak rental price", &SearchOptions{
+	hits, rep, err := searchReported(ctx, s, "kayak rental price", &SearchOptions{
 		HyDE:   &SearchModel{Prompt: DefineHyDEPrompt(g), Model: model},
 		Rerank: &SearchModel{Prompt: DefineRerankPrompt(g), Model: model},
-		Report: &rep,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -93,14 +108,14 @@ func TestSearchConfidence(t *testing.T) {
 	if err := s.Index(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := Search(ctx, s, "kayak tour costs", nil)
+	hits, err := searchHits(Search(ctx, s, "kayak tour costs", nil))
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("%d hits, %v", len(hits), err)
 	}
 	if hits[0].URL != "a" || hits[0].Confidence < 8 || hits[0].Excerpt != "Kayak rental\nA day tour with a rented kayak costs 95 euros." {
 		t.Errorf("first hit %q: confidence %d (%s), excerpt %q", hits[0].URL, hits[0].Confidence, hits[0].ConfidenceBasis, hits[0].Excerpt)
 	}
-	hits, err = Search(ctx, s, "kayak submarine", nil)
+	hits, err = searchHits(Search(ctx, s, "kayak submarine", nil))
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("%d hits, %v", len(hits), err)
 	}

@@ -114,9 +114,7 @@ func TestSearchDemotesReleaseNotes(t *testing.T) {
 			s := indexedTestStore(t, name, NewLocalEmbedder(256), 256, corpus)
 			search := func(q string, o SearchOptions) ([]SearchHit, SearchReport) {
 				t.Helper()
-				var rep SearchReport
-				o.Report = &rep
-				hits, err := Search(ctx, s, q, &o)
+				hits, rep, err := searchReported(ctx, s, q, &o)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -156,7 +154,7 @@ func TestSearchDemotesReleaseNotes(t *testing.T) {
 				}
 			}
 			for _, w := range []float64{-0.5, 1.5, math.NaN()} {
-				if _, err := Search(ctx, s, "purge", &SearchOptions{ReleaseNotesWeight: w}); err == nil {
+				if _, err := searchHits(Search(ctx, s, "purge", &SearchOptions{ReleaseNotesWeight: w})); err == nil {
 					t.Errorf("ReleaseNotesWeight %v: no error", w)
 				}
 			}

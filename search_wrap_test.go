@@ -94,16 +94,16 @@ func TestSearchThirdPartySearcher(t *testing.T) {
 			weak := false
 			for _, q := range questions {
 				for _, h := range []*engine.SearchModel{nil, hyde} {
-					var want, got, plain engine.SearchReport
-					wantHits, err := engine.Search(ctx, s, q, &engine.SearchOptions{HyDE: h, Report: &want})
+					wantRes, err := engine.Search(ctx, s, q, &engine.SearchOptions{HyDE: h})
 					if err != nil {
 						t.Fatal(err)
 					}
 					w := unwrapping{&loggingSearcher{Searcher: s}}
-					gotHits, err := engine.Search(ctx, w, q, &engine.SearchOptions{HyDE: h, Report: &got})
+					gotRes, err := engine.Search(ctx, w, q, &engine.SearchOptions{HyDE: h})
 					if err != nil {
 						t.Fatal(err)
 					}
+					wantHits, want, gotHits, got := wantRes.Hits, wantRes.Report, gotRes.Hits, gotRes.Report
 					if w.reads == 0 {
 						t.Errorf("%q: the wrapper's reads were not used", q)
 					}
@@ -115,9 +115,11 @@ func TestSearchThirdPartySearcher(t *testing.T) {
 						t.Errorf("%q: the store's report: fusion %+v, lacking %v", q, want.Fusion, want.Lacking)
 					}
 					weak = weak || want.KeywordWeak
-					if _, err := engine.Search(ctx, &loggingSearcher{Searcher: s}, q, &engine.SearchOptions{HyDE: h, Report: &plain}); err != nil {
+					plainRes, err := engine.Search(ctx, &loggingSearcher{Searcher: s}, q, &engine.SearchOptions{HyDE: h})
+					if err != nil {
 						t.Fatal(err)
 					}
+					plain := plainRes.Report
 					if !slices.Equal(plain.Lacking, []string{"keyword statistics", "passage search", "index record"}) || plain.Fusion == fusion {
 						t.Errorf("%q: a wrapper without Unwrap: lacking %v, fusion %+v", q, plain.Lacking, plain.Fusion)
 					}

@@ -116,7 +116,7 @@ func TestStoreConformanceLanguages(t *testing.T) {
 					for _, q := range queries {
 						want := fmt.Sprintf("https://docs.example/page%d", c.queries[q])
 						for _, mode := range []SearchMode{SearchModeKeyword, SearchModeFusion} {
-							hits, err := Search(t.Context(), s, q, &SearchOptions{Mode: mode})
+							hits, err := searchHits(Search(t.Context(), s, q, &SearchOptions{Mode: mode}))
 							if err != nil {
 								t.Fatal(err)
 							}

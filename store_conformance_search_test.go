@@ -96,7 +96,7 @@ func TestStoreConformanceSearchSameRanking(t *testing.T) {
 			s := indexedTestStore(t, name, NewLocalEmbedder(256), 256, searchTestCorpus())
 			var lists [][]string
 			for _, q := range searchTestQuestions {
-				hits, err := Search(ctx, s, q, nil)
+				hits, err := searchHits(Search(ctx, s, q, nil))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -175,7 +175,7 @@ func TestStoreConformanceSearchFilter(t *testing.T) {
 						t.Errorf("%s: chunk %v passed", fc.name, d.Metadata)
 					}
 				}
-				hits, err := Search(ctx, s, "kayak river", &SearchOptions{Filter: fc.f})
+				hits, err := searchHits(Search(ctx, s, "kayak river", &SearchOptions{Filter: fc.f}))
 				if err != nil {
 					t.Fatalf("%s: %v", fc.name, err)
 				}
@@ -200,11 +200,10 @@ func TestStoreConformanceIndexInfo(t *testing.T) {
 				t.Fatalf("new store: found %v, %v", found, err)
 			}
 			// The built-in embedder's defaults apply before anything is recorded.
-			var rep SearchReport
 			if err := s.Index(ctx, searchTestCorpus()[:5]); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Search(ctx, s, "kayak", &SearchOptions{Report: &rep}); err != nil || rep.Fusion != FusionDefaults(localEmbedderName(64)) {
+			if _, rep, err := searchReported(ctx, s, "kayak", nil); err != nil || rep.Fusion != FusionDefaults(localEmbedderName(64)) {
 				t.Fatalf("unrecorded: fusion %+v, %v", rep.Fusion, err)
 			}
 			if _, _, err := r.RecordIndexInfo(ctx, IndexInfo{Embedder: "x", Dim: 64}, true); !errors.Is(err, ErrIndexUnrecorded) {
@@ -220,7 +219,7 @@ func TestStoreConformanceIndexInfo(t *testing.T) {
 			if err != nil || !existed || cur.Embedder != info.Embedder || cur.Dim != 64 || !cur.Created.Equal(info.Created) || *cur.Fusion != fo {
 				t.Fatalf("second record: %+v, %v, %v", cur, existed, err)
 			}
-			if _, err := Search(ctx, s, "kayak", &SearchOptions{Report: &rep}); err != nil || rep.Fusion != fo {
+			if _, rep, err := searchReported(ctx, s, "kayak", nil); err != nil || rep.Fusion != fo {
 				t.Fatalf("recorded: fusion %+v, %v", rep.Fusion, err)
 			}
 		})
@@ -239,7 +238,7 @@ func TestSearchModes(t *testing.T) {
 	vec, _ := s.SearchVector(ctx, q, 40, nil)
 	txt, _ := s.SearchText(ctx, q, 40, nil)
 	for mode, list := range map[SearchMode][]*ai.Document{SearchModeVector: vec, SearchModeKeyword: txt} {
-		hits, err := Search(ctx, s, q, &SearchOptions{Mode: mode, K: 5})
+		hits, err := searchHits(Search(ctx, s, q, &SearchOptions{Mode: mode, K: 5}))
 		if err != nil || len(hits) != 5 {
 			t.Fatalf("%s: %d hits, %v", mode, len(hits), err)
 		}
@@ -256,7 +255,7 @@ func TestSearchModes(t *testing.T) {
 			}
 		}
 	}
-	hits, err := Search(ctx, s, q, nil)
+	hits, err := searchHits(Search(ctx, s, q, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,10 +267,10 @@ func TestSearchModes(t *testing.T) {
 			t.Errorf("hit fields missing: %+v", h)
 		}
 	}
-	if _, err := Search(ctx, s, "  ", nil); err == nil {
+	if _, err := searchHits(Search(ctx, s, "  ", nil)); err == nil {
 		t.Error("blank question: no error")
 	}
-	if _, err := Search(ctx, s, q, &SearchOptions{Mode: "bm25"}); err == nil {
+	if _, err := searchHits(Search(ctx, s, q, &SearchOptions{Mode: "bm25"})); err == nil {
 		t.Error("unknown mode: no error")
 	}
 }

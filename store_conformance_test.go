@@ -284,3 +284,46 @@ func TestStoreConformanceConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// storeMethods is the method set the three stores share beyond Searcher,
+// each with a context first where it does I/O (issue 38: one method set).
+type storeMethods interface {
+	Searcher
+	Bulk(ctx context.Context, fn func() error) error
+	Reembed(ctx context.Context, progress func(done, total int)) (int, error)
+	IndexInfo(ctx context.Context) (IndexInfo, bool, error)
+	RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error)
+	Close() error
+}
+
+var (
+	_ storeMethods = (*SQLiteStore)(nil)
+	_ storeMethods = (*LocalvecStore)(nil)
+	_ storeMethods = (*PgvecStore)(nil)
+)
+
+// TestStoreConformanceBulkContext: every store's Bulk runs fn and keeps
+// its writes, and refuses a done context without running fn.
+func TestStoreConformanceBulkContext(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Searcher, emb *testEmbedder) {
+		st := s.(storeMethods)
+		ctx := t.Context()
+		ran := false
+		err := st.Bulk(ctx, func() error {
+			ran = true
+			return st.Index(ctx, []*ai.Document{ai.DocumentFromText("kayak rental in bulk", map[string]any{MetaURL: "bulk.txt", MetaSource: "bulk"})})
+		})
+		if err != nil || !ran {
+			t.Fatalf("Bulk: ran %v, %v", ran, err)
+		}
+		if got, err := st.SearchText(ctx, "kayak rental", 3, nil); err != nil || len(got) != 1 {
+			t.Errorf("after Bulk: %d hits, %v", len(got), err)
+		}
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		ran = false
+		if err := st.Bulk(done, func() error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
+			t.Errorf("Bulk with a done context: ran %v, %v", ran, err)
+		}
+	})
+}

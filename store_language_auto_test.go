@@ -61,7 +61,7 @@ func sqliteRecordedLanguage(t *testing.T, s *SQLiteStore) (string, bool) {
 // keywordURLs returns the URLs of a keyword search's hits.
 func keywordURLs(t *testing.T, s Searcher, q string) []string {
 	t.Helper()
-	hits, err := Search(t.Context(), s, q, &SearchOptions{Mode: SearchModeKeyword})
+	hits, err := searchHits(Search(t.Context(), s, q, &SearchOptions{Mode: SearchModeKeyword}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,11 +220,11 @@ func TestKeywordLanguageDetectedEndToEnd(t *testing.T) {
 		t.Errorf("localvec: language %q, want simple", l)
 	}
 	for _, q := range []string{"Verzeichnis", "Protokolldateien Fehler", "Dienste"} {
-		a, err := Search(t.Context(), sq, q, &SearchOptions{Mode: SearchModeKeyword})
+		a, err := searchHits(Search(t.Context(), sq, q, &SearchOptions{Mode: SearchModeKeyword}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Search(t.Context(), lv, q, &SearchOptions{Mode: SearchModeKeyword})
+		b, err := searchHits(Search(t.Context(), lv, q, &SearchOptions{Mode: SearchModeKeyword}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +241,7 @@ func TestKeywordLanguageDetectedEndToEnd(t *testing.T) {
 	if got := keywordURLs(t, lv, "Dienste"); len(got) != 1 {
 		t.Fatalf("simple: Dienste finds %d pages, want 1", len(got))
 	}
-	if hits, _ := Search(t.Context(), lv, "Dienste", &SearchOptions{Mode: SearchModeKeyword}); len(hits) != 1 {
+	if hits, _ := searchHits(Search(t.Context(), lv, "Dienste", &SearchOptions{Mode: SearchModeKeyword})); len(hits) != 1 {
 		t.Errorf("simple: Dienste finds %d chunks, want 1", len(hits))
 	}
 	if err := lv.SetKeywordLanguage("german"); err != nil {
@@ -253,7 +253,7 @@ func TestKeywordLanguageDetectedEndToEnd(t *testing.T) {
 	if l != "german" {
 		t.Errorf("after SetKeywordLanguage(german): %q", l)
 	}
-	if hits, _ := Search(t.Context(), lv, "Dienste", &SearchOptions{Mode: SearchModeKeyword}); len(hits) != 2 {
+	if hits, _ := searchHits(Search(t.Context(), lv, "Dienste", &SearchOptions{Mode: SearchModeKeyword})); len(hits) != 2 {
 		t.Errorf("german: Dienste finds %d chunks, want 2 (Dienstes, Dienste)", len(hits))
 	}
 }

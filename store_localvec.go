@@ -361,8 +361,13 @@ func (s *LocalvecStore) unlockSession() {
 // kept (IndexSource has already rolled back a source that failed). A process
 // that dies inside Bulk leaves the file as it was before Bulk (several Bulk
 // calls bound what a crash loses). Bulk calls may nest; the outermost one
-// writes. The error joins fn's error and the write's.
-func (s *LocalvecStore) Bulk(fn func() error) error {
+// writes. The error joins fn's error and the write's. A ctx already done
+// gives its error without running fn (the file write itself is not
+// interrupted: it is what keeps the file whole).
+func (s *LocalvecStore) Bulk(ctx context.Context, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("localvec %s: bulk: %w", s.path, err)
+	}
 	if err := s.beginDeferredPersist(); err != nil {
 		return err
 	}

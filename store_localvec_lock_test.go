@@ -110,7 +110,7 @@ func TestLocalvecReaderReloads(t *testing.T) {
 	if err != nil || len(resp.Documents) == 0 || resp.Documents[0].Metadata[MetaSource] != "w" {
 		t.Fatalf("reader did not reload: %v", err)
 	}
-	if err := w.Bulk(func() error {
+	if err := w.Bulk(ctx, func() error {
 		_, err := w.DeleteBySource(ctx, "r")
 		return err
 	}); err != nil {

@@ -645,7 +645,7 @@ func TestLocalvecBulk(t *testing.T) {
 	}
 	failing := &ingestTestSource{url: "d.pdf", fetchErr: errors.New("unreadable")}
 	fnErr := errors.New("stopped by the caller")
-	err := s.Bulk(func() error {
+	err := s.Bulk(ctx, func() error {
 		for i, src := range srcs {
 			if _, _, err := IndexSource(ctx, s, src, 100, 10, nil); err != nil {
 				return err
@@ -684,11 +684,11 @@ func TestLocalvecBulk(t *testing.T) {
 
 	// A nested Bulk writes nothing: the outermost writes once at its end.
 	writes := s.fileWrites.Load()
-	err = s.Bulk(func() error {
+	err = s.Bulk(ctx, func() error {
 		if err := s.Index(ctx, localvecTestDocs(3, "e.pdf")); err != nil {
 			return err
 		}
-		err := s.Bulk(func() error { _, err := s.DeleteByURL(ctx, "b.pdf"); return err })
+		err := s.Bulk(ctx, func() error { _, err := s.DeleteByURL(ctx, "b.pdf"); return err })
 		if got := s.fileWrites.Load() - writes; got != 0 {
 			t.Errorf("nested Bulk wrote %d times, want 0", got)
 		}
@@ -703,7 +703,7 @@ func TestLocalvecBulk(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Bulk(func() error { return nil }); !errors.Is(err, ErrStoreClosed) {
+	if err := s.Bulk(ctx, func() error { return nil }); !errors.Is(err, ErrStoreClosed) {
 		t.Errorf("Bulk after Close: %v", err)
 	}
 }

@@ -80,7 +80,7 @@ func scaleFusion(b *testing.B, s Searcher, questions []string) (p50, p95 float64
 	var lat []time.Duration
 	for _, q := range questions {
 		t0 := time.Now()
-		if _, err := Search(b.Context(), s, q, &SearchOptions{K: 10}); err != nil {
+		if _, err := searchHits(Search(b.Context(), s, q, &SearchOptions{K: 10})); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
@@ -266,7 +266,7 @@ func BenchmarkScaleSearch(b *testing.B) {
 					var lat []time.Duration
 					for _, q := range questions {
 						t0 := time.Now()
-						if _, err := Search(b.Context(), s, q, &SearchOptions{K: 10, Mode: mode}); err != nil {
+						if _, err := searchHits(Search(b.Context(), s, q, &SearchOptions{K: 10, Mode: mode})); err != nil {
 							b.Fatal(err)
 						}
 						lat = append(lat, time.Since(t0))

@@ -139,10 +139,13 @@ func (b *sqliteBulkState) takeFresh() error {
 // source per transaction) by the next replacement and by Bulk, naming it.
 // Sources not yet committed when the process dies are lost: the database
 // keeps their previous version, consistent, as after a kill between two
-// transactions.
+// transactions. A ctx already done gives its error without running fn.
 func (s *SQLiteStore) Bulk(ctx context.Context, fn func() error) error {
 	if err := s.checkOpen("bulk"); err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite bulk: %w", err)
 	}
 	b := &s.bulk
 	b.mu.Lock()

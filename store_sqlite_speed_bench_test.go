@@ -282,7 +282,7 @@ func BenchmarkSQLiteKeywordVsFTS5(b *testing.B) {
 	store.postings.reset()
 	for _, q := range questions {
 		timeText(q, &first)
-		if _, err := Search(ctx, store, q, nil); err != nil {
+		if _, err := searchHits(Search(ctx, store, q, nil)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -322,7 +322,7 @@ func sqliteSpeedAsk(b *testing.B, ctx context.Context, store *SQLiteStore, fts *
 	}
 	*anchor = append(*anchor, time.Since(start))
 	start = time.Now()
-	if _, err := Search(ctx, store, q, nil); err != nil {
+	if _, err := searchHits(Search(ctx, store, q, nil)); err != nil {
 		b.Fatal(err)
 	}
 	*fusion = append(*fusion, time.Since(start))
@@ -369,7 +369,7 @@ func BenchmarkSQLiteIndexVsJSON(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := l.Bulk(func() error {
+		if err := l.Bulk(ctx, func() error {
 			sqliteSpeedIndex(b, l, pages)
 			return nil
 		}); err != nil {

@@ -50,8 +50,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	if err := b.requireIndexed(ctx); err != nil {
 		return nil, err
 	}
-	var rep askyourdocs.SearchReport
-	so, err := b.searchOptions(o, &rep)
+	so, err := b.searchOptions(o)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +63,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	if err != nil {
 		return nil, err
 	}
-	out := &answerResult{Question: question, HyDE: rep.HyDEPassage, Answer: res.Text, Mode: answerExtractive,
+	out := &answerResult{Question: question, HyDE: res.Search.HyDEPassage, Answer: res.Text, Mode: answerExtractive,
 		Score: res.Confidence, ConfidenceBasis: res.ConfidenceBasis, Confidence: res.Level.String(),
 		NoMatch: res.NoMatch, MissingTerms: res.MissingTerms, Citations: []citation{}}
 	if out.MissingTerms == nil {

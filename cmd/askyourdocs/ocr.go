@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
@@ -40,6 +42,19 @@ func ocrHint() string {
 	return "install OCR to read scans: apt-get install tesseract-ocr tesseract-ocr-eng poppler-utils (askyourdocs doctor)"
 }
 
+// tesseractVersion returns the first line tesseract at path prints for
+// --version, e.g. "tesseract 5.3.0" (older releases print it on stderr).
+func tesseractVersion(ctx context.Context, path string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(line), nil
+}
+
 // doctorOCR adds doctor's OCR line: the tesseract version and languages,
 // or how to install it.
 func (a *cliApp) doctorOCR(ctx context.Context, rep *doctorReport) {
@@ -52,7 +67,7 @@ func (a *cliApp) doctorOCR(ctx context.Context, rep *doctorReport) {
 		rep.add("ocr", "warn", "not available: scanned PDFs and images are not read; %s", ocrInstallAdvice)
 		return
 	}
-	v, err := o.Version(ctx)
+	v, err := tesseractVersion(ctx, o.Tesseract)
 	if err != nil {
 		rep.add("ocr", "warn", "tesseract at %s does not run: %v", o.Tesseract, err)
 		return

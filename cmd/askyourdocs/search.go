@@ -110,8 +110,8 @@ type retrieval struct {
 // searchOptions translates o into Search's options: HyDE with an LLM,
 // rerank with RERANK_MODEL, the fusion the index records unless a flag
 // set it.
-func (b *backend) searchOptions(o retrieveOptions, rep *askyourdocs.SearchReport) (*askyourdocs.SearchOptions, error) {
-	so := &askyourdocs.SearchOptions{K: o.top, Depth: max(o.depth, o.top), Fusion: o.fusion(), Report: rep,
+func (b *backend) searchOptions(o retrieveOptions) (*askyourdocs.SearchOptions, error) {
+	so := &askyourdocs.SearchOptions{K: o.top, Depth: max(o.depth, o.top), Fusion: o.fusion(),
 		RerankOptions: askyourdocs.RerankOptions{BatchSize: 8, Parallel: 2, DefaultScore: 5}}
 	switch o.mode {
 	case modeVector:
@@ -135,8 +135,7 @@ func (b *backend) searchOptions(o retrieveOptions, rep *askyourdocs.SearchReport
 // retrieve runs askyourdocs.Search for question with o: the pipeline a Go
 // program calling Search on the same index runs, so both rank alike.
 func (b *backend) retrieve(ctx context.Context, question string, o retrieveOptions) (*retrieval, error) {
-	var rep askyourdocs.SearchReport
-	so, err := b.searchOptions(o, &rep)
+	so, err := b.searchOptions(o)
 	if err != nil {
 		return nil, err
 	}
@@ -144,8 +143,9 @@ func (b *backend) retrieve(ctx context.Context, question string, o retrieveOptio
 	if err != nil {
 		return nil, err
 	}
-	out := &retrieval{hydeText: rep.HyDEPassage, reranked: rep.Reranked, fusion: rep.Fusion, hits: make([]hit, len(found))}
-	for i, h := range found {
+	rep := found.Report
+	out := &retrieval{hydeText: rep.HyDEPassage, reranked: rep.Reranked, fusion: rep.Fusion, hits: make([]hit, len(found.Hits))}
+	for i, h := range found.Hits {
 		out.hits[i] = hitOf(h)
 	}
 	return out, nil

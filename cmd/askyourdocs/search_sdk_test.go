@@ -34,11 +34,12 @@ func TestCLIAndSDKRankAlike(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hits, err := askyourdocs.Search(ctx, store, q, nil)
+		found, err := askyourdocs.Search(ctx, store, q, nil)
 		store.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
+		hits := found.Hits
 		var cli, sdk []string
 		for _, res := range out.Results {
 			cli = append(cli, res.Text+"\x00"+strconv.Itoa(res.VectorRank)+"/"+strconv.Itoa(res.KeywordRank))

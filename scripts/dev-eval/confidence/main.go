@@ -107,10 +107,11 @@ func collect(work string, sets []string, dim int) ([]outcome, error) {
 		}
 		top := func(id, q string, rel []string, isOff bool) error {
 			o := outcome{set: set, off: isOff, heldOut: heldOut(id)}
-			hits, err := askyourdocs.Search(ctx, s, q, &askyourdocs.SearchOptions{K: 1})
+			found, err := askyourdocs.Search(ctx, s, q, &askyourdocs.SearchOptions{K: 1})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", set, id, err)
 			}
+			hits := found.Hits
 			if len(hits) == 0 {
 				o.none = true
 			} else {

@@ -213,11 +213,11 @@ func build(ctx context.Context, db, dsPath string, dim int) ([]line, error) {
 		// probe setting could count as weak, which every setting of the
 		// grid needs (at least one stop word, no quoted phrase), and its
 		// ranking must be the grid's fusion of the same lists.
-		var rep askyourdocs.SearchReport
-		hits, err := askyourdocs.Search(ctx, s, c.Question, &askyourdocs.SearchOptions{K: depth, Depth: depth, Fusion: &probe, Report: &rep})
+		found, err := askyourdocs.Search(ctx, s, c.Question, &askyourdocs.SearchOptions{K: depth, Depth: depth, Fusion: &probe})
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.ID, err)
 		}
+		hits, rep := found.Hits, found.Report
 		l := line{ID: c.ID, Question: c.Question, Relevant: c.Relevant, Vector: conv(vec), Keyword: conv(kw), Stats: rep.Keywords, Version: cacheVersion}
 		// Whether Search demotes a chunk depends on the chunk and the
 		// question alone: a search in each list's mode returns every chunk
@@ -227,7 +227,7 @@ func build(ctx context.Context, db, dsPath string, dim int) ([]line, error) {
 			if err != nil {
 				return nil, fmt.Errorf("case %s: %w", c.ID, err)
 			}
-			for _, h := range one {
+			for _, h := range one.Hits {
 				k := sha256.Sum256([]byte(h.Text))
 				if key := hex.EncodeToString(k[:8]); h.Demoted && !slices.Contains(l.Demoted, key) {
 					l.Demoted = append(l.Demoted, key)
