@@ -57,7 +57,7 @@ type AnswerOptions struct {
 	// already sanitised (a line that may hold a link is held back until
 	// it ends). An extractive answer is not streamed.
 	OnText func(string)
-	// Sanitize configures the answer sanitiser (CleanAnswer); nil means
+	// Sanitize configures the answer sanitiser (SanitizeAnswerWithOptions); nil means
 	// its defaults.
 	Sanitize *SanitizeOptions
 	// QuoteCols is the longest quote of the best passage in an extractive
@@ -111,7 +111,7 @@ type AnswerResult struct {
 // contents last), and then
 //
 //   - with opts.Model, gives them to the model inside WrapContext and
-//     streams its answer through the answer sanitiser (CleanAnswer,
+//     streams its answer through the answer sanitiser (SanitizeAnswerWithOptions,
 //     allowing the cited web pages' URLs) to opts.OnText; when the model
 //     fails before any text arrived, the answer is extractive and ModelErr
 //     says why;
@@ -252,7 +252,7 @@ func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 		for k, in := range termsIn(c.Section, terms) {
 			covered[k] = covered[k] || hit[k] || in
 		}
-		c.Excerpt = CleanAnswer(q, allowed, o.Sanitize)
+		c.Excerpt = SanitizeAnswerWithOptions(q, allowed, o.Sanitize)
 		kept = append(kept, c)
 	}
 	if first >= 0 {
@@ -332,7 +332,7 @@ func generateAnswer(ctx context.Context, o AnswerOptions, question string, cits 
 	if sw != nil {
 		sw.flush()
 	}
-	return strings.TrimSpace(CleanAnswer(resp.Text(), allowed, o.Sanitize)), false, nil
+	return strings.TrimSpace(SanitizeAnswerWithOptions(resp.Text(), allowed, o.Sanitize)), false, nil
 }
 
 // generatedQuote is the quote of a generated answer's citation: the
@@ -366,7 +366,7 @@ func generatedQuote(h SearchHit, answer string, used []string, so *SanitizeOptio
 			ex = pick(strings.Join(rest, " "))
 		}
 	}
-	return CleanAnswer(ex, allowed, so)
+	return SanitizeAnswerWithOptions(ex, allowed, so)
 }
 
 // withoutLeadingHeadings is passage without the heading lines it starts
@@ -482,7 +482,7 @@ func noMatchText(question string, missing []string, closest bool) string {
 	return "Nothing in the index matches " + what + "; closest:"
 }
 
-// sanitizingWriter streams model text through CleanAnswer: text without
+// sanitizingWriter streams model text through SanitizeAnswerWithOptions: text without
 // link or markup characters is passed on at once; text that may hold a
 // link or image is held back until its line ends, then sanitised whole.
 type sanitizingWriter struct {
@@ -527,7 +527,7 @@ func (s *sanitizingWriter) out(t string) {
 		return
 	}
 	trail := t[len(strings.TrimRight(t, " \n")):]
-	clean := CleanAnswer(t, s.allowed, s.opts)
+	clean := SanitizeAnswerWithOptions(t, s.allowed, s.opts)
 	if !s.started {
 		clean = strings.TrimLeft(clean, " \n")
 	}

@@ -154,7 +154,7 @@ func TestPassageQuoteCJK(t *testing.T) {
 // (no image or foreign link gets through half-written).
 func TestSanitizingWriter(t *testing.T) {
 	reply := "You can cancel up to 48 hours before [1].\n![x](https://evil.example/p.png) See [here](https://evil.example/a) or https://evil.example/b now.\nDone [2]."
-	want := CleanAnswer(reply, nil, englishSanitize)
+	want := SanitizeAnswerWithOptions(reply, nil, englishSanitize)
 	for size := 1; size <= len(reply); size++ {
 		var got strings.Builder
 		sw := &sanitizingWriter{opts: englishSanitize, emit: func(s string) { got.WriteString(s) }}

@@ -40,17 +40,17 @@ var (
 type LabelOption func(*ConversationLabels)
 
 // ConversationOptions configure the multi-turn helpers that take them
-// (Condense, FormatTurns, LimitHistory, LabelConfidence). A nil pointer or
+// (CondenseFollowUpWithOptions, FormatHistoryWithOptions, TrimHistoryWithOptions, ConfidenceLabelWithOptions). A nil pointer or
 // a zero field means the default; the struct is not retained.
 type ConversationOptions struct {
 	// Labels are the words put into text: speaker and confidence labels.
 	// Empty fields are German (GermanLabels); use EnglishLabels for English.
 	Labels ConversationLabels
-	// MaxTurns is the most turns LimitHistory keeps: 0 means
+	// MaxTurns is the most turns TrimHistoryWithOptions keeps: 0 means
 	// MaxHistoryTurns, a negative value no limit.
 	MaxTurns int
 	// MaxChars is the most characters of questions and answers together
-	// LimitHistory keeps (the newest turn is always kept); <= 0: no limit.
+	// TrimHistoryWithOptions keeps (the newest turn is always kept); <= 0: no limit.
 	MaxChars int
 }
 
@@ -118,17 +118,25 @@ const MaxHistoryTurns = 6
 
 // TrimHistory returns the last MaxHistoryTurns turns of history, in the
 // original order, as a new slice; history is not modified. Use
-// LimitHistory to also cap the characters.
+// TrimHistoryWithOptions to also cap the characters.
 func TrimHistory(history []QATurn) []QATurn {
 	return trimHistory(history, MaxHistoryTurns, 0)
 }
 
-// LimitHistory returns the most recent turns of history within o's MaxTurns
+// LimitHistory is TrimHistoryWithOptions.
+//
+// Deprecated: Use TrimHistoryWithOptions, the same function under the name
+// that says which spec function it extends.
+func LimitHistory(history []QATurn, o *ConversationOptions) []QATurn {
+	return TrimHistoryWithOptions(history, o)
+}
+
+// TrimHistoryWithOptions returns the most recent turns of history within o's MaxTurns
 // and MaxChars (nil: the last MaxHistoryTurns turns, as TrimHistory). The
 // newest turn is always kept, whole, even if it alone exceeds MaxChars: a
 // follow-up without its immediate context cannot be understood. The result
 // is a new slice in the original order; history is not modified.
-func LimitHistory(history []QATurn, o *ConversationOptions) []QATurn {
+func TrimHistoryWithOptions(history []QATurn, o *ConversationOptions) []QATurn {
 	if o == nil {
 		return TrimHistory(history)
 	}
@@ -149,7 +157,7 @@ func LimitHistory(history []QATurn, o *ConversationOptions) []QATurn {
 // a follow-up without its immediate context cannot be understood. The
 // result is a new slice in the original order; history is not modified.
 //
-// Deprecated: use LimitHistory.
+// Deprecated: use TrimHistoryWithOptions.
 func TrimHistoryWith(history []QATurn, maxTurns, maxChars int) []QATurn {
 	return trimHistory(history, maxTurns, maxChars)
 }
@@ -179,15 +187,22 @@ func trimHistory(history []QATurn, maxTurns, maxChars int) []QATurn {
 //	Assistent: <answer>
 //
 // The result ends without a trailing newline. The labels are German
-// (opts, deprecated LabelOptions, may select others; use FormatTurns).
+// (opts, deprecated LabelOptions, may select others; use FormatHistoryWithOptions).
 // Line breaks inside a question or answer are kept; "" for an empty
 // history.
 func FormatHistory(history []QATurn, opts ...LabelOption) string {
 	return formatHistory(history, conversationLabels(opts))
 }
 
-// FormatTurns is FormatHistory with o's labels (nil: German).
+// FormatTurns is FormatHistoryWithOptions.
+//
+// Deprecated: Use FormatHistoryWithOptions (the same function).
 func FormatTurns(history []QATurn, o *ConversationOptions) string {
+	return FormatHistoryWithOptions(history, o)
+}
+
+// FormatHistoryWithOptions is FormatHistory with o's labels (nil: German).
+func FormatHistoryWithOptions(history []QATurn, o *ConversationOptions) string {
 	return formatHistory(history, o.labels())
 }
 
@@ -205,20 +220,27 @@ func formatHistory(history []QATurn, l ConversationLabels) string {
 }
 
 // CondenseFollowUp rewrites a follow-up question into a standalone one; it
-// is Condense with the German labels.
+// is CondenseFollowUpWithOptions with the German labels.
 func CondenseFollowUp(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn) string {
-	return Condense(ctx, condensePrompt, model, config, question, history, nil)
+	return CondenseFollowUpWithOptions(ctx, condensePrompt, model, config, question, history, nil)
 }
 
-// CondenseFollowUpWith is Condense with label options.
+// CondenseFollowUpWith is CondenseFollowUpWithOptions with label options.
 //
-// Deprecated: use Condense.
+// Deprecated: use CondenseFollowUpWithOptions.
 func CondenseFollowUpWith(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, opts ...LabelOption) string {
 	return condense(ctx, condensePrompt, model, config, question, history, conversationLabels(opts))
 }
 
-// Condense rewrites a follow-up question into a standalone one by
-// executing condensePrompt with the input {"history": FormatTurns(history, o),
+// Condense is CondenseFollowUpWithOptions.
+//
+// Deprecated: Use CondenseFollowUpWithOptions (the same function).
+func Condense(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, o *ConversationOptions) string {
+	return CondenseFollowUpWithOptions(ctx, condensePrompt, model, config, question, history, o)
+}
+
+// CondenseFollowUpWithOptions rewrites a follow-up question into a standalone one by
+// executing condensePrompt with the input {"history": FormatHistoryWithOptions(history, o),
 // "question": question}; the formatted history is also passed as
 // "conversation". In a dotprompt template write {{this.history}} or
 // {{conversation}}: a bare {{history}} is dotprompt's built-in message
@@ -226,12 +248,12 @@ func CondenseFollowUpWith(ctx context.Context, condensePrompt ai.Prompt, model a
 // empty (no model call). When the call fails, the reply is empty, or
 // IsReliableCondense rejects it, it returns FallbackStandaloneQuestion and
 // logs a warning. It never fails. The history's labels are o's (nil:
-// German); o's history limits are not applied (see LimitHistory).
-func Condense(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, o *ConversationOptions) string {
+// German); o's history limits are not applied (see TrimHistoryWithOptions).
+func CondenseFollowUpWithOptions(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, o *ConversationOptions) string {
 	return condense(ctx, condensePrompt, model, config, question, history, o.labels())
 }
 
-// condense implements Condense with the labels l.
+// condense implements CondenseFollowUpWithOptions with the labels l.
 func condense(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn, l ConversationLabels) string {
 	if len(history) == 0 || condensePrompt == nil {
 		return question
@@ -366,14 +388,21 @@ func FallbackStandaloneQuestion(question string, history []QATurn) string {
 // from the reranker's top score (0-10): "hoch" for 8 and above, "mittel"
 // for 5 to 7, "niedrig" below 5 or when usedFallback is set (the answer
 // was drawn from a fallback, not from well-ranked sources). For other
-// labels use LabelConfidence.
+// labels use ConfidenceLabelWithOptions.
 func ConfidenceLabel(topScore int, usedFallback bool) string {
-	return LabelConfidence(topScore, usedFallback, nil)
+	return ConfidenceLabelWithOptions(topScore, usedFallback, nil)
 }
 
-// LabelConfidence is ConfidenceLabel with o's labels (nil: German): the
-// same thresholds (>= 8 high, >= 5 medium, else low; usedFallback: low).
+// LabelConfidence is ConfidenceLabelWithOptions.
+//
+// Deprecated: Use ConfidenceLabelWithOptions (the same function).
 func LabelConfidence(topScore int, usedFallback bool, o *ConversationOptions) string {
+	return ConfidenceLabelWithOptions(topScore, usedFallback, o)
+}
+
+// ConfidenceLabelWithOptions is ConfidenceLabel with o's labels (nil: German): the
+// same thresholds (>= 8 high, >= 5 medium, else low; usedFallback: low).
+func ConfidenceLabelWithOptions(topScore int, usedFallback bool, o *ConversationOptions) string {
 	if usedFallback {
 		return o.labels().Low
 	}
@@ -384,12 +413,12 @@ func LabelConfidence(topScore int, usedFallback bool, o *ConversationOptions) st
 // label options: the same thresholds (>= 8 high, >= 5 medium, else low),
 // German unless an option selects other labels.
 //
-// Deprecated: use LabelConfidence.
+// Deprecated: use ConfidenceLabelWithOptions.
 func ConfidenceLabelWith(topScore int, opts ...LabelOption) string {
 	return rerankLevel(topScore).labelIn(conversationLabels(opts))
 }
 
-// bestExcerptMaxChars is Excerpt's default length.
+// bestExcerptMaxChars is BestExcerptWithOptions' default length.
 const bestExcerptMaxChars = 300
 
 // bestExcerptCutChars is the length BestExcerpt cuts its sentence to
@@ -401,7 +430,7 @@ const bestExcerptCutChars = 220
 // words with answer (ties: the earliest; no shared word: the first
 // sentence), cut at a word boundary to at most 220 characters, ending in
 // "…" when cut. A line break ends a sentence too (chunks join paragraphs
-// with one). Words match as in Excerpt. Whitespace runs are
+// with one). Words match as in BestExcerptWithOptions. Whitespace runs are
 // collapsed; "" for an empty chunkText.
 func BestExcerpt(chunkText, answer string) string {
 	var sentences []string
@@ -416,14 +445,14 @@ func BestExcerpt(chunkText, answer string) string {
 	return cutExcerpt(sentences[bestExcerptSentence(sentences, excerptTerms(answer))], bestExcerptCutChars)
 }
 
-// BestExcerptFor is Excerpt with the question and length as parameters.
+// BestExcerptFor is BestExcerptWithOptions with the question and length as parameters.
 //
-// Deprecated: use Excerpt.
+// Deprecated: use BestExcerptWithOptions.
 func BestExcerptFor(text, question string, maxChars int) string {
-	return Excerpt(text, ExcerptOptions{Query: question, MaxChars: maxChars})
+	return BestExcerptWithOptions(text, &ExcerptOptions{Query: question, MaxChars: maxChars})
 }
 
-// ExcerptOptions say what Excerpt quotes; the zero value quotes the start
+// ExcerptOptions say what BestExcerptWithOptions quotes; the zero value quotes the start
 // of the text, up to 300 characters.
 type ExcerptOptions struct {
 	// Query is the text the quote should share words with: the question
@@ -439,15 +468,27 @@ type ExcerptOptions struct {
 	Heading bool
 }
 
-// Excerpt returns a short verbatim quote from text for a citation: the
-// sentence sharing the most of o.Query's words of 3 or more letters
+// Excerpt is BestExcerptWithOptions with the options by value.
+//
+// Deprecated: Use BestExcerptWithOptions(text, &o).
+func Excerpt(text string, o ExcerptOptions) string {
+	return BestExcerptWithOptions(text, &o)
+}
+
+// BestExcerptWithOptions is BestExcerpt with o's options (nil: no query,
+// the default length): a short verbatim quote from text for a citation,
+// the sentence sharing the most of o.Query's words of 3 or more letters
 // (ties: the earliest), extended by the following sentences while it stays
 // within o.MaxChars characters. A sentence longer than that is cut at a word boundary and
 // ends in "…". Words match case-insensitively, and words of 5 or more
 // letters also by their first 5 letters (so inflections match). When no
 // word matches, the excerpt starts at the beginning of text. Whitespace
 // runs are collapsed; otherwise the quote is verbatim.
-func Excerpt(text string, o ExcerptOptions) string {
+func BestExcerptWithOptions(text string, opts *ExcerptOptions) string {
+	var o ExcerptOptions
+	if opts != nil {
+		o = *opts
+	}
 	if o.Heading {
 		return excerptWithHeading(text, o.Query, o.MaxChars)
 	}

@@ -15,14 +15,14 @@ import (
 // from ConversationOptions, and the deprecated twins give the same results.
 func TestConversationOptions(t *testing.T) {
 	english := &ConversationOptions{Labels: EnglishLabels}
-	if got, want := FormatTurns(conversationHistory, nil), FormatHistory(conversationHistory); got != want {
-		t.Errorf("FormatTurns(nil) = %q, want FormatHistory's %q", got, want)
+	if got, want := FormatHistoryWithOptions(conversationHistory, nil), FormatHistory(conversationHistory); got != want {
+		t.Errorf("FormatHistoryWithOptions(nil) = %q, want FormatHistory's %q", got, want)
 	}
-	if got := FormatTurns(conversationHistory[:1], english); !strings.HasPrefix(got, "User: ") || !strings.Contains(got, "\nAssistant: ") {
-		t.Errorf("FormatTurns(English) = %q", got)
+	if got := FormatHistoryWithOptions(conversationHistory[:1], english); !strings.HasPrefix(got, "User: ") || !strings.Contains(got, "\nAssistant: ") {
+		t.Errorf("FormatHistoryWithOptions(English) = %q", got)
 	}
 	partial := &ConversationOptions{Labels: ConversationLabels{User: "Q"}}
-	if got := FormatTurns(conversationHistory[:1], partial); !strings.HasPrefix(got, "Q: ") || !strings.Contains(got, "\nAssistent: ") {
+	if got := FormatHistoryWithOptions(conversationHistory[:1], partial); !strings.HasPrefix(got, "Q: ") || !strings.Contains(got, "\nAssistent: ") {
 		t.Errorf("empty label fields should stay German: %q", got)
 	}
 
@@ -43,44 +43,44 @@ func TestConversationOptions(t *testing.T) {
 		{"MaxChars", &ConversationOptions{MaxTurns: -1, MaxChars: 45}, 8},
 		{"newest turn kept over MaxChars", &ConversationOptions{MaxChars: 5}, 9},
 	} {
-		got := LimitHistory(long, c.o)
+		got := TrimHistoryWithOptions(long, c.o)
 		if !slices.Equal(got, long[c.first:]) {
 			t.Errorf("%s: kept %d turns, want the last %d", c.name, len(got), 10-c.first)
 		}
 	}
-	if got := LimitHistory(long, nil); !slices.Equal(got, TrimHistory(long)) {
-		t.Error("LimitHistory(nil) differs from TrimHistory")
+	if got := TrimHistoryWithOptions(long, nil); !slices.Equal(got, TrimHistory(long)) {
+		t.Error("TrimHistoryWithOptions(nil) differs from TrimHistory")
 	}
-	if got := LimitHistory(long, &ConversationOptions{MaxTurns: 4, MaxChars: 50}); !slices.Equal(got, TrimHistoryWith(long, 4, 50)) {
-		t.Error("LimitHistory differs from its deprecated twin TrimHistoryWith")
+	if got := TrimHistoryWithOptions(long, &ConversationOptions{MaxTurns: 4, MaxChars: 50}); !slices.Equal(got, TrimHistoryWith(long, 4, 50)) {
+		t.Error("TrimHistoryWithOptions differs from its deprecated twin TrimHistoryWith")
 	}
 
 	for score := range 11 {
 		for _, fb := range []bool{false, true} {
-			if got, want := LabelConfidence(score, fb, nil), ConfidenceLabel(score, fb); got != want {
-				t.Errorf("LabelConfidence(%d, %v, nil) = %q, want %q", score, fb, got, want)
+			if got, want := ConfidenceLabelWithOptions(score, fb, nil), ConfidenceLabel(score, fb); got != want {
+				t.Errorf("ConfidenceLabelWithOptions(%d, %v, nil) = %q, want %q", score, fb, got, want)
 			}
 		}
-		if got, want := LabelConfidence(score, false, english), ConfidenceLabelWith(score, WithLanguage("en")); got != want {
-			t.Errorf("LabelConfidence(%d, English) = %q, want %q", score, got, want)
+		if got, want := ConfidenceLabelWithOptions(score, false, english), ConfidenceLabelWith(score, WithLanguage("en")); got != want {
+			t.Errorf("ConfidenceLabelWithOptions(%d, English) = %q, want %q", score, got, want)
 		}
 	}
-	if got := LabelConfidence(9, true, english); got != "low" {
+	if got := ConfidenceLabelWithOptions(9, true, english); got != "low" {
 		t.Errorf("fallback in English = %q, want low", got)
 	}
 
 	text := "Die Wohnung liegt im dritten Stock. Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt."
 	for _, max := range []int{0, 30, 80} {
-		if got, want := Excerpt(text, ExcerptOptions{Query: "Kaution", MaxChars: max}), BestExcerptFor(text, "Kaution", max); got != want {
+		if got, want := BestExcerptWithOptions(text, &ExcerptOptions{Query: "Kaution", MaxChars: max}), BestExcerptFor(text, "Kaution", max); got != want {
 			t.Errorf("Excerpt(MaxChars %d) = %q, want %q", max, got, want)
 		}
 	}
-	if got := Excerpt(text, ExcerptOptions{Query: "Wie hoch ist die Kaution?", MaxChars: 80}); got != "Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt." {
+	if got := BestExcerptWithOptions(text, &ExcerptOptions{Query: "Wie hoch ist die Kaution?", MaxChars: 80}); got != "Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt." {
 		t.Errorf("Excerpt = %q", got)
 	}
 }
 
-// TestCondenseOptions checks that Condense formats the history with the
+// TestCondenseOptions checks that CondenseFollowUpWithOptions formats the history with the
 // options' labels and that nil gives CondenseFollowUp's German prompt.
 func TestCondenseOptions(t *testing.T) {
 	g := genkit.Init(context.Background())
@@ -93,30 +93,30 @@ func TestCondenseOptions(t *testing.T) {
 	p := genkit.DefinePrompt(g, "condense-options", ai.WithPrompt("{{conversation}}|{{question}}"))
 	ctx := context.Background()
 	q := "Kann ich sie in 4 Raten zahlen?"
-	got := Condense(ctx, p, m, nil, q, conversationHistory, nil)
+	got := CondenseFollowUpWithOptions(ctx, p, m, nil, q, conversationHistory, nil)
 	if got != "Kann ich die Kaution von 2.400 Euro in 4 Raten zahlen?" || seen != FormatHistory(conversationHistory)+"|"+q {
-		t.Errorf("Condense(nil) = %q with prompt %q", got, seen)
+		t.Errorf("CondenseFollowUpWithOptions(nil) = %q with prompt %q", got, seen)
 	}
-	Condense(ctx, p, m, nil, q, conversationHistory, &ConversationOptions{Labels: EnglishLabels})
+	CondenseFollowUpWithOptions(ctx, p, m, nil, q, conversationHistory, &ConversationOptions{Labels: EnglishLabels})
 	if !strings.HasPrefix(seen, "User: ") {
 		t.Errorf("English labels not applied to the prompt: %q", seen)
 	}
 }
 
-// TestCleanAnswerMarker checks CleanAnswer's options: nil is
+// TestCleanAnswerMarker checks SanitizeAnswerWithOptions's options: nil is
 // SanitizeAnswer, a marker replaces removed links, as the deprecated
 // SanitizeAnswerWith does.
 func TestCleanAnswerMarker(t *testing.T) {
 	answer := "See [the form](https://evil.example/x) or https://docs.example/a."
 	allowed := []string{"https://docs.example/a"}
-	if got, want := CleanAnswer(answer, allowed, nil), SanitizeAnswer(answer, allowed); got != want {
-		t.Errorf("CleanAnswer(nil) = %q, want SanitizeAnswer's %q", got, want)
+	if got, want := SanitizeAnswerWithOptions(answer, allowed, nil), SanitizeAnswer(answer, allowed); got != want {
+		t.Errorf("SanitizeAnswerWithOptions(nil) = %q, want SanitizeAnswer's %q", got, want)
 	}
-	got := CleanAnswer(answer, allowed, &SanitizeOptions{RemovedLinkMarker: EnglishRemovedLinkMarker})
+	got := SanitizeAnswerWithOptions(answer, allowed, &SanitizeOptions{RemovedLinkMarker: EnglishRemovedLinkMarker})
 	if !strings.Contains(got, EnglishRemovedLinkMarker) || strings.Contains(got, "evil") || !strings.Contains(got, "https://docs.example/a") {
-		t.Errorf("CleanAnswer(English marker) = %q", got)
+		t.Errorf("SanitizeAnswerWithOptions(English marker) = %q", got)
 	}
 	if old := SanitizeAnswerWith(answer, allowed, WithRemovedLinkMarker(EnglishRemovedLinkMarker)); old != got {
-		t.Errorf("SanitizeAnswerWith = %q, CleanAnswer = %q", old, got)
+		t.Errorf("SanitizeAnswerWith = %q, SanitizeAnswerWithOptions = %q", old, got)
 	}
 }

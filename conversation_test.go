@@ -353,12 +353,12 @@ func TestExcerptCJK(t *testing.T) {
 		t.Errorf("SplitSentences = %q", got)
 	}
 	ja := "この章では試験の準備について説明します。採点の前に答案用紙を読み込みます。受験者数を入力してから、試験問題用紙を印刷してください。印刷には時間がかかります。"
-	got := Excerpt(ja, ExcerptOptions{Query: "受験者数はどこで入力しますか？", MaxChars: 60})
+	got := BestExcerptWithOptions(ja, &ExcerptOptions{Query: "受験者数はどこで入力しますか？", MaxChars: 60})
 	if !strings.HasPrefix(got, "受験者数を入力してから、試験問題用紙を印刷してください。") || !strings.Contains(ja, got) {
 		t.Errorf("Japanese excerpt = %q", got)
 	}
 	zh := "本章介绍如何安装软件包。配置文件位于系统目录中，修改后需要重新启动服务。日志文件记录了错误信息。"
-	if got := Excerpt(zh, ExcerptOptions{Query: "配置文件在哪里", MaxChars: 30}); !strings.HasPrefix(got, "配置文件位于系统目录中") {
+	if got := BestExcerptWithOptions(zh, &ExcerptOptions{Query: "配置文件在哪里", MaxChars: 30}); !strings.HasPrefix(got, "配置文件位于系统目录中") {
 		t.Errorf("Chinese excerpt = %q", got)
 	}
 }

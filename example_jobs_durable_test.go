@@ -22,10 +22,10 @@ func ExampleDurableJobStore() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "jobs.sqlite") // or OpenDurableJobStorePG(ctx, dsn, opts)
+	path := filepath.Join(dir, "jobs.sqlite") // or NewDurableJobStorePg(ctx, dsn, opts)
 	ctx := context.Background()
 
-	jobs, err := askyourdocs.OpenDurableJobStoreSQLite(ctx, path, &askyourdocs.DurableJobStoreOptions{
+	jobs, err := askyourdocs.NewDurableJobStoreSQLite(ctx, path, &askyourdocs.DurableJobStoreOptions{
 		MaxAttempts: 3, // runs of a job whose process died, then failed with the reason
 	})
 	if err != nil {
@@ -57,7 +57,7 @@ func ExampleDurableJobStore() {
 	}
 
 	// Another process (here: another store on the same file) sees the job.
-	other, err := askyourdocs.OpenDurableJobStoreSQLite(ctx, path, nil)
+	other, err := askyourdocs.NewDurableJobStoreSQLite(ctx, path, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -121,9 +121,9 @@ func ExampleFormatHistory() {
 	fmt.Println(askyourdocs.FormatHistory(history)) // no trailing newline of its own
 	// Other labels go in ConversationOptions (nil: German).
 	english := &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels}
-	fmt.Println(askyourdocs.FormatTurns(history, english))
+	fmt.Println(askyourdocs.FormatHistoryWithOptions(history, english))
 	fmt.Println(askyourdocs.ConfidenceLabel(8, false), askyourdocs.ConfidenceLabel(5, false), askyourdocs.ConfidenceLabel(9, true),
-		askyourdocs.LabelConfidence(2, false, english))
+		askyourdocs.ConfidenceLabelWithOptions(2, false, english))
 	fmt.Println(askyourdocs.IsReliableCondense("Und in 3 Raten?", "Kann ich die Kaution in 4 Raten zahlen?", history))
 	// Output:
 	// Nutzer: Wie hoch ist die Kaution?
@@ -138,8 +138,8 @@ func ExampleBestExcerpt() {
 	chunk := "Die Wohnung liegt im dritten Stock. Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt."
 	// The one sentence of the chunk the answer draws on, for the citation.
 	fmt.Println(askyourdocs.BestExcerpt(chunk, "Die Kaution beträgt drei Monatsmieten."))
-	// Excerpt matches a question instead and fills up to MaxChars.
-	fmt.Println(askyourdocs.Excerpt(chunk, askyourdocs.ExcerptOptions{Query: "Wie hoch ist die Kaution?", MaxChars: 80}))
+	// BestExcerptWithOptions matches a question instead and fills up to MaxChars.
+	fmt.Println(askyourdocs.BestExcerptWithOptions(chunk, &askyourdocs.ExcerptOptions{Query: "Wie hoch ist die Kaution?", MaxChars: 80}))
 	// Output:
 	// Die Kaution beträgt drei Monatsmieten.
 	// Die Kaution beträgt drei Monatsmieten. Haustiere sind erlaubt.

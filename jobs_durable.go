@@ -66,8 +66,8 @@ const (
 )
 
 // DurableJobStore is a JobQueue whose jobs live in a database through
-// River (github.com/riverqueue/river): on PostgreSQL (OpenDurableJobStorePG)
-// or an SQLite file (OpenDurableJobStoreSQLite). Any number of processes
+// River (github.com/riverqueue/river): on PostgreSQL (NewDurableJobStorePg)
+// or an SQLite file (NewDurableJobStoreSQLite). Any number of processes
 // may share one database: a job enqueued by one runs on whichever has a
 // free worker for its queue, and its status, progress and result (Get,
 // List, Wait, read from the database) are visible from all. Jobs survive

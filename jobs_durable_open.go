@@ -17,13 +17,28 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 )
 
-// OpenDurableJobStorePG opens a DurableJobStore on the PostgreSQL database
+// OpenDurableJobStorePG is NewDurableJobStorePg.
+//
+// Deprecated: Use NewDurableJobStorePg (New for every constructor, Pg for
+// PostgreSQL outside the pgvector store).
+func OpenDurableJobStorePG(ctx context.Context, dsn string, opts *DurableJobStoreOptions) (DurableJobStore, error) {
+	return NewDurableJobStorePg(ctx, dsn, opts)
+}
+
+// OpenDurableJobStoreSQLite is NewDurableJobStoreSQLite.
+//
+// Deprecated: Use NewDurableJobStoreSQLite (New for every constructor).
+func OpenDurableJobStoreSQLite(ctx context.Context, path string, opts *DurableJobStoreOptions) (DurableJobStore, error) {
+	return NewDurableJobStoreSQLite(ctx, path, opts)
+}
+
+// NewDurableJobStorePg opens a DurableJobStore on the PostgreSQL database
 // of dsn: it runs River's migrations and creates the store's tables
 // (askyourdocs_job, askyourdocs_job_progress, askyourdocs_job_instance)
 // under an advisory lock, so processes may start at once. ctx bounds the
 // setup only. opts may be nil; it is copied. Register kinds, then Start;
 // Close releases the connections.
-func OpenDurableJobStorePG(ctx context.Context, dsn string, opts *DurableJobStoreOptions) (DurableJobStore, error) {
+func NewDurableJobStorePg(ctx context.Context, dsn string, opts *DurableJobStoreOptions) (DurableJobStore, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: parse DSN: %w", errDurableOpen, err)
@@ -79,14 +94,14 @@ func openDurablePG(ctx context.Context, pool *pgxpool.Pool, opts *DurableJobStor
 	return s, nil
 }
 
-// OpenDurableJobStoreSQLite opens a DurableJobStore on the SQLite file at
+// NewDurableJobStoreSQLite opens a DurableJobStore on the SQLite file at
 // path (created if missing, in WAL mode) through River's riversqlite
 // driver and modernc.org/sqlite: River's migrations and the store's tables
 // run in one immediate transaction, so processes sharing the file may
 // start at once. Use a file of its own, not an index database: River
 // polls it. ctx bounds the setup only; opts may be nil. Register kinds,
 // then Start; Close closes the file.
-func OpenDurableJobStoreSQLite(ctx context.Context, path string, opts *DurableJobStoreOptions) (DurableJobStore, error) {
+func NewDurableJobStoreSQLite(ctx context.Context, path string, opts *DurableJobStoreOptions) (DurableJobStore, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: %w", errDurableOpen, err)

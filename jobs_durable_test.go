@@ -28,7 +28,7 @@ type durableBackend struct {
 func durableBackends(t *testing.T) []durableBackend {
 	path := filepath.Join(t.TempDir(), "jobs.sqlite")
 	lite := durableBackend{"sqlite", func(t *testing.T, opts *DurableJobStoreOptions) DurableJobStore {
-		s, err := OpenDurableJobStoreSQLite(context.Background(), path, opts)
+		s, err := NewDurableJobStoreSQLite(context.Background(), path, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func durableBackends(t *testing.T) []durableBackend {
 		if dsn == "" {
 			dsn = pgTestDatabase(parent, pgTestDSN(t))
 		}
-		s, err := OpenDurableJobStorePG(context.Background(), dsn, opts)
+		s, err := NewDurableJobStorePg(context.Background(), dsn, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,7 +349,7 @@ func TestDurableJobStoreCloseHandsBack(t *testing.T) {
 func TestDurableJobStoreNamespaces(t *testing.T) {
 	for _, b := range durableBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			if _, err := OpenDurableJobStoreSQLite(context.Background(), filepath.Join(t.TempDir(), "x.sqlite"),
+			if _, err := NewDurableJobStoreSQLite(context.Background(), filepath.Join(t.TempDir(), "x.sqlite"),
 				&DurableJobStoreOptions{Namespace: "Not OK"}); err == nil {
 				t.Fatal("an invalid namespace was accepted")
 			}

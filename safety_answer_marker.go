@@ -1,6 +1,6 @@
 package engine
 
-// SanitizeOptions configure CleanAnswer. A nil pointer or a zero field
+// SanitizeOptions configure SanitizeAnswerWithOptions. A nil pointer or a zero field
 // means the default; the struct is not retained.
 type SanitizeOptions struct {
 	// RemovedLinkMarker replaces a removed link or URL; "" means
@@ -8,9 +8,16 @@ type SanitizeOptions struct {
 	RemovedLinkMarker string
 }
 
-// CleanAnswer is SanitizeAnswer with o's options: the same removals, the
-// removed links replaced by o.RemovedLinkMarker.
+// CleanAnswer is SanitizeAnswerWithOptions.
+//
+// Deprecated: Use SanitizeAnswerWithOptions (the same function).
 func CleanAnswer(answer string, allowedURLs []string, o *SanitizeOptions) string {
+	return SanitizeAnswerWithOptions(answer, allowedURLs, o)
+}
+
+// SanitizeAnswerWithOptions is SanitizeAnswer with o's options: the same removals, the
+// removed links replaced by o.RemovedLinkMarker.
+func SanitizeAnswerWithOptions(answer string, allowedURLs []string, o *SanitizeOptions) string {
 	marker := removedLinkMarker
 	if o != nil && o.RemovedLinkMarker != "" {
 		marker = o.RemovedLinkMarker
@@ -41,7 +48,7 @@ func WithRemovedLinkMarker(marker string) SanitizeOption {
 // SanitizeAnswerWith is SanitizeAnswer with options: the same removals,
 // the removed links replaced by the marker WithRemovedLinkMarker sets.
 //
-// Deprecated: use CleanAnswer.
+// Deprecated: use SanitizeAnswerWithOptions.
 func SanitizeAnswerWith(answer string, allowedURLs []string, opts ...SanitizeOption) string {
 	c := sanitizeConfig{}
 	for _, o := range opts {
@@ -49,5 +56,5 @@ func SanitizeAnswerWith(answer string, allowedURLs []string, opts ...SanitizeOpt
 			o(&c)
 		}
 	}
-	return CleanAnswer(answer, allowedURLs, &SanitizeOptions{RemovedLinkMarker: c.marker})
+	return SanitizeAnswerWithOptions(answer, allowedURLs, &SanitizeOptions{RemovedLinkMarker: c.marker})
 }

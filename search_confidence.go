@@ -9,7 +9,7 @@ import (
 )
 
 // Confidence thresholds of evidenceConfidence (0-10 scale, the scale of
-// LabelConfidence). They are guesses checked by hand on the dev sets,
+// ConfidenceLabelWithOptions). They are guesses checked by hand on the dev sets,
 // not calibrated; calibrate them here, in one place.
 const (
 	// confidenceAbsentCap caps the score when a question keyword occurs
@@ -42,7 +42,7 @@ type confidenceChecker struct {
 
 // evidenceConfidence is the confidence (0-10) that passage answers the
 // question, without a reranker: the share of the question's keywords found
-// in the passage's best sentences (Excerpt; not anywhere in it: a
+// in the passage's best sentences (BestExcerptWithOptions; not anywhere in it: a
 // contents page has every word somewhere), plus confidenceAgreeBonus when
 // the vector and keyword lists both rank the chunk within
 // confidenceAgreeRank, capped at confidenceAbsentCap when a keyword of the
@@ -54,7 +54,7 @@ func (c *confidenceChecker) evidenceConfidence(ctx context.Context, passage stri
 	if len(c.keywords) == 0 {
 		return 0, "the question has no keywords to check"
 	}
-	quoted := strings.ToLower(Excerpt(passage, ExcerptOptions{Query: c.question, MaxChars: 400}))
+	quoted := strings.ToLower(BestExcerptWithOptions(passage, &ExcerptOptions{Query: c.question, MaxChars: 400}))
 	lowerPassage, lowered := "", false // lowered when a keyword is not quoted
 	found := 0
 	var absent []string
@@ -128,7 +128,7 @@ func (c *confidenceChecker) nowhere(ctx context.Context, k string) bool {
 }
 
 // confidencePrefix is how a keyword is matched: words of more than 5
-// letters by their first 5 (inflections), as Excerpt does.
+// letters by their first 5 (inflections), as BestExcerptWithOptions does.
 func confidencePrefix(k string) string {
 	if r := []rune(k); len(r) > 5 {
 		return string(r[:5])
@@ -242,7 +242,7 @@ func isHeadingLine(l string) bool {
 }
 
 // excerptWithHeading returns the best sentences of passage for question
-// (Excerpt, at most maxChars characters) with the heading of their
+// (BestExcerptWithOptions, at most maxChars characters) with the heading of their
 // section on a line of its own above them, instead of running into the
 // text: Excerpt with ExcerptOptions.Heading. The quote ends with its
 // section, so the heading above it holds for all of it.
@@ -273,10 +273,10 @@ func excerptWithHeading(passage, question string, maxChars int) string {
 		body.WriteString(l)
 	}
 	if body.Len() == 0 {
-		return Excerpt(passage, ExcerptOptions{Query: question, MaxChars: maxChars})
+		return BestExcerptWithOptions(passage, &ExcerptOptions{Query: question, MaxChars: maxChars})
 	}
 	text := body.String()
-	ex := Excerpt(text, ExcerptOptions{Query: question, MaxChars: maxChars})
+	ex := BestExcerptWithOptions(text, &ExcerptOptions{Query: question, MaxChars: maxChars})
 	probe := strings.TrimSuffix(ex, "…")
 	probe = probe[:min(len(probe), 40)]
 	at := strings.Index(text, probe)
@@ -301,7 +301,7 @@ func excerptWithHeading(passage, question string, maxChars int) string {
 			end = spans[to+1].start - 1
 		}
 		if at+len(strings.TrimSuffix(ex, "…")) > end {
-			ex = Excerpt(text[spans[from].start:end], ExcerptOptions{Query: question, MaxChars: maxChars})
+			ex = BestExcerptWithOptions(text[spans[from].start:end], &ExcerptOptions{Query: question, MaxChars: maxChars})
 		}
 	}
 	if h == "" || strings.HasPrefix(ex, h) {

@@ -26,15 +26,15 @@ func TestLooksLikeContents(t *testing.T) {
 func TestExcerptWithHeading(t *testing.T) {
 	passage := "6.6.2 Manual input\nIf we enter the values by hand, the form checks them at once.\nOther text follows here."
 	o := ExcerptOptions{Query: "manual input values by hand", MaxChars: 300, Heading: true}
-	got := Excerpt(passage, o)
+	got := BestExcerptWithOptions(passage, &o)
 	if !strings.HasPrefix(got, "6.6.2 Manual input\nIf we enter") {
 		t.Errorf("heading not on a line of its own: %q", got)
 	}
 	o.Heading = false
-	if got := Excerpt(passage, o); strings.Contains(got, "\n") {
+	if got := BestExcerptWithOptions(passage, &o); strings.Contains(got, "\n") {
 		t.Errorf("without Heading, a line break: %q", got)
 	}
-	if got := Excerpt("Plain sentence one. Plain sentence two.", ExcerptOptions{Query: "two", MaxChars: 300, Heading: true}); strings.Contains(got, "\n") {
+	if got := BestExcerptWithOptions("Plain sentence one. Plain sentence two.", &ExcerptOptions{Query: "two", MaxChars: 300, Heading: true}); strings.Contains(got, "\n") {
 		t.Errorf("no heading, yet a line break: %q", got)
 	}
 }

@@ -145,7 +145,7 @@ type SearchHit struct {
 	// Rerank is the reranker's 0-10 score, -1 when not reranked.
 	Rerank int
 	// Excerpt is the best sentences of the chunk for the question, with
-	// their section heading on a line above (Excerpt with
+	// their section heading on a line above (BestExcerptWithOptions with
 	// ExcerptOptions.Heading).
 	Excerpt string
 	// URL, Source, Pages and Section are the chunk's MetaURL, MetaSource,
@@ -395,7 +395,7 @@ func searchAnnotate(ctx context.Context, s Searcher, question string, o SearchOp
 	}
 	for i := range hits {
 		h := &hits[i]
-		h.Excerpt = Excerpt(h.Text, ExcerptOptions{Query: question, MaxChars: chars, Heading: true})
+		h.Excerpt = BestExcerptWithOptions(h.Text, &ExcerptOptions{Query: question, MaxChars: chars, Heading: true})
 		h.Contents = looksLikeContents(h.Text)
 		if h.Rerank >= 0 {
 			h.Confidence, h.ConfidenceBasis = h.Rerank, "rerank"

@@ -225,5 +225,5 @@ func confColor(st style, label string) string {
 // sanitizeAnswer is the engine's SanitizeAnswer with the English
 // removed-link marker: the CLI, serve and MCP speak English.
 func sanitizeAnswer(answer string, allowed []string) string {
-	return askyourdocs.CleanAnswer(answer, allowed, &askyourdocs.SanitizeOptions{RemovedLinkMarker: askyourdocs.EnglishRemovedLinkMarker})
+	return askyourdocs.SanitizeAnswerWithOptions(answer, allowed, &askyourdocs.SanitizeOptions{RemovedLinkMarker: askyourdocs.EnglishRemovedLinkMarker})
 }

@@ -81,9 +81,9 @@ func (a *cliApp) cmdChat(ctx context.Context, args []string) error {
 		}
 		standalone := q
 		if len(history) > 0 {
-			recent := askyourdocs.LimitHistory(history, &askyourdocs.ConversationOptions{MaxTurns: chatMaxTurns, MaxChars: chatMaxChars})
+			recent := askyourdocs.TrimHistoryWithOptions(history, &askyourdocs.ConversationOptions{MaxTurns: chatMaxTurns, MaxChars: chatMaxChars})
 			if b.llm != nil {
-				standalone = askyourdocs.Condense(ctx, b.condensePrompt(), b.llm, b.genCfg, q, recent, englishLabels)
+				standalone = askyourdocs.CondenseFollowUpWithOptions(ctx, b.condensePrompt(), b.llm, b.genCfg, q, recent, englishLabels)
 			} else {
 				standalone = askyourdocs.TopicStandaloneQuestion(q, recent, 0)
 			}

@@ -114,7 +114,7 @@ const (
 
 // trimHistory keeps the recent turns a follow-up needs.
 func trimHistory(h []askyourdocs.QATurn) []askyourdocs.QATurn {
-	return askyourdocs.LimitHistory(h, &askyourdocs.ConversationOptions{MaxTurns: historyMaxTurns, MaxChars: historyMaxChars})
+	return askyourdocs.TrimHistoryWithOptions(h, &askyourdocs.ConversationOptions{MaxTurns: historyMaxTurns, MaxChars: historyMaxChars})
 }
 
 // englishLabels are the conversation options of the CLI's English output.
@@ -124,7 +124,7 @@ var englishLabels = &askyourdocs.ConversationOptions{Labels: askyourdocs.English
 // the LLM (English speaker labels), falling back to the engine's fallback
 // question.
 func condenseFollowUp(ctx context.Context, p ai.Prompt, m ai.Model, cfg any, question string, h []askyourdocs.QATurn) string {
-	return askyourdocs.Condense(ctx, p, m, cfg, question, h, englishLabels)
+	return askyourdocs.CondenseFollowUpWithOptions(ctx, p, m, cfg, question, h, englishLabels)
 }
 
 // fallbackQuestion is the retrieval query for a follow-up without an LLM:

@@ -29,13 +29,13 @@ func openServeJobs(ctx context.Context, opts serveOptions) (serveJobs, error) {
 		jo.DeadAfter, jo.Heartbeat = d, d/5
 	}
 	if opts.pgDSN != "" {
-		s, err := askyourdocs.OpenDurableJobStorePG(ctx, opts.pgDSN, jo)
+		s, err := askyourdocs.NewDurableJobStorePg(ctx, opts.pgDSN, jo)
 		if err != nil {
 			return nil, fmt.Errorf("serve: jobs: %w", err)
 		}
 		return s, nil
 	}
-	s, err := askyourdocs.OpenDurableJobStoreSQLite(ctx, filepath.Join(opts.dataDir, jobsFile), jo)
+	s, err := askyourdocs.NewDurableJobStoreSQLite(ctx, filepath.Join(opts.dataDir, jobsFile), jo)
 	if err != nil {
 		return nil, fmt.Errorf("serve: jobs: %w", err)
 	}

@@ -187,7 +187,7 @@ func spec(o outcome) string {
 	if o.none {
 		return "low"
 	}
-	return askyourdocs.LabelConfidence(o.score, false, &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels})
+	return askyourdocs.ConfidenceLabelWithOptions(o.score, false, &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels})
 }
 
 // setStats is one set's figures on one half.
