@@ -17,8 +17,16 @@ type ExtractOptions struct {
 	OCR *OCR
 }
 
-// ExtractParagraphsWith is ExtractParagraphs with options: with
-// opts.OCR it also reads scanned PDFs, the scanned pages of mixed PDFs and
+// ExtractParagraphsWith is ExtractParagraphsWithOptions with the options by
+// value.
+//
+// Deprecated: Use ExtractParagraphsWithOptions(ctx, path, &opts).
+func ExtractParagraphsWith(ctx context.Context, path string, opts ExtractOptions) ([]Paragraph, error) {
+	return ExtractParagraphsWithOptions(ctx, path, &opts)
+}
+
+// ExtractParagraphsWithOptions is ExtractParagraphs with options (nil: as
+// ExtractParagraphs, with a context): with opts.OCR it also reads scanned PDFs, the scanned pages of mixed PDFs and
 // image files through OCR, PageNum being the page (or TIFF page) the text
 // was read on. ctx bounds the OCR programs it runs; cancelling it stops
 // them. Errors are those of ExtractParagraphs (a *DocumentError) and, with
@@ -26,9 +34,13 @@ type ExtractOptions struct {
 // ctx's error when it ends. An image file without
 // opts.OCR gives an error wrapping ErrUnsupportedFormat and
 // ErrOCRUnavailable.
-func ExtractParagraphsWith(ctx context.Context, path string, opts ExtractOptions) ([]Paragraph, error) {
+func ExtractParagraphsWithOptions(ctx context.Context, path string, o *ExtractOptions) ([]Paragraph, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var opts ExtractOptions
+	if o != nil {
+		opts = *o
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if !SupportedImageExt(ext) && (ext != ".pdf" || opts.OCR == nil) {

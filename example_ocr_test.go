@@ -8,17 +8,17 @@ import (
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
-// ExampleExtractParagraphsWith reads a scanned PDF through OCR when
+// ExampleExtractParagraphsWithOptions reads a scanned PDF through OCR when
 // tesseract is installed, and says how to install it otherwise. (Not run:
 // its output depends on the machine; TestOCRFixturesF1 checks it.)
-func ExampleExtractParagraphsWith() {
+func ExampleExtractParagraphsWithOptions() {
 	ocr, err := askyourdocs.NewOCR()
 	if errors.Is(err, askyourdocs.ErrOCRUnavailable) {
 		fmt.Println(err) // names the packages to install
 		return
 	}
-	paras, err := askyourdocs.ExtractParagraphsWith(context.Background(), "testdata/ocr/scan.pdf",
-		askyourdocs.ExtractOptions{OCR: ocr})
+	paras, err := askyourdocs.ExtractParagraphsWithOptions(context.Background(), "testdata/ocr/scan.pdf",
+		&askyourdocs.ExtractOptions{OCR: ocr})
 	if err != nil {
 		fmt.Println(err)
 		return

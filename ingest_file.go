@@ -80,7 +80,7 @@ func (s *FileSource) Fetch(ctx context.Context) ([]Paragraph, error) {
 		return nil, err
 	}
 	if !isHTMLExt(filepath.Ext(s.Path)) {
-		return ExtractParagraphsWith(ctx, s.Path, ExtractOptions{OCR: s.OCR})
+		return ExtractParagraphsWithOptions(ctx, s.Path, &ExtractOptions{OCR: s.OCR})
 	}
 	if err := checkDocumentFile(s.Path); err != nil {
 		return nil, err

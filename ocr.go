@@ -50,7 +50,7 @@ const (
 // every other field means its default. An OCR is safe for concurrent use
 // once made; do not change its fields while it is in use.
 //
-// Pass it in ExtractOptions.OCR (or FileSource.OCR): ExtractParagraphsWith
+// Pass it in ExtractOptions.OCR (or FileSource.OCR): ExtractParagraphsWithOptions
 // then reads PDF pages without a text layer and .png, .jpg, .jpeg, .tif and
 // .tiff files through it. docs/formats.md describes the output and its
 // measured accuracy.

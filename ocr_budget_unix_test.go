@@ -39,7 +39,7 @@ func TestOCRDocumentTimeout(t *testing.T) {
 	}
 	for _, path := range []string{pdf, tif} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // the test's own bound
-		_, err := ExtractParagraphsWith(ctx, path, ExtractOptions{OCR: o})
+		_, err := ExtractParagraphsWithOptions(ctx, path, &ExtractOptions{OCR: o})
 		cancel()
 		var de *DocumentError
 		if !errors.Is(err, ErrDocumentTooLarge) || !errors.As(err, &de) {

@@ -20,7 +20,7 @@ const maxImageFileBytes = 64 << 20
 // imageExts are the image formats OCR reads.
 var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".tif": true, ".tiff": true}
 
-// SupportedImageExt reports whether ExtractParagraphsWith reads files with
+// SupportedImageExt reports whether ExtractParagraphsWithOptions reads files with
 // the extension ext (with the dot, in any case) through OCR: .png, .jpg,
 // .jpeg, .tif and .tiff. Without an OCR they give an error wrapping
 // ErrUnsupportedFormat and ErrOCRUnavailable.

@@ -39,7 +39,7 @@ func TestOCRPDFPageBoxAnyCornerOrder(t *testing.T) {
 		if err := os.WriteFile(path, d.bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ExtractParagraphsWith(context.Background(), path, ExtractOptions{OCR: o})
+		_, err := ExtractParagraphsWithOptions(context.Background(), path, &ExtractOptions{OCR: o})
 		if !errors.Is(err, c.wantErr) {
 			t.Errorf("box %s: %v, want an error wrapping %v", c.box, err, c.wantErr)
 		}

@@ -72,7 +72,7 @@ func TestOCRFixturesF1(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			paras, err := ExtractParagraphsWith(context.Background(), filepath.Join("testdata", "ocr", c.file), ExtractOptions{OCR: o})
+			paras, err := ExtractParagraphsWithOptions(context.Background(), filepath.Join("testdata", "ocr", c.file), &ExtractOptions{OCR: o})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func TestOCRFixturesF1(t *testing.T) {
 // found as headings with breadcrumbs, as the text layer gives them.
 func TestOCRHeadings(t *testing.T) {
 	o := testOCR(t)
-	paras, err := ExtractParagraphsWith(context.Background(), filepath.Join("testdata", "ocr", "scan.pdf"), ExtractOptions{OCR: o})
+	paras, err := ExtractParagraphsWithOptions(context.Background(), filepath.Join("testdata", "ocr", "scan.pdf"), &ExtractOptions{OCR: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +130,11 @@ func TestOCRHeadings(t *testing.T) {
 // TestOCRScanWithoutOCR checks that without an OCR a scan keeps its
 // ErrPDFNoText and an image is refused naming OCR.
 func TestOCRScanWithoutOCR(t *testing.T) {
-	_, err := ExtractParagraphsWith(context.Background(), filepath.Join("testdata", "ocr", "scan.pdf"), ExtractOptions{})
+	_, err := ExtractParagraphsWithOptions(context.Background(), filepath.Join("testdata", "ocr", "scan.pdf"), &ExtractOptions{})
 	if !errors.Is(err, ErrPDFNoText) {
 		t.Errorf("scan without OCR: %v, want ErrPDFNoText", err)
 	}
-	_, err = ExtractParagraphsWith(context.Background(), filepath.Join("testdata", "ocr", "scan.png"), ExtractOptions{})
+	_, err = ExtractParagraphsWithOptions(context.Background(), filepath.Join("testdata", "ocr", "scan.png"), &ExtractOptions{})
 	if !errors.Is(err, ErrUnsupportedFormat) || !errors.Is(err, ErrOCRUnavailable) {
 		t.Errorf("image without OCR: %v, want ErrUnsupportedFormat and ErrOCRUnavailable", err)
 	}
@@ -156,7 +156,7 @@ func TestOCRScanWithoutOCR(t *testing.T) {
 // scan read through OCR (and missing without it).
 func TestOCRMixedPDF(t *testing.T) {
 	o := testOCR(t)
-	paras, err := ExtractParagraphsWith(context.Background(), filepath.Join("testdata", "ocr", "mixed.pdf"), ExtractOptions{OCR: o})
+	paras, err := ExtractParagraphsWithOptions(context.Background(), filepath.Join("testdata", "ocr", "mixed.pdf"), &ExtractOptions{OCR: o})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,24 +203,24 @@ func TestOCRLimits(t *testing.T) {
 	ctx := context.Background()
 
 	o := &OCR{Tesseract: base.Tesseract, Pdftoppm: base.Pdftoppm, PageTimeout: time.Millisecond}
-	if _, err := ExtractParagraphsWith(ctx, scan, ExtractOptions{OCR: o}); !errors.Is(err, ErrOCRFailed) || !strings.Contains(err.Error(), "did not finish") {
+	if _, err := ExtractParagraphsWithOptions(ctx, scan, &ExtractOptions{OCR: o}); !errors.Is(err, ErrOCRFailed) || !strings.Contains(err.Error(), "did not finish") {
 		t.Errorf("1 ms per page: %v, want ErrOCRFailed (time limit)", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := ExtractParagraphsWith(cctx, scan, ExtractOptions{OCR: base}); !errors.Is(err, context.Canceled) {
+	if _, err := ExtractParagraphsWithOptions(cctx, scan, &ExtractOptions{OCR: base}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 	o = &OCR{Tesseract: base.Tesseract, Pdftoppm: base.Pdftoppm, Languages: "xx_nonexistent"}
-	if _, err := ExtractParagraphsWith(ctx, scan, ExtractOptions{OCR: o}); !errors.Is(err, ErrOCRUnavailable) || !strings.Contains(err.Error(), "tesseract-ocr-xx-nonexistent") {
+	if _, err := ExtractParagraphsWithOptions(ctx, scan, &ExtractOptions{OCR: o}); !errors.Is(err, ErrOCRUnavailable) || !strings.Contains(err.Error(), "tesseract-ocr-xx-nonexistent") {
 		t.Errorf("unknown language: %v, want ErrOCRUnavailable naming the package", err)
 	}
 	o = &OCR{Tesseract: base.Tesseract, Pdftoppm: base.Pdftoppm, MaxPages: 1}
-	if _, err := ExtractParagraphsWith(ctx, scan, ExtractOptions{OCR: o}); !errors.Is(err, ErrDocumentTooLarge) || !strings.Contains(err.Error(), "OCR limit of 1") {
+	if _, err := ExtractParagraphsWithOptions(ctx, scan, &ExtractOptions{OCR: o}); !errors.Is(err, ErrDocumentTooLarge) || !strings.Contains(err.Error(), "OCR limit of 1") {
 		t.Errorf("2 scanned pages over MaxPages 1: %v, want ErrDocumentTooLarge naming the limit", err)
 	}
 	o = &OCR{Tesseract: base.Tesseract, Pdftoppm: base.Pdftoppm}
-	if _, err := ExtractParagraphsWith(ctx, filepath.Join("testdata", "ocr", "mixed.pdf"), ExtractOptions{OCR: o}); err != nil {
+	if _, err := ExtractParagraphsWithOptions(ctx, filepath.Join("testdata", "ocr", "mixed.pdf"), &ExtractOptions{OCR: o}); err != nil {
 		t.Fatal(err)
 	}
 	left, err := os.ReadDir(tmp)

@@ -151,7 +151,7 @@ func TestOCRRefusesHostileTIFF(t *testing.T) {
 		if err := os.WriteFile(path, c.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ExtractParagraphsWith(context.Background(), path, ExtractOptions{OCR: o})
+		_, err := ExtractParagraphsWithOptions(context.Background(), path, &ExtractOptions{OCR: o})
 		var de *DocumentError
 		if !errors.Is(err, c.want) || !errors.As(err, &de) {
 			t.Errorf("%s: %v, want a *DocumentError wrapping %v", c.name, err, c.want)

@@ -1,7 +1,7 @@
 package engine
 
 // ocrUnsetError is the error for an image file given to
-// ExtractParagraphsWith without ExtractOptions.OCR: OCR was not set, which
+// ExtractParagraphsWithOptions without ExtractOptions.OCR: OCR was not set, which
 // is not NewOCR's "not available", so the message says what to set while
 // errors.Is still finds ErrUnsupportedFormat and ErrOCRUnavailable.
 type ocrUnsetError struct {

@@ -20,7 +20,7 @@ func TestOCRUnsetImageReason(t *testing.T) {
 		if err := os.WriteFile(path, []byte("not decoded: refused before reading"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := ExtractParagraphsWith(context.Background(), path, ExtractOptions{})
+		_, err := ExtractParagraphsWithOptions(context.Background(), path, &ExtractOptions{})
 		var de *DocumentError
 		if !errors.As(err, &de) {
 			t.Fatalf("%s: err = %v (%T), want a *DocumentError", ext, err, err)
