@@ -7,24 +7,25 @@ import (
 
 // Sizes of the engine's random IDs.
 const (
-	// DefaultIDBytes is the number of random bytes the engine's own IDs (job
+	// defaultIDBytes is the number of random bytes the engine's own IDs (job
 	// IDs) use: 16 bytes, 128 bits of entropy, 32 hexadecimal characters.
-	DefaultIDBytes = 16
+	defaultIDBytes = 16
 
-	// RandomHexIDLen is the length of an ID of DefaultIDBytes random bytes:
+	// randomHexIDLen is the length of an ID of defaultIDBytes random bytes:
 	// 32 lower-case hexadecimal characters.
-	RandomHexIDLen = 2 * DefaultIDBytes
+	randomHexIDLen = 2 * defaultIDBytes
 )
 
 // NewRandomHexID returns a new random ID of 2·nBytes lower-case hexadecimal
 // characters encoding nBytes bytes from crypto/rand, suitable for job IDs,
 // feedback entry IDs and other identifiers that must not be guessable or
 // collide (16 bytes, 128 bits, is a good size for those). nBytes <= 0 means
-// DefaultIDBytes, so the result is never empty. It is safe for concurrent
+// 16 bytes (32 characters, the size of the engine's own IDs), so the
+// result is never empty. It is safe for concurrent
 // use.
 func NewRandomHexID(nBytes int) string {
 	if nBytes <= 0 {
-		nBytes = DefaultIDBytes
+		nBytes = defaultIDBytes
 	}
 	b := make([]byte, nBytes)
 	// crypto/rand.Read never returns an error (since Go 1.24 a failing

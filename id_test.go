@@ -10,7 +10,7 @@ func TestNewRandomHexIDFormat(t *testing.T) {
 	re := regexp.MustCompile(`^[0-9a-f]*$`)
 	for _, tc := range []struct{ nBytes, wantLen int }{
 		{16, 32}, {8, 16}, {4, 8}, {1, 2}, {32, 64},
-		{0, RandomHexIDLen}, {-3, RandomHexIDLen}, // <= 0: DefaultIDBytes, never empty
+		{0, randomHexIDLen}, {-3, randomHexIDLen}, // <= 0: defaultIDBytes, never empty
 	} {
 		for range 50 {
 			id := NewRandomHexID(tc.nBytes)
@@ -50,7 +50,7 @@ func TestNewRandomHexIDUnique(t *testing.T) {
 	}
 	// Every hex digit appears at every position eventually: a crude check
 	// that the IDs are not, say, a counter padded with zeros.
-	for pos := range RandomHexIDLen {
+	for pos := range randomHexIDLen {
 		digits := make(map[byte]bool)
 		for id := range seen {
 			digits[id[pos]] = true

@@ -213,7 +213,7 @@ func (s *JobStore) EnqueueContext(ctx context.Context, kind string, fn JobFunc) 
 		return nil, fmt.Errorf("enqueue %s job: %w (%d pending)", kind, ErrJobQueueFull, len(s.queue))
 	}
 	r := &jobRecord{
-		Job:  Job{ID: NewRandomHexID(DefaultIDBytes), Kind: kind, Status: JobPending, CreatedAt: time.Now()},
+		Job:  Job{ID: NewRandomHexID(defaultIDBytes), Kind: kind, Status: JobPending, CreatedAt: time.Now()},
 		ctx:  ctx,
 		fn:   fn,
 		done: make(chan struct{}),

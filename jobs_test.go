@@ -36,7 +36,7 @@ func enqueueT(t *testing.T, s *JobStore, ctx context.Context, kind string, fn Jo
 		t.Errorf("EnqueueContext(%s): %v", kind, err)
 		return ""
 	}
-	if j.Status != JobPending || j.Kind != kind || len(j.ID) != RandomHexIDLen {
+	if j.Status != JobPending || j.Kind != kind || len(j.ID) != randomHexIDLen {
 		t.Errorf("EnqueueContext(%s) = %+v, want a pending job", kind, j)
 	}
 	return j.ID

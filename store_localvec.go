@@ -107,6 +107,48 @@ type localvecRows struct {
 	langs map[string]int
 }
 
+// LocalvecOptions are the optional settings of NewLocalvecStoreWithOptions;
+// nil or the zero value gives NewLocalvecStore's store.
+type LocalvecOptions struct {
+	// KeywordLanguage is the language of the store's keyword ranking:
+	// "english", "german", "simple" for no stemming, or another language
+	// ErrUnknownLanguage lists (SQLiteOptions.KeywordLanguage's names).
+	// Empty follows the rows' detected languages: English stems while most
+	// rows are English or of no known language, no stemming otherwise, as
+	// a new SQLiteStore does.
+	KeywordLanguage string
+}
+
+// NewLocalvecStoreWithOptions is NewLocalvecStore with options, and a
+// context checked before the file is read. An unknown KeywordLanguage is
+// an error wrapping ErrUnknownLanguage, given before anything is opened
+// or defined in g.
+func NewLocalvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dir string, opts *LocalvecOptions) (*LocalvecStore, error) {
+	var o LocalvecOptions
+	if opts != nil {
+		o = *opts
+	}
+	var an *textAnalyzer
+	if o.KeywordLanguage != "" {
+		var err error
+		if an, err = newTextAnalyzer(o.KeywordLanguage); err != nil {
+			return nil, fmt.Errorf("new localvec store: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("new localvec store: %w", err)
+	}
+	s, err := NewLocalvecStore(g, name, emb, dir)
+	if err != nil || an == nil {
+		return s, err
+	}
+	if err := s.setKeywordAnalyzer(an); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // NewLocalvecStore opens (or creates) the localvec database
 // dir/__db_<name>.json, loads it into memory, and defines in g a retriever
 // named "devLocalVectorStore/<name>", as Genkit's localvec plugin does;

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/genkit"
 )
 
 // localvecKeywordResults returns the texts and URLs KeywordSearch returns
@@ -184,16 +187,27 @@ func TestLocalvecKeywordIndexConcurrentCatchUp(t *testing.T) {
 	}
 }
 
-// TestLocalvecKeywordLanguageSurvivesReload checks that the language set by
-// SetKeywordLanguage still ranks after the store reloads a file another
-// store changed.
+// TestLocalvecKeywordLanguageSurvivesReload checks that the language
+// LocalvecOptions.KeywordLanguage set still ranks after the store reloads a
+// file another store changed; an unknown language is refused before
+// anything is defined in g, and a done context before the file is read.
 func TestLocalvecKeywordLanguageSurvivesReload(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	a := ingestTestLocalvec(t, dir, newTestEmbedder(16))
-	if err := a.SetKeywordLanguage("german"); err != nil {
-		t.Fatal(err)
+	g := genkit.Init(ctx)
+	if _, err := NewLocalvecStoreWithOptions(ctx, g, "docs", newTestEmbedder(16), dir, &LocalvecOptions{KeywordLanguage: "klingon"}); !errors.Is(err, ErrUnknownLanguage) {
+		t.Fatalf("unknown language: %v", err)
 	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := NewLocalvecStoreWithOptions(done, g, "docs", newTestEmbedder(16), dir, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("done context: %v", err)
+	}
+	a, err := NewLocalvecStoreWithOptions(ctx, g, "docs", newTestEmbedder(16), dir, &LocalvecOptions{KeywordLanguage: "german"})
+	if err != nil {
+		t.Fatal(err) // also when a refused open above left its retriever defined in g
+	}
+	t.Cleanup(func() { a.Close() })
 	b := ingestTestLocalvec(t, dir, newTestEmbedder(16))
 	docs := []*ai.Document{
 		ai.DocumentFromText("Die Häuser am Fluss", map[string]any{MetaURL: "a"}),

@@ -263,19 +263,25 @@ func (s *LocalvecStore) keywordIndex() *bm25Index {
 	return s.rows.keywords(s.keywordAnalyzer())
 }
 
-// SetKeywordLanguage sets the language of the store's keyword ranking
-// ("english", "german", "simple" for no stemming, or another language
-// ErrUnknownLanguage lists; until it is called, the rows' detected
-// languages choose English stems or no stemming, as a new SQLiteStore's
-// do) and rebuilds its inverted index in memory; the file
-// is not touched. An unknown language is an error wrapping
-// ErrUnknownLanguage and changes nothing. It blocks queries and writes
-// while it rebuilds.
+// SetKeywordLanguage sets the language of the store's keyword ranking and
+// rebuilds its inverted index in memory (the file is not touched); an
+// unknown language is an error wrapping ErrUnknownLanguage and changes
+// nothing.
+//
+// Deprecated: Use NewLocalvecStoreWithOptions with
+// LocalvecOptions.KeywordLanguage: the language is set when the store
+// opens, not after.
 func (s *LocalvecStore) SetKeywordLanguage(language string) error {
 	an, err := newTextAnalyzer(language)
 	if err != nil {
 		return fmt.Errorf("localvec keyword language: %w", err)
 	}
+	return s.setKeywordAnalyzer(an)
+}
+
+// setKeywordAnalyzer makes an the keyword analyzer and rebuilds the
+// inverted index with it, blocking queries and writes meanwhile.
+func (s *LocalvecStore) setKeywordAnalyzer(an *textAnalyzer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -18,7 +18,7 @@ import (
 
 // newID returns a random 128-bit hex ID (feedback entries, sessions, CSRF
 // tokens, upload directories).
-func newID() string { return askyourdocs.NewRandomHexID(askyourdocs.DefaultIDBytes) }
+func newID() string { return askyourdocs.NewRandomHexID(0) }
 
 // jobView is what serve shows of a job, independent of the engine's Job
 // layout.
