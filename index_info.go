@@ -303,9 +303,9 @@ func (s *PgvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requir
 }
 
 // ReadPgvecIndexInfo returns the IndexInfo recorded for the PgvecStore
-// called name in the database at dsn without opening the store (which,
-// called with another dimension, re-embeds every chunk): found is false when the
-// store or its record does not exist. It opens and closes one connection.
+// called name in the database at dsn without opening the store (which
+// needs the embedding dimension up front and creates a missing store's
+// tables): found is false when the store or its record does not exist. It opens and closes one connection.
 func ReadPgvecIndexInfo(ctx context.Context, dsn, name string) (info IndexInfo, found bool, err error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {

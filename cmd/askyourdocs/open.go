@@ -295,8 +295,9 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 		return nil, fmt.Errorf("%w: --pg-read (ASKYOURDOCS_READ_DSN) names a read replica of --pg's database: give --pg (or ASKYOURDOCS_DSN) too", errUsage)
 	}
 	if dsn != "" {
-		// NewPgvecStore re-embeds a table built with another dimension, so
-		// the recorded embedder is checked before the store is opened.
+		// The recorded embedder is checked, and its dimension taken, before
+		// the store is opened: NewPgvecStore needs the dimension (a model's
+		// is otherwise probed) and creates a missing store's tables.
 		recorded, err := pgRecordedEmbedder(ctx, dsn, cf.name)
 		if err != nil {
 			return nil, err
