@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	engine "github.com/dbis-ilm/askyourdocs"
@@ -16,21 +17,19 @@ import (
 
 // loggingSearcher is a Searcher of an app's own, from outside the package:
 // it wraps another through the interface (so none of the store's methods
-// beyond Searcher's are promoted) and counts the reads it forwards. With
-// unwrap set it returns the wrapped store from Unwrap.
+// beyond Searcher's are promoted) and counts the reads it forwards.
 type loggingSearcher struct {
 	engine.Searcher
-	reads  int
-	unwrap bool
+	reads atomic.Int64 // Search calls SearchText and SearchVector concurrently
 }
 
 func (l *loggingSearcher) SearchText(ctx context.Context, q string, k int, f *engine.Filter) ([]*ai.Document, error) {
-	l.reads++
+	l.reads.Add(1)
 	return l.Searcher.SearchText(ctx, q, k, f)
 }
 
 func (l *loggingSearcher) SearchVector(ctx context.Context, q string, k int, f *engine.Filter) ([]*ai.Document, error) {
-	l.reads++
+	l.reads.Add(1)
 	return l.Searcher.SearchVector(ctx, q, k, f)
 }
 
@@ -104,7 +103,7 @@ func TestSearchThirdPartySearcher(t *testing.T) {
 						t.Fatal(err)
 					}
 					wantHits, want, gotHits, got := wantRes.Hits, wantRes.Report, gotRes.Hits, gotRes.Report
-					if w.reads == 0 {
+					if w.reads.Load() == 0 {
 						t.Errorf("%q: the wrapper's reads were not used", q)
 					}
 					if !reflect.DeepEqual(searchWrapHits(wantHits), searchWrapHits(gotHits)) || !reflect.DeepEqual(want, got) {
