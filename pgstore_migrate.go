@@ -479,11 +479,8 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 			// The old vectors and dimension stay recorded until the swap.
 			m.DimensionChanged, m.reembedPending = true, true
 			recordedDim = m.PreviousDim
-			m.ReembedResumed = pendingDim != nil && *pendingDim == dim
-			if !m.ReembedResumed {
-				if err := pgvecStartReembed(ctx, tx, n, dim); err != nil {
-					return err
-				}
+			if m.ReembedResumed, err = pgvecBeginReembed(ctx, tx, n, name, dim, pendingDim); err != nil {
+				return err
 			}
 		}
 		if !m.Created && oldTS != language {
@@ -498,11 +495,6 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 				embedding_dim = EXCLUDED.embedding_dim, ts_config = EXCLUDED.ts_config, ts_auto = EXCLUDED.ts_auto, updated_at = now()`,
 			name, n.table, m.ToVersion, recordedDim, language, m.languageAuto); err != nil {
 			return fmt.Errorf("record schema version: %w", err)
-		}
-		if m.reembedPending && !m.ReembedResumed {
-			if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET reembed_dim = $2 WHERE store = $1`, name, dim); err != nil {
-				return fmt.Errorf("record re-embedding target: %w", err)
-			}
 		}
 		return nil
 	})

@@ -31,7 +31,7 @@ const (
 
 // pgvecStartReembed adds empty shadow columns of dimension dim to the
 // chunk table (dropping those of an abandoned migration to another
-// dimension), inside the start-up transaction. Adding a nullable column
+// dimension), inside the caller's schema transaction. Adding a nullable column
 // rewrites nothing.
 func pgvecStartReembed(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int) error {
 	t := pgvecIdent(n.table)
@@ -44,6 +44,23 @@ func pgvecStartReembed(ctx context.Context, tx pgx.Tx, n pgvecNames, dim int) er
 		}
 	}
 	return nil
+}
+
+// pgvecBeginReembed starts a re-embedding migration of the store called
+// name to dim in tx (the shadow columns and the meta row's reembed_dim),
+// or, when pending is that dimension already, resumes the one an earlier
+// run left; it reports whether it resumed.
+func pgvecBeginReembed(ctx context.Context, tx pgx.Tx, n pgvecNames, name string, dim int, pending *int) (bool, error) {
+	if pending != nil && *pending == dim {
+		return true, nil
+	}
+	if err := pgvecStartReembed(ctx, tx, n, dim); err != nil {
+		return false, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET reembed_dim = $2 WHERE store = $1`, name, dim); err != nil {
+		return false, fmt.Errorf("record re-embedding target: %w", err)
+	}
+	return false, nil
 }
 
 // pgvecDropReembed abandons an unfinished re-embedding migration.
@@ -94,15 +111,9 @@ func (s *PgvecStore) Reembed(ctx context.Context, progress func(done, total int)
 			return nil
 		}
 		s.migration.PreviousDim = stored
-		s.migration.ReembedResumed = pending != nil && *pending == s.dim
-		if s.migration.ReembedResumed {
-			return nil
-		}
-		if err := pgvecStartReembed(ctx, tx, s.names, s.dim); err != nil {
+		var err error
+		if s.migration.ReembedResumed, err = pgvecBeginReembed(ctx, tx, s.names, s.name, s.dim, pending); err != nil {
 			return fmt.Errorf("reembed: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET reembed_dim = $2 WHERE store = $1`, s.name, s.dim); err != nil {
-			return fmt.Errorf("reembed: record the target dimension: %w", err)
 		}
 		return nil
 	})
