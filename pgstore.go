@@ -18,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 )
 
@@ -494,84 +493,6 @@ func pgvecPrepare(docs []*ai.Document) ([]pgvecRow, error) {
 	return rows, nil
 }
 
-// lookup fills the vectors of rows whose text is already stored (embedded
-// by the same embedder) and returns the IDs of rows that already exist.
-// One query per call.
-func (s *PgvecStore) lookup(ctx context.Context, rows []*pgvecRow) (map[string]bool, error) {
-	ids := make([]string, len(rows))
-	hashes := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i], hashes[i] = r.id, r.textHash
-	}
-	res, err := s.Pool.Query(ctx, `SELECT id, text_hash, embedding FROM `+pgvecIdent(s.names.table)+
-		` WHERE embedder = $3 AND (id = ANY($1) OR text_hash = ANY($2))`, ids, hashes, s.embName)
-	if err != nil {
-		return nil, fmt.Errorf("look up stored chunks: %w", err)
-	}
-	defer res.Close()
-	existing := make(map[string]bool)
-	vecs := make(map[string][]float32)
-	for res.Next() {
-		var id, th string
-		var v pgvector.Vector
-		if err := res.Scan(&id, &th, &v); err != nil {
-			return nil, fmt.Errorf("look up stored chunks: %w", err)
-		}
-		existing[id] = true
-		vecs[th] = v.Slice()
-	}
-	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("look up stored chunks: %w", err)
-	}
-	for _, r := range rows {
-		if v, ok := vecs[r.textHash]; ok && r.vec == nil {
-			r.vec = v
-		}
-	}
-	return existing, nil
-}
-
-// embed fills the vectors of rows that have none, embedding each distinct
-// text once, pgvecEmbedBatch documents per embedder call. It checks every
-// vector's dimension.
-func (s *PgvecStore) embed(ctx context.Context, rows []*pgvecRow) (embedded int, err error) {
-	var todo []*pgvecRow
-	first := make(map[string]*pgvecRow)
-	for _, r := range rows {
-		if r.vec != nil {
-			continue
-		}
-		if _, ok := first[r.textHash]; !ok {
-			first[r.textHash] = r
-			todo = append(todo, r)
-		}
-	}
-	for start := 0; start < len(todo); start += pgvecEmbedBatch {
-		if err := ctx.Err(); err != nil {
-			return embedded, err
-		}
-		batch := todo[start:min(start+pgvecEmbedBatch, len(todo))]
-		in := make([]*ai.Document, len(batch))
-		for i, r := range batch {
-			in[i] = r.doc
-		}
-		vecs, err := embedChecked(ctx, s.Embedder, in, s.dim)
-		if err != nil {
-			return embedded, err
-		}
-		for i, v := range vecs {
-			batch[i].vec = v
-		}
-		embedded += len(in)
-	}
-	for _, r := range rows {
-		if r.vec == nil {
-			r.vec = first[r.textHash].vec
-		}
-	}
-	return embedded, nil
-}
-
 // pgvecExecer is what insert needs: a pool or a transaction.
 type pgvecExecer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
@@ -595,49 +516,8 @@ func (s *PgvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err := s.checkDim(ctx, "index"); err != nil {
 		return err
 	}
-	prepared, err := pgvecPrepare(docs)
-	if err != nil {
+	if _, _, err := writeDocs(ctx, s, replaceScope{}, docs, nil); err != nil {
 		return fmt.Errorf("pgvector index: %w", err)
-	}
-	var todo []*pgvecRow
-	for start := 0; start < len(prepared); start += pgvecLookupBatch {
-		part := make([]*pgvecRow, 0, pgvecLookupBatch)
-		for i := start; i < min(start+pgvecLookupBatch, len(prepared)); i++ {
-			part = append(part, &prepared[i])
-		}
-		existing, err := s.lookup(ctx, part)
-		if err != nil {
-			return fmt.Errorf("pgvector index: %w", err)
-		}
-		for _, r := range part {
-			if !existing[r.id] {
-				todo = append(todo, r)
-			}
-		}
-	}
-	if len(todo) == 0 {
-		return nil
-	}
-	if _, err := s.embed(ctx, todo); err != nil {
-		return fmt.Errorf("pgvector index: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("pgvector index: %w", err)
-	}
-	// Many rows against those present take the bulk path (pgstore_bulk.go).
-	deferred, err := s.writeAdding(ctx, todo, func() error {
-		return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-			if err := s.lockLanguage(ctx, tx); err != nil {
-				return err
-			}
-			return s.writeRows(ctx, tx, todo, s.bulkLoading())
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("pgvector index: %w", err)
-	}
-	if !deferred {
-		s.compactTerms(ctx, todo)
 	}
 	return nil
 }

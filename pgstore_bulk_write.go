@@ -200,7 +200,7 @@ func (s *PgvecStore) commitBulkSources(ctx context.Context, sources []*pgvecBulk
 				return false
 			})
 		}
-		if err := s.embedWithProgress(ctx, redo, nil); err != nil {
+		if err := s.fillRows(ctx, redo); err != nil {
 			return err
 		}
 	}

@@ -239,67 +239,22 @@ type localvecNewRow struct {
 	js  []byte
 }
 
-// Index embeds the documents that are not in the store yet (one Embed call)
-// and adds them. Documents already present (same ID, that is the same text
-// and metadata) are skipped without being embedded, as are repeats within
-// docs. Every document must have text (else an error wrapping
-// ErrEmptyDocument); vectors must all have the store's dimension (else an
-// error wrapping ErrDimensionMismatch). On any error, including a cancelled
-// ctx, nothing is added. Outside an IndexInBatches run the file is written
-// before Index returns.
+// Index embeds the documents that are not in the store yet and adds them
+// (the write path of every store, writeDocs): documents already present
+// (same ID, that is the same text and metadata) are skipped without being
+// embedded, as are repeats within docs; a text already stored reuses its
+// vector; the rest are embedded 100 per Embed call. Every document must
+// have text (else an error wrapping ErrEmptyDocument); vectors must all
+// have the store's dimension (else an error wrapping
+// ErrDimensionMismatch). On any error, including a cancelled ctx, nothing
+// is added. Outside a Bulk run the file is written before Index returns.
 func (s *LocalvecStore) Index(ctx context.Context, docs []*ai.Document) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if err := s.checkOpen(); err != nil {
-		return fmt.Errorf("localvec index: %w", err)
-	}
-	release, err := s.lockWrite()
+	release, err := s.beginWrite()
 	if err != nil {
 		return fmt.Errorf("localvec index: %w", err)
 	}
 	defer release()
-	ids := make([]string, len(docs))
-	js := make([][]byte, len(docs))
-	for i, d := range docs {
-		if d == nil || strings.TrimSpace(DocText(d)) == "" {
-			return fmt.Errorf("localvec index: document %d: %w", i, ErrEmptyDocument)
-		}
-		id, b, err := localvecDocJSON(d)
-		if err != nil {
-			return fmt.Errorf("localvec index: document %d: %w", i, err)
-		}
-		ids[i], js[i] = id, b
-	}
-	var todo []*ai.Document
-	var todoIDs []string
-	var todoJS [][]byte
-	seen := make(map[string]bool)
-	s.mu.RLock()
-	for i, id := range ids {
-		if _, ok := s.rows.byID[id]; ok || seen[id] {
-			continue
-		}
-		seen[id] = true
-		todo = append(todo, docs[i])
-		todoIDs = append(todoIDs, id)
-		todoJS = append(todoJS, js[i])
-	}
-	s.mu.RUnlock()
-	if len(todo) == 0 {
-		return nil
-	}
-	vecs, err := s.embed(ctx, todo)
-	if err != nil {
-		return fmt.Errorf("localvec index: %w", err)
-	}
-	add := make([]localvecNewRow, len(todo))
-	for i := range todo {
-		add[i] = localvecNewRow{todoIDs[i], todo[i], vecs[i], todoJS[i]}
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("localvec index: %w", err)
-	}
-	if err := s.apply(add, nil); err != nil {
+	if _, _, err := writeDocs(ctx, s, replaceScope{}, docs, nil); err != nil {
 		return fmt.Errorf("localvec index: %w", err)
 	}
 	return nil

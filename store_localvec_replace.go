@@ -39,103 +39,146 @@ func (s *LocalvecStore) countScope(ctx context.Context, scope replaceScope) (int
 	return n, nil
 }
 
-// replaceSource implements sourceReplacer. Documents already stored (same
-// localvec ID: same text and metadata) are kept as they are; a new document
-// whose text equals that of a document in scope reuses its vector; the
-// others are embedded in batches of 100. Only when all vectors are at hand
-// are the additions and the deletion of the scope's other documents applied,
-// in one atomic file write (or, inside a deferred-persist session, in memory
-// until it ends). Any error, a cancelled ctx included, leaves the store
-// unchanged.
+// replaceSource implements sourceReplacer through the one write path
+// (writeDocs): documents already stored (same localvec ID: same text and
+// metadata) are kept as they are, a new document whose text equals that of
+// a stored one reuses its vector, the others are embedded in batches of
+// 100. Only when all vectors are at hand are the additions and the
+// deletion of the scope's other documents applied, in one atomic file
+// write (or, inside a Bulk run, in memory until it ends). The store's
+// write lock is held throughout. Any error, a cancelled ctx included,
+// leaves the store unchanged.
 func (s *LocalvecStore) replaceSource(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if err := s.checkOpen(); err != nil {
-		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
-	}
-	release, err := s.lockWrite()
+	release, err := s.beginWrite()
 	if err != nil {
 		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
 	}
 	defer release()
-	keep := make(map[string]bool, len(docs))
-	var todo []localvecNewRow
+	written, deleted, err = writeDocs(ctx, s, scope, docs, progress)
+	if err != nil {
+		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
+	}
+	return written, deleted, nil
+}
+
+// beginWrite takes the store's write locks (this process's, then the
+// file's) for a write through writeDocs and returns their release.
+func (s *LocalvecStore) beginWrite() (release func(), err error) {
+	s.writeMu.Lock()
+	if err := s.checkOpen(); err != nil {
+		s.writeMu.Unlock()
+		return nil, err
+	}
+	unlock, err := s.lockWrite()
+	if err != nil {
+		s.writeMu.Unlock()
+		return nil, err
+	}
+	return func() { unlock(); s.writeMu.Unlock() }, nil
+}
+
+// localvecWriteRows are a LocalvecStore's prepared rows (writeRows).
+type localvecWriteRows []localvecNewRow
+
+func (r localvecWriteRows) count() int                { return len(r) }
+func (r localvecWriteRows) rowID(i int) string        { return r[i].id }
+func (r localvecWriteRows) rowText(i int) string      { return DocText(r[i].doc) }
+func (r localvecWriteRows) rowDoc(i int) *ai.Document { return r[i].doc }
+func (r localvecWriteRows) rowVec(i int) []float32    { return r[i].vec }
+func (r localvecWriteRows) setVec(i int, v []float32) { r[i].vec = v }
+
+// prepareRows implements writeBackend: the documents' localvec IDs and
+// JSON encodings.
+func (s *LocalvecStore) prepareRows(docs []*ai.Document) (writeRows, error) {
+	rows := make(localvecWriteRows, len(docs))
 	for i, d := range docs {
 		if d == nil || strings.TrimSpace(DocText(d)) == "" {
-			return 0, 0, fmt.Errorf("localvec replace source: document %d: %w", i, ErrEmptyDocument)
+			return nil, fmt.Errorf("document %d: %w", i, ErrEmptyDocument)
 		}
 		id, js, err := localvecDocJSON(d)
 		if err != nil {
-			return 0, 0, fmt.Errorf("localvec replace source: document %d: %w", i, err)
+			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
-		if keep[id] {
-			continue
-		}
-		keep[id] = true
-		todo = append(todo, localvecNewRow{id: id, doc: d, js: js})
+		rows[i] = localvecNewRow{id: id, doc: d, js: js}
 	}
+	return rows, nil
+}
 
-	del := make(map[string]bool)
-	byText := make(map[string][]float32)
+// storedIDs implements writeBackend.
+func (s *LocalvecStore) storedIDs(_ context.Context, ids []string) (map[string]bool, error) {
 	s.mu.RLock()
-	todo = slices.DeleteFunc(todo, func(a localvecNewRow) bool { _, ok := s.rows.byID[a.id]; return ok })
-	for i, d := range s.rows.docs {
-		if !scope.matches(d.Metadata) {
-			continue
+	defer s.mu.RUnlock()
+	out := make(map[string]bool)
+	for _, id := range ids {
+		if _, ok := s.rows.byID[id]; ok {
+			out[id] = true
 		}
-		if id := s.rows.ids[i]; !keep[id] {
+	}
+	return out, nil
+}
+
+// countStale implements writeBackend.
+func (s *LocalvecStore) countStale(_ context.Context, scope replaceScope, keep map[string]bool) (int, error) {
+	return len(s.staleIDs(scope, keep)), nil
+}
+
+// staleIDs returns the IDs of the scope's documents not in keep.
+func (s *LocalvecStore) staleIDs(scope replaceScope, keep map[string]bool) map[string]bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	del := make(map[string]bool)
+	for i, d := range s.rows.docs {
+		if id := s.rows.ids[i]; !keep[id] && scope.matches(d.Metadata) {
 			del[id] = true
 		}
-		if len(todo) > 0 {
-			byText[DocText(d)] = slices.Clone(s.rows.vec(i))
-		}
 	}
-	s.mu.RUnlock()
+	return del
+}
 
-	var embed []int // indexes into todo of the documents to embed
-	for i := range todo {
-		if v, ok := byText[DocText(todo[i].doc)]; ok {
-			todo[i].vec = v
-		} else {
-			embed = append(embed, i)
+// storedVectors implements writeBackend: vectors of stored documents of
+// equal text (one pass over the store), and the store's dimension.
+func (s *LocalvecStore) storedVectors(_ context.Context, rows writeRows, idx []int) (int, error) {
+	want := make(map[string][]int, len(idx))
+	for _, i := range idx {
+		t := rows.rowText(i)
+		want[t] = append(want[t], i)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for j, d := range s.rows.docs {
+		if len(want) == 0 {
+			break
+		}
+		t := DocText(d)
+		if is, ok := want[t]; ok {
+			v := slices.Clone(s.rows.vec(j))
+			for _, i := range is {
+				rows.setVec(i, v)
+			}
+			delete(want, t)
 		}
 	}
-	done := len(todo) - len(embed)
-	if progress != nil && len(todo) > 0 {
-		progress(done, len(todo))
+	return s.rows.dim, nil
+}
+
+// writeEmbedder implements writeBackend.
+func (s *LocalvecStore) writeEmbedder() ai.Embedder { return s.emb }
+
+// applyWrite implements writeBackend: the added rows and the deletion of
+// the scope's documents not kept, in one file write (s.apply). Called
+// with the write locks held, so the scope is as planned.
+func (s *LocalvecStore) applyWrite(_ context.Context, p *writePlan) (written, deleted int, err error) {
+	rows := p.rows.(localvecWriteRows)
+	add := make([]localvecNewRow, len(p.add))
+	for j, i := range p.add {
+		add[j] = rows[i]
 	}
-	for start := 0; start < len(embed); start += indexBatchSize {
-		if err := ctx.Err(); err != nil {
-			return 0, 0, fmt.Errorf("localvec replace source: %w", err)
-		}
-		part := embed[start:min(start+indexBatchSize, len(embed))]
-		batch := make([]*ai.Document, len(part))
-		for j, i := range part {
-			batch[j] = todo[i].doc
-		}
-		vecs, err := s.embed(ctx, batch)
-		if err != nil {
-			return 0, 0, fmt.Errorf("localvec replace source: %w", err)
-		}
-		for j, i := range part {
-			todo[i].vec = vecs[j]
-		}
-		done += len(part)
-		if progress != nil {
-			progress(done, len(todo))
-		}
+	var del map[string]bool
+	if !p.scope.empty() {
+		del = s.staleIDs(p.scope, p.keep)
 	}
-	if err := ctx.Err(); err != nil {
-		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
+	if err := s.apply(add, del); err != nil {
+		return 0, 0, err
 	}
-	for _, a := range todo {
-		// An empty store takes any dimension; all batches must agree on it.
-		if len(a.vec) != len(todo[0].vec) {
-			return 0, 0, fmt.Errorf("localvec replace source: %w: vectors of %d and %d dimensions", ErrDimensionMismatch, len(todo[0].vec), len(a.vec))
-		}
-	}
-	if err := s.apply(todo, del); err != nil {
-		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
-	}
-	return len(todo), len(del), nil
+	return len(add), len(del), nil
 }

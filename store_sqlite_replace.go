@@ -47,69 +47,89 @@ func (s *SQLiteStore) countScope(ctx context.Context, scope replaceScope) (int, 
 	return n, nil
 }
 
-// replaceSource implements sourceReplacer. Chunks already stored with the
-// same ID (same source, url, text and metadata) are kept; a new chunk whose
-// text equals a stored chunk's reuses that vector; the others are embedded
-// in batches of 100, with no transaction open. Then one write transaction
-// inserts the new chunks and deletes the scope's chunks that are not in
-// docs (as the scope is at that moment, so a concurrent writer's changes
-// are respected): readers see the old version or the new one, never a mix.
-// Any error, a cancelled ctx included, leaves the database unchanged.
-// Nothing is written at all when the source is unchanged.
+// replaceSource implements sourceReplacer through the one write path
+// (writeDocs): chunks already stored with the same ID (same source, url,
+// text and metadata) are kept; a new chunk whose text equals a stored
+// chunk's reuses that vector; the others are embedded in batches of 100,
+// with no transaction open. Then one write transaction inserts the new
+// chunks and deletes the scope's chunks that are not in docs (as the scope
+// is at that moment, so a concurrent writer's changes are respected):
+// readers see the old version or the new one, never a mix. In a Bulk run
+// the replacement is held and committed with its batch. Any error, a
+// cancelled ctx included, leaves the database unchanged. Nothing is
+// written at all when the source is unchanged.
 func (s *SQLiteStore) replaceSource(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
 	if err := s.checkOpen("replace source"); err != nil {
 		return 0, 0, err
 	}
 	// In a Bulk run, a held replacement of the same scope commits first:
-	// the diff below must see it.
+	// the plan must see it.
 	if err := s.flushBulkFor(ctx, scope, false); err != nil {
 		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
 	}
+	written, deleted, err = writeDocs(ctx, s, scope, docs, progress)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
+	}
+	return written, deleted, nil
+}
+
+// sqliteWriteRows are an SQLiteStore's prepared rows (writeRows).
+type sqliteWriteRows []sqliteRow
+
+func (r sqliteWriteRows) count() int                { return len(r) }
+func (r sqliteWriteRows) rowID(i int) string        { return r[i].id }
+func (r sqliteWriteRows) rowText(i int) string      { return r[i].textHash }
+func (r sqliteWriteRows) rowDoc(i int) *ai.Document { return r[i].doc }
+func (r sqliteWriteRows) rowVec(i int) []float32    { return r[i].vec }
+func (r sqliteWriteRows) setVec(i int, v []float32) { r[i].vec = v }
+
+// prepareRows implements writeBackend.
+func (s *SQLiteStore) prepareRows(docs []*ai.Document) (writeRows, error) {
 	rows, err := sqlitePrepare(docs)
-	if err != nil {
-		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
-	}
-	keep := make(map[string]bool, len(rows))
-	ids := make([]string, 0, len(rows))
-	for _, r := range rows {
-		if !keep[r.id] {
-			keep[r.id] = true
-			ids = append(ids, r.id)
-		}
-	}
-	have, err := s.existingIDs(ctx, s.db, ids)
-	if err != nil {
-		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
-	}
-	var todo []sqliteRow
-	for _, r := range rows {
-		if !have[r.id] {
-			have[r.id] = true
-			todo = append(todo, r)
-		}
-	}
+	return sqliteWriteRows(rows), err
+}
+
+// storedIDs implements writeBackend.
+func (s *SQLiteStore) storedIDs(ctx context.Context, ids []string) (map[string]bool, error) {
+	return s.existingIDs(ctx, s.db, ids)
+}
+
+// countStale implements writeBackend.
+func (s *SQLiteStore) countStale(ctx context.Context, scope replaceScope, keep map[string]bool) (int, error) {
 	stale, err := s.staleInScope(ctx, s.db, scope, keep)
-	if err != nil {
-		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
+	return len(stale), err
+}
+
+// writeEmbedder implements writeBackend.
+func (s *SQLiteStore) writeEmbedder() ai.Embedder { return s.emb }
+
+// applyWrite implements writeBackend. A source replacement in a Bulk run
+// is held (bulkHold) and committed with its batch; otherwise one write
+// transaction deletes the scope's chunks not kept (as the scope is then:
+// another process may have changed it since the plan), inserts the new
+// rows and advances the generation.
+func (s *SQLiteStore) applyWrite(ctx context.Context, p *writePlan) (written, deleted int, err error) {
+	rows := p.rows.(sqliteWriteRows)
+	todo := make([]sqliteRow, len(p.add))
+	for j, i := range p.add {
+		todo[j] = rows[i]
 	}
-	if len(todo) == 0 && len(stale) == 0 {
-		return 0, 0, nil // unchanged: no transaction, no new generation
-	}
-	if err := s.fillVectors(ctx, todo, progress); err != nil {
-		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
-	}
-	if held, err := s.bulkHold(ctx, sqliteBulkSource{scope: scope, keep: keep, todo: todo}); held {
-		if err != nil {
-			return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
+	if !p.scope.empty() {
+		if held, err := s.bulkHold(ctx, sqliteBulkSource{scope: p.scope, keep: p.keep, todo: todo}); held {
+			if err != nil {
+				return 0, 0, err
+			}
+			return len(todo), p.stale, nil
 		}
-		return len(todo), len(stale), nil
 	}
 	err = s.write(ctx, func(conn *sql.Conn) error {
-		// The scope again, inside the transaction: another process may
-		// have changed it while this one embedded.
-		stale, err := s.staleInScope(ctx, conn, scope, keep)
-		if err != nil {
-			return err
+		var stale []int64
+		if !p.scope.empty() {
+			var err error
+			if stale, err = s.staleInScope(ctx, conn, p.scope, p.keep); err != nil {
+				return err
+			}
 		}
 		for _, rid := range stale {
 			if _, err := conn.ExecContext(ctx, `DELETE FROM chunks WHERE rid = ?`, rid); err != nil {
@@ -127,7 +147,7 @@ func (s *SQLiteStore) replaceSource(ctx context.Context, scope replaceScope, doc
 		return bumpGeneration(ctx, conn)
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
+		return 0, 0, err
 	}
 	if written+deleted > 0 {
 		s.wrote.Store(true)
@@ -158,65 +178,42 @@ func (s *SQLiteStore) staleInScope(ctx context.Context, q sqliteQuerier, scope r
 	return stale, rows.Err()
 }
 
-// fillVectors sets the vector of every row in todo: from a stored chunk
-// (or one a Bulk run holds) with the same text where there is one, else by
-// embedding (batches of
-// indexBatchSize, progress after each).
-func (s *SQLiteStore) fillVectors(ctx context.Context, todo []sqliteRow, progress func(done, total int)) error {
+// storedVectors implements writeBackend: for each row, the vector of a
+// stored chunk (or of one a Bulk run holds) with the same text, and the
+// store's dimension.
+func (s *SQLiteStore) storedVectors(ctx context.Context, rows writeRows, idx []int) (int, error) {
 	dim, err := s.storedDim(ctx, s.db)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	var embed []int
+	r := rows.(sqliteWriteRows)
 	stmt, err := s.db.PrepareContext(ctx, `SELECT vec FROM chunks WHERE text_hash = ? LIMIT 1`)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer stmt.Close()
-	for i := range todo {
-		if v, ok := s.bulkHeldVector(todo[i].textHash); ok {
-			todo[i].vec = v
+	looked := make(map[string][]float32) // text hash -> vector (nil: none)
+	for _, i := range idx {
+		h := r[i].textHash
+		if v, ok := looked[h]; ok {
+			r[i].vec = v
+			continue
+		}
+		if v, ok := s.bulkHeldVector(h); ok {
+			r[i].vec, looked[h] = v, v
 			continue
 		}
 		var b []byte
-		switch err := stmt.QueryRowContext(ctx, todo[i].textHash).Scan(&b); err {
+		switch err := stmt.QueryRowContext(ctx, h).Scan(&b); err {
 		case nil:
-			if todo[i].vec = sqliteDecodeVec(b); todo[i].vec == nil {
-				return fmt.Errorf("look up a vector by text: malformed vector of %d bytes", len(b))
+			if r[i].vec = sqliteDecodeVec(b); r[i].vec == nil {
+				return 0, fmt.Errorf("look up a vector by text: malformed vector of %d bytes", len(b))
 			}
 		case sql.ErrNoRows:
-			embed = append(embed, i)
 		default:
-			return fmt.Errorf("look up a vector by text: %w", err)
+			return 0, fmt.Errorf("look up a vector by text: %w", err)
 		}
+		looked[h] = r[i].vec
 	}
-	done := len(todo) - len(embed)
-	if progress != nil && len(todo) > 0 {
-		progress(done, len(todo))
-	}
-	for start := 0; start < len(embed); start += indexBatchSize {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		part := embed[start:min(start+indexBatchSize, len(embed))]
-		batch := make([]*ai.Document, len(part))
-		for j, i := range part {
-			batch[j] = todo[i].doc
-		}
-		vecs, err := embedChecked(ctx, s.emb, batch, dim)
-		if err != nil {
-			return err
-		}
-		for j, i := range part {
-			todo[i].vec = vecs[j]
-		}
-		if dim == 0 {
-			dim = len(vecs[0])
-		}
-		done += len(part)
-		if progress != nil {
-			progress(done, len(todo))
-		}
-	}
-	return ctx.Err()
+	return dim, nil
 }

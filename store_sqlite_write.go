@@ -283,10 +283,12 @@ func sqlitePlaceholders(n int) string {
 }
 
 // Index embeds the documents that are not stored yet (same chunk ID: same
-// source, url, text and metadata) with one Embed call and inserts them in
-// one transaction. Every document must have text (else an error wrapping
-// ErrEmptyDocument); vectors must have the store's dimension (else
-// ErrDimensionMismatch). On any error nothing is added.
+// source, url, text and metadata) and inserts them in one transaction (the
+// write path of every store, writeDocs): a text already stored reuses its
+// vector, the rest are embedded 100 per Embed call. Every document must
+// have text (else an error wrapping ErrEmptyDocument); vectors must have
+// the store's dimension (else ErrDimensionMismatch). On any error nothing
+// is added. In a Bulk run the held sources commit first.
 func (s *SQLiteStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err := s.checkOpen("index"); err != nil {
 		return err
@@ -294,58 +296,9 @@ func (s *SQLiteStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err := s.flushBulkFor(ctx, replaceScope{}, true); err != nil {
 		return fmt.Errorf("sqlite index: %w", err)
 	}
-	if len(docs) == 0 {
-		return nil
-	}
-	rows, err := sqlitePrepare(docs)
-	if err != nil {
+	if _, _, err := writeDocs(ctx, s, replaceScope{}, docs, nil); err != nil {
 		return fmt.Errorf("sqlite index: %w", err)
 	}
-	ids := make([]string, len(rows))
-	for i := range rows {
-		ids[i] = rows[i].id
-	}
-	have, err := s.existingIDs(ctx, s.db, ids)
-	if err != nil {
-		return fmt.Errorf("sqlite index: %w", err)
-	}
-	var todo []sqliteRow
-	var batch []*ai.Document
-	for _, r := range rows {
-		if !have[r.id] {
-			have[r.id] = true
-			todo = append(todo, r)
-			batch = append(batch, r.doc)
-		}
-	}
-	if len(todo) == 0 {
-		return nil
-	}
-	dim, err := s.storedDim(ctx, s.db)
-	if err != nil {
-		return fmt.Errorf("sqlite index: %w", err)
-	}
-	vecs, err := embedChecked(ctx, s.emb, batch, dim)
-	if err != nil {
-		return fmt.Errorf("sqlite index: %w", err)
-	}
-	for i := range todo {
-		todo[i].vec = vecs[i]
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sqlite index: %w", err)
-	}
-	err = s.write(ctx, func(conn *sql.Conn) error {
-		n, err := s.insertRows(ctx, conn, todo)
-		if err != nil || n == 0 {
-			return err
-		}
-		return bumpGeneration(ctx, conn)
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite index: %w", err)
-	}
-	s.wrote.Store(true)
 	return nil
 }
 
