@@ -44,6 +44,7 @@
 //   - embed*.go: embedding helpers, prefixes, [NewLocalEmbedder]
 //   - store.go: the [VectorStore] interface and shared store helpers
 //   - write_path.go: the one write path every store writes through (plan, vectors by text, embedding; the store applies)
+//   - store_bulk.go: the writer a Bulk run hands its function (writes held for the run's batches)
 //   - store_searcher.go: the [Searcher] read interface every store implements
 //   - index_info.go: [IndexInfo], the embedder and fusion an index records
 //   - store_localvec*.go: [LocalvecStore]

@@ -167,14 +167,14 @@ func IndexFolder(ctx context.Context, store Searcher, dir string, opts *FolderOp
 	if err != nil {
 		return res, fmt.Errorf("index folder %s: listing the indexed sources: %w", root, err)
 	}
-	err = folderBulk(ctx, store, func() error {
-		if err := indexFolderFiles(ctx, store, root, files, &o, res); err != nil {
+	err = folderBulk(ctx, store, func(w VectorStore) error {
+		if err := indexFolderFiles(ctx, w, root, files, &o, res); err != nil {
 			return err
 		}
 		if o.KeepRemoved || !scan.complete {
 			return nil
 		}
-		return removeGoneFiles(ctx, store, root, before, scan.found, &o, res)
+		return removeGoneFiles(ctx, w, root, before, scan.found, &o, res)
 	})
 	if err != nil {
 		return res, fmt.Errorf("index folder %s: %w", root, err)
@@ -182,18 +182,19 @@ func IndexFolder(ctx context.Context, store Searcher, dir string, opts *FolderOp
 	return res, nil
 }
 
-// folderBulk runs fn as one Bulk run of the stores whose Bulk a folder
-// needs: a LocalvecStore rewrites its file per source otherwise, and a
-// PgvecStore commits in batches. An SQLiteStore commits per source, so
-// that a refused write is reported for its own file.
-func folderBulk(ctx context.Context, store VectorStore, fn func() error) error {
+// folderBulk runs fn with what the folder's writes go through: the writer
+// of a Bulk run for the stores whose Bulk a folder needs (a LocalvecStore
+// rewrites its file per source otherwise, and a PgvecStore commits in
+// batches), else the store itself (an SQLiteStore commits per source, so
+// that a refused write is reported for its own file).
+func folderBulk(ctx context.Context, store VectorStore, fn func(w VectorStore) error) error {
 	switch s := store.(type) {
 	case *LocalvecStore:
 		return s.Bulk(ctx, fn)
 	case *PgvecStore:
 		return s.Bulk(ctx, fn)
 	}
-	return fn()
+	return fn(store)
 }
 
 // indexFolderFiles indexes files (absolute paths in root) in order,

@@ -516,7 +516,7 @@ func (s *PgvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err := s.checkDim(ctx, "index"); err != nil {
 		return err
 	}
-	if _, _, err := writeDocs(ctx, s, replaceScope{}, docs, nil); err != nil {
+	if _, _, err := writeDocs(ctx, s, writeNow, replaceScope{}, docs, nil); err != nil {
 		return fmt.Errorf("pgvector index: %w", err)
 	}
 	return nil

@@ -125,10 +125,12 @@ func (s *PgvecStore) bulkEvent(event string) {
 func (s *PgvecStore) bulkLockKey() int64 { return pgvecLockKey(s.names.table + pgvecBulkLockSalt) }
 
 // Bulk runs fn as one indexing run of many writes (the CLI's index
-// command wraps its whole run in it). While fn runs, source replacements
-// of this store (IndexSource) are committed in batches of up to 5,000 rows
-// or 10 s, each batch one transaction holding whole sources, and the
-// document frequencies are merged once at the end; once the rows added
+// command wraps its whole run in it), and hands fn the run's writer w (a
+// VectorStore). Source replacements (IndexSource) and Index calls through w are
+// committed in batches of up to 5,000 rows or 10 s, each batch one
+// transaction holding whole sources; writes through the store itself
+// meanwhile commit at once, in the run (its loading mode). The document
+// frequencies are merged once at the end; once the rows added
 // reach max(1000, rows present / 2), the run drops the HNSW index and the
 // other search-only indexes, loads without them and rebuilds them when fn
 // returns (with a larger maintenance_work_mem and parallel workers, logged
@@ -138,13 +140,13 @@ func (s *PgvecStore) bulkLockKey() int64 { return pgvecLockKey(s.names.table + p
 // Sources not yet committed when the process dies are lost (they keep
 // their previous version); the next open rebuilds missing indexes. A ctx
 // already done gives its error without running fn.
-func (s *PgvecStore) Bulk(ctx context.Context, fn func() error) error {
+func (s *PgvecStore) Bulk(ctx context.Context, fn func(VectorStore) error) error {
 	_, err := s.bulkWithStats(ctx, fn)
 	return err
 }
 
 // bulkWithStats is Bulk, also returning what the run did.
-func (s *PgvecStore) bulkWithStats(ctx context.Context, fn func() error) (pgvecBulkStats, error) {
+func (s *PgvecStore) bulkWithStats(ctx context.Context, fn func(VectorStore) error) (pgvecBulkStats, error) {
 	if err := s.checkOpen("bulk"); err != nil {
 		return pgvecBulkStats{}, err
 	}
@@ -155,7 +157,7 @@ func (s *PgvecStore) bulkWithStats(ctx context.Context, fn func() error) (pgvecB
 	if err != nil {
 		return pgvecBulkStats{}, fmt.Errorf("pgvector bulk: %w", err)
 	}
-	fnErr := fn()
+	fnErr := runBatch(s, fn)
 	stats, endErr := s.leaveBulk(context.WithoutCancel(ctx), run)
 	if endErr != nil {
 		endErr = fmt.Errorf("pgvector bulk: %w", endErr)

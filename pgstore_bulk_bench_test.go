@@ -191,9 +191,9 @@ func (p *pgBulkBenchSource) DeleteStale(ctx context.Context, store VectorStore) 
 // pgBulkBenchLoad writes sources as the CLI's index --pg does: IndexSource
 // per source inside one Bulk run.
 func pgBulkBenchLoad(ctx context.Context, s *PgvecStore, sources [][]*ai.Document) (pgvecBulkStats, error) {
-	return s.bulkWithStats(ctx, func() error {
+	return s.bulkWithStats(ctx, func(bt VectorStore) error {
 		for _, docs := range sources {
-			if _, _, err := IndexSource(ctx, s, &pgBulkBenchSource{docs: docs}, 1200, 0, nil); err != nil {
+			if _, _, err := IndexSource(ctx, bt, &pgBulkBenchSource{docs: docs}, 1200, 0, nil); err != nil {
 				return err
 			}
 		}

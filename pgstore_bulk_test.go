@@ -32,21 +32,21 @@ func pgBulkEvents(s *PgvecStore) *[]string {
 func pgBulkIndexSources(t *testing.T, s *PgvecStore, sources [][]*ai.Document, bulk bool) pgvecBulkStats {
 	t.Helper()
 	ctx := context.Background()
-	load := func() error {
+	load := func(w VectorStore) error {
 		for _, docs := range sources {
-			if _, _, err := IndexSource(ctx, s, &pgBulkBenchSource{docs: docs}, 1200, 0, nil); err != nil {
+			if _, _, err := IndexSource(ctx, w, &pgBulkBenchSource{docs: docs}, 1200, 0, nil); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if !bulk {
-		if err := load(); err != nil {
+		if err := load(s); err != nil {
 			t.Fatal(err)
 		}
 		return pgvecBulkStats{}
 	}
-	stats, err := s.bulkWithStats(ctx, load)
+	stats, err := s.bulkWithStats(ctx, func(bt VectorStore) error { return load(bt) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,9 +300,9 @@ func pgBulkChildMain(say func(string, ...any), in *bufio.Reader) error {
 			}
 		}
 	}
-	err = s.Bulk(ctx, func() error {
+	err = s.Bulk(ctx, func(bt VectorStore) error {
 		for i, docs := range sources {
-			if _, _, err := IndexSource(ctx, s, &pgBulkBenchSource{docs: docs}, 1200, 0, nil); err != nil {
+			if _, _, err := IndexSource(ctx, bt, &pgBulkBenchSource{docs: docs}, 1200, 0, nil); err != nil {
 				return err
 			}
 			if (i+1)%10 == 0 {

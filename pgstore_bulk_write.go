@@ -274,7 +274,7 @@ func (s *PgvecStore) writeAdding(ctx context.Context, rows []*pgvecRow, write fu
 	if !pgvecBulkDue(len(rows), present) {
 		return false, write()
 	}
-	err = s.Bulk(ctx, func() error {
+	err = s.Bulk(ctx, func(VectorStore) error {
 		_, err := s.writeAdding(ctx, rows, write)
 		return err
 	})

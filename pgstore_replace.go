@@ -37,7 +37,7 @@ func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs
 			return 0, 0, err
 		}
 	}
-	written, deleted, err = writeDocs(ctx, s, scope, docs, progress)
+	written, deleted, err = writeDocs(ctx, s, writeNow, scope, docs, progress)
 	if err != nil {
 		return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
 	}
@@ -86,6 +86,36 @@ func (s *PgvecStore) storedIDs(ctx context.Context, ids []string) (map[string]bo
 		}
 	}
 	return out, nil
+}
+
+// writeBatch implements batchStore: the write held for the run's batch.
+func (s *PgvecStore) writeBatch(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+	if err := s.checkOpen("bulk write"); err != nil {
+		return 0, 0, err
+	}
+	if len(docs) > 0 {
+		if err := s.checkDim(ctx, "bulk write"); err != nil {
+			return 0, 0, err
+		}
+	}
+	written, deleted, err = writeDocs(ctx, s, writeHeld, scope, docs, progress)
+	if err != nil {
+		return 0, 0, fmt.Errorf("pgvector bulk write: %w", err)
+	}
+	return written, deleted, nil
+}
+
+// deleteBatch implements batchStore: the store's delete, after the
+// sources the run holds commit (a held source of the URL must not come
+// back after its deletion).
+func (s *PgvecStore) deleteBatch(ctx context.Context, key, value string) (int, error) {
+	if err := s.flushBulkNow(ctx); err != nil {
+		return 0, err
+	}
+	if key == MetaSource {
+		return s.DeleteBySource(ctx, value)
+	}
+	return s.DeleteByURL(ctx, value)
 }
 
 // countStale implements writeBackend.
@@ -171,7 +201,7 @@ func (sc replaceScope) lists() (urls, sources []string) {
 	return urls, sources
 }
 
-// applyWrite implements writeBackend. In a Bulk run a source replacement
+// applyWrite implements writeBackend. A write through a Bulk run's writer
 // is held and committed with the run's next batch (addBulkSource);
 // otherwise replaceTx writes it, through writeAdding (which takes the bulk
 // path for a write large against the rows present).
@@ -187,7 +217,11 @@ func (s *PgvecStore) applyWrite(ctx context.Context, p *writePlan) (written, del
 	todo, kept := pick(p.add), pick(p.kept)
 	urls, sources := p.scope.lists()
 	locks := pgvecScopeLocks(s.names.table, urls, sources, rows)
-	if run := s.bulkRun(); run != nil && !p.scope.empty() {
+	if p.held {
+		run := s.bulkRun()
+		if run == nil {
+			return 0, 0, errBatchEnded
+		}
 		src := &pgvecBulkSource{urls: urls, sources: sources, keep: p.keepIDs, todo: todo, kept: kept, locks: locks}
 		if err := s.addBulkSource(ctx, run, src); err != nil {
 			return 0, 0, err

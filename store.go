@@ -60,18 +60,15 @@ var (
 // Index call (and so, for the ready-made stores, to one Embed call).
 const indexBatchSize = 100
 
-// deferredPersister is implemented by stores whose Index persists the whole
-// store (LocalvecStore rewrites its file). IndexInBatches brackets its
-// batches with begin/end so that such a store persists once per run instead
-// of once per batch: O(total) bytes written instead of O(batches x size).
-// Sessions nest and may overlap; the store persists when the last one ends.
-type deferredPersister interface {
-	// beginDeferredPersist makes Index keep its changes in memory until the
-	// matching endDeferredPersist.
-	beginDeferredPersist() error
-	// endDeferredPersist ends a session and, when it was the last one open,
-	// persists everything written since the first began.
-	endDeferredPersist() error
+// wholeStoreBulker is a store whose every write rewrites the whole store
+// (LocalvecStore rewrites its file): IndexInBatches runs its batches in
+// one Bulk run, through the run's writer, so that the store persists once
+// per run instead of once per batch: O(total) bytes written instead of
+// O(batches x size).
+type wholeStoreBulker interface {
+	VectorStore
+	Bulk(ctx context.Context, fn func(VectorStore) error) error
+	rewritesWholeStore()
 }
 
 // IndexInBatches indexes docs into store in batches of 100 documents, one
@@ -99,16 +96,14 @@ func IndexInBatches(ctx context.Context, store VectorStore, docs []*ai.Document,
 	if len(docs) == 0 {
 		return nil
 	}
-	if dp, ok := store.(deferredPersister); ok {
-		if err := dp.beginDeferredPersist(); err != nil {
-			return fmt.Errorf("index in batches: %w", err)
-		}
-		defer func() {
-			if perr := dp.endDeferredPersist(); perr != nil {
-				err = errors.Join(err, fmt.Errorf("index in batches: persist: %w", perr))
-			}
-		}()
+	if ws, ok := store.(wholeStoreBulker); ok {
+		return ws.Bulk(ctx, func(b VectorStore) error { return indexBatches(ctx, b, docs, progress) })
 	}
+	return indexBatches(ctx, store, docs, progress)
+}
+
+// indexBatches is IndexInBatches's loop over the batches of docs.
+func indexBatches(ctx context.Context, store VectorStore, docs []*ai.Document, progress func(done, total int)) error {
 	for start := 0; start < len(docs); start += indexBatchSize {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("index in batches: stopped after %d of %d documents: %w", start, len(docs), err)

@@ -289,7 +289,7 @@ func TestStoreConformanceConcurrency(t *testing.T) {
 // each with a context first where it does I/O (issue 38: one method set).
 type storeMethods interface {
 	Searcher
-	Bulk(ctx context.Context, fn func() error) error
+	Bulk(ctx context.Context, fn func(VectorStore) error) error
 	Reembed(ctx context.Context, progress func(done, total int)) (int, error)
 	IndexInfo(ctx context.Context) (IndexInfo, bool, error)
 	RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error)
@@ -309,9 +309,9 @@ func TestStoreConformanceBulkContext(t *testing.T) {
 		st := s.(storeMethods)
 		ctx := t.Context()
 		ran := false
-		err := st.Bulk(ctx, func() error {
+		err := st.Bulk(ctx, func(b VectorStore) error {
 			ran = true
-			return st.Index(ctx, []*ai.Document{ai.DocumentFromText("kayak rental in bulk", map[string]any{MetaURL: "bulk.txt", MetaSource: "bulk"})})
+			return b.Index(ctx, []*ai.Document{ai.DocumentFromText("kayak rental in bulk", map[string]any{MetaURL: "bulk.txt", MetaSource: "bulk"})})
 		})
 		if err != nil || !ran {
 			t.Fatalf("Bulk: ran %v, %v", ran, err)
@@ -322,8 +322,86 @@ func TestStoreConformanceBulkContext(t *testing.T) {
 		done, cancel := context.WithCancel(ctx)
 		cancel()
 		ran = false
-		if err := st.Bulk(done, func() error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
+		if err := st.Bulk(done, func(VectorStore) error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
 			t.Errorf("Bulk with a done context: ran %v, %v", ran, err)
+		}
+	})
+}
+
+// TestBatchEndsWithItsRun: on every store, writes through a Bulk run's
+// Batch are held for the run (the databases show them when the run ends;
+// the LocalvecStore shows them at once but writes its file when the run
+// ends), writes through the store itself meanwhile are applied at once,
+// IndexSource through the Batch replaces a source, and a Batch used after
+// its function returned fails without writing.
+func TestBatchEndsWithItsRun(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Searcher, emb *testEmbedder) {
+		st := s.(storeMethods)
+		ctx := t.Context()
+		hits := func(q string) int {
+			t.Helper()
+			got, err := s.SearchText(ctx, q, 5, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(got)
+		}
+		doc := func(text, url string) []*ai.Document {
+			return []*ai.Document{ai.DocumentFromText(text, map[string]any{MetaURL: url, MetaSource: "batch"})}
+		}
+		lv, isLocalvec := s.(*LocalvecStore)
+		var kept VectorStore
+		err := st.Bulk(ctx, func(b VectorStore) error {
+			kept = b
+			var writes int64
+			if isLocalvec {
+				writes = lv.fileWrites.Load()
+			}
+			if err := b.Index(ctx, doc("heron nesting season", "held.txt")); err != nil {
+				return err
+			}
+			src := &ingestTestSource{url: "replaced.txt", texts: []string{"osprey diving for fish"}}
+			if _, _, err := IndexSource(ctx, b, src, 100, 0, nil); err != nil {
+				return err
+			}
+			if isLocalvec {
+				if n := lv.fileWrites.Load() - writes; n != 0 {
+					t.Errorf("held writes wrote the file %d times inside the run", n)
+				}
+			} else if n := hits("heron nesting") + hits("osprey diving"); n != 0 {
+				t.Errorf("held writes visible before the run ended: %d hits", n)
+			}
+			if err := st.Index(ctx, doc("kestrel hovering", "direct.txt")); err != nil {
+				return err
+			}
+			if n := hits("kestrel hovering"); n != 1 {
+				t.Errorf("a write through the store during the run: %d hits, want 1 at once", n)
+			}
+			if isLocalvec && lv.fileWrites.Load() == writes {
+				t.Error("a write through the store during the run did not write the file")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"heron nesting", "osprey diving", "kestrel hovering"} {
+			if n := hits(q); n != 1 {
+				t.Errorf("after the run %q: %d hits, want 1", q, n)
+			}
+		}
+		if err := kept.Index(ctx, doc("late crane", "late.txt")); !errors.Is(err, errBatchEnded) {
+			t.Errorf("Index through an ended Batch: %v, want errBatchEnded", err)
+		}
+		if _, err := kept.DeleteByURL(ctx, "held.txt"); !errors.Is(err, errBatchEnded) {
+			t.Errorf("DeleteByURL through an ended Batch: %v, want errBatchEnded", err)
+		}
+		src := &ingestTestSource{url: "replaced.txt", texts: []string{"something else"}}
+		if _, _, err := IndexSource(ctx, kept, src, 100, 0, nil); !errors.Is(err, errBatchEnded) {
+			t.Errorf("IndexSource through an ended Batch: %v, want errBatchEnded", err)
+		}
+		if hits("late crane") != 0 || hits("heron nesting") != 1 || hits("osprey diving") != 1 {
+			t.Error("a write through an ended Batch changed the store")
 		}
 	})
 }

@@ -51,11 +51,11 @@ type LocalvecStore struct {
 	name, path string
 	emb        ai.Embedder
 
-	// writeMu serialises writers (Index, deletes, replaceSource, sessions,
+	// writeMu serialises writers (Index, deletes, replaceSource, Bulk runs,
 	// Close) for the whole of their operation, embedding included, so a
 	// writer's view of the data cannot change under it.
 	writeMu sync.Mutex
-	// sessions counts open deferred-persist sessions; dirty reports
+	// sessions counts the Bulk runs in progress; dirty reports
 	// changes in memory that are not in the file yet. Both under writeMu.
 	sessions int
 	dirty    bool
@@ -254,7 +254,7 @@ func (s *LocalvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 		return fmt.Errorf("localvec index: %w", err)
 	}
 	defer release()
-	if _, _, err := writeDocs(ctx, s, replaceScope{}, docs, nil); err != nil {
+	if _, _, err := writeDocs(ctx, s, writeNow, replaceScope{}, docs, nil); err != nil {
 		return fmt.Errorf("localvec index: %w", err)
 	}
 	return nil
@@ -270,14 +270,18 @@ func (s *LocalvecStore) embed(ctx context.Context, docs []*ai.Document) ([][]flo
 }
 
 // apply adds rows and deletes the rows with the IDs in del, in memory and
-// in the file: inside a deferred-persist session only in memory (the file
-// follows when the session ends); otherwise the file is written first and
-// memory changed only if that succeeded. Called with writeMu held.
-func (s *LocalvecStore) apply(add []localvecNewRow, del map[string]bool) error {
+// in the file: a held write (through a Bulk run's writer) only in memory
+// (the file follows when the run ends); otherwise the file is written
+// first and memory changed only if that succeeded. Called with writeMu
+// held.
+func (s *LocalvecStore) apply(add []localvecNewRow, del map[string]bool, held bool) error {
+	if held && s.sessions == 0 {
+		return errBatchEnded
+	}
 	if len(add) == 0 && len(del) == 0 {
 		return nil
 	}
-	if s.sessions == 0 {
+	if !held {
 		s.mu.RLock()
 		err := s.rows.writeFile(s.path, add, del)
 		s.mu.RUnlock()
@@ -306,8 +310,9 @@ func (s *LocalvecStore) checkOpen() error {
 	return nil
 }
 
-// beginDeferredPersist implements deferredPersister.
-func (s *LocalvecStore) beginDeferredPersist() error {
+// beginBulk starts (or joins) a Bulk run: the file lock is held and held
+// writes stay in memory until the last run ends.
+func (s *LocalvecStore) beginBulk() error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.checkOpen(); err != nil {
@@ -324,9 +329,9 @@ func (s *LocalvecStore) beginDeferredPersist() error {
 	return nil
 }
 
-// endDeferredPersist implements deferredPersister: the last session to end
-// writes the file if anything changed.
-func (s *LocalvecStore) endDeferredPersist() error {
+// endBulk ends a Bulk run: the last to end writes the file if anything
+// changed.
+func (s *LocalvecStore) endBulk() error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.sessions > 0 {
@@ -339,7 +344,7 @@ func (s *LocalvecStore) endDeferredPersist() error {
 	return s.flushLocked()
 }
 
-// unlockSession releases the file lock a deferred-persist session took.
+// unlockSession releases the file lock a Bulk run took.
 // Called with writeMu held.
 func (s *LocalvecStore) unlockSession() {
 	if s.lockF != nil {
@@ -348,31 +353,62 @@ func (s *LocalvecStore) unlockSession() {
 	}
 }
 
-// Bulk runs fn with persistence deferred, so that indexing many sources in
-// one run costs one file write instead of one per source: Index,
-// DeleteByURL, DeleteBySource and IndexSource calls made while fn runs (from
-// any goroutine) change only the in-memory data, and the file is written
-// once when fn returns. Queries see the changes at once.
+// Bulk runs fn with a writer w (a VectorStore) whose writes defer
+// persistence, so that
+// indexing many sources in one run costs one file write instead of one per
+// source: Index, DeleteByURL, DeleteBySource and IndexSource through the
+// w (from any goroutine) change only the in-memory data, and the file
+// is written once when fn returns. Queries see the changes at once. Writes
+// through the store itself meanwhile write the file as usual (with what
+// the run holds so far).
 //
 // The file is written when fn returns an error, too: what fn completed is
 // kept (IndexSource has already rolled back a source that failed). A process
 // that dies inside Bulk leaves the file as it was before Bulk (several Bulk
-// calls bound what a crash loses). Bulk calls may nest; the outermost one
-// writes. The error joins fn's error and the write's. A ctx already done
-// gives its error without running fn (the file write itself is not
+// calls bound what a crash loses). Bulk calls may nest or overlap; the last
+// to end writes. The error joins fn's error and the write's. A ctx already
+// done gives its error without running fn (the file write itself is not
 // interrupted: it is what keeps the file whole).
-func (s *LocalvecStore) Bulk(ctx context.Context, fn func() error) error {
+func (s *LocalvecStore) Bulk(ctx context.Context, fn func(VectorStore) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("localvec %s: bulk: %w", s.path, err)
 	}
-	if err := s.beginDeferredPersist(); err != nil {
+	if err := s.beginBulk(); err != nil {
 		return err
 	}
-	ferr := fn()
-	if perr := s.endDeferredPersist(); perr != nil {
+	ferr := runBatch(s, fn)
+	if perr := s.endBulk(); perr != nil {
 		return errors.Join(ferr, fmt.Errorf("localvec %s: write after bulk: %w", s.path, perr))
 	}
 	return ferr
+}
+
+// rewritesWholeStore implements wholeStoreBulker: every write rewrites the
+// file.
+func (s *LocalvecStore) rewritesWholeStore() {}
+
+// writeBatch implements batchStore.
+func (s *LocalvecStore) writeBatch(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+	release, err := s.beginWrite()
+	if err != nil {
+		return 0, 0, fmt.Errorf("localvec bulk write: %w", err)
+	}
+	defer release()
+	written, deleted, err = writeDocs(ctx, s, writeHeld, scope, docs, progress)
+	if err != nil {
+		return 0, 0, fmt.Errorf("localvec bulk write: %w", err)
+	}
+	return written, deleted, nil
+}
+
+// deleteBatch implements batchStore: the deletion in memory, written when
+// the run ends.
+func (s *LocalvecStore) deleteBatch(_ context.Context, key, value string) (int, error) {
+	n, err := s.deleteWhere(func(m map[string]any) bool { return localvecMetaIs(m, key, value) }, true)
+	if err != nil {
+		return 0, fmt.Errorf("localvec bulk delete %s %q: %w", key, value, err)
+	}
+	return n, nil
 }
 
 // flushLocked writes the in-memory data to the file if it is dirty. Called
@@ -401,7 +437,7 @@ func localvecMetaIs(meta map[string]any, key, want string) bool {
 
 // deleteWhere removes the documents whose metadata match and returns how
 // many it removed. Called by the delete methods.
-func (s *LocalvecStore) deleteWhere(match func(meta map[string]any) bool) (int, error) {
+func (s *LocalvecStore) deleteWhere(match func(meta map[string]any) bool, held bool) (int, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.checkOpen(); err != nil {
@@ -420,7 +456,7 @@ func (s *LocalvecStore) deleteWhere(match func(meta map[string]any) bool) (int, 
 		}
 	}
 	s.mu.RUnlock()
-	if err := s.apply(nil, del); err != nil {
+	if err := s.apply(nil, del, held); err != nil {
 		return 0, err
 	}
 	return len(del), nil
@@ -430,7 +466,7 @@ func (s *LocalvecStore) deleteWhere(match func(meta map[string]any) bool) (int, 
 // url and returns how many it removed. Only string values equal to url
 // match: an empty url removes only documents whose url is "".
 func (s *LocalvecStore) DeleteByURL(ctx context.Context, url string) (int, error) {
-	n, err := s.deleteWhere(func(m map[string]any) bool { return localvecMetaIs(m, MetaURL, url) })
+	n, err := s.deleteWhere(func(m map[string]any) bool { return localvecMetaIs(m, MetaURL, url) }, false)
 	if err != nil {
 		return 0, fmt.Errorf("localvec delete url %q: %w", url, err)
 	}
@@ -440,7 +476,7 @@ func (s *LocalvecStore) DeleteByURL(ctx context.Context, url string) (int, error
 // DeleteBySource removes the documents whose MetaSource ("source") metadata
 // value is sourceName and returns how many it removed.
 func (s *LocalvecStore) DeleteBySource(ctx context.Context, sourceName string) (int, error) {
-	n, err := s.deleteWhere(func(m map[string]any) bool { return localvecMetaIs(m, MetaSource, sourceName) })
+	n, err := s.deleteWhere(func(m map[string]any) bool { return localvecMetaIs(m, MetaSource, sourceName) }, false)
 	if err != nil {
 		return 0, fmt.Errorf("localvec delete source %q: %w", sourceName, err)
 	}
@@ -507,7 +543,7 @@ func (s *LocalvecStore) KeywordSearch(ctx context.Context, query string, maxResu
 	return docs, nil
 }
 
-// Close writes pending changes (of a deferred-persist session still open)
+// Close writes pending changes (of a Bulk run still in progress)
 // to the file and releases the in-memory data. Later calls of any method,
 // the Retriever included, return errors wrapping ErrStoreClosed; closing
 // again returns nil. If the final write fails, the store stays open and

@@ -11,7 +11,7 @@ import (
 // LocalvecStore coordinates processes sharing one database file with an
 // advisory lock on <file>.lock (flock on Unix, LockFileEx on Windows):
 // every write (an Index, delete or IndexSource call, or a whole
-// IndexInBatches/Bulk session) holds it exclusively from before it reads
+// Bulk run, IndexInBatches included) holds it exclusively from before it reads
 // the data it changes until the file is written, after reloading the file
 // if another process changed it. So concurrent writers wait for each other
 // and none loses the other's documents. Temporary files are written only
@@ -25,7 +25,7 @@ import (
 func (s *LocalvecStore) lockPath() string { return s.path + ".lock" }
 
 // lockWrite takes the file lock for one write operation, unless a
-// deferred-persist session of this store already holds it, and reloads the
+// Bulk run of this store already holds it, and reloads the
 // file if another process changed it. The returned function releases what
 // lockWrite took. Called with writeMu held.
 func (s *LocalvecStore) lockWrite() (release func(), err error) {

@@ -110,8 +110,8 @@ func TestLocalvecReaderReloads(t *testing.T) {
 	if err != nil || len(resp.Documents) == 0 || resp.Documents[0].Metadata[MetaSource] != "w" {
 		t.Fatalf("reader did not reload: %v", err)
 	}
-	if err := w.Bulk(ctx, func() error {
-		_, err := w.DeleteBySource(ctx, "r")
+	if err := w.Bulk(ctx, func(b VectorStore) error {
+		_, err := b.DeleteBySource(ctx, "r")
 		return err
 	}); err != nil {
 		t.Fatal(err)

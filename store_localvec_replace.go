@@ -45,7 +45,7 @@ func (s *LocalvecStore) countScope(ctx context.Context, scope replaceScope) (int
 // a stored one reuses its vector, the others are embedded in batches of
 // 100. Only when all vectors are at hand are the additions and the
 // deletion of the scope's other documents applied, in one atomic file
-// write (or, inside a Bulk run, in memory until it ends). The store's
+// write. The store's
 // write lock is held throughout. Any error, a cancelled ctx included,
 // leaves the store unchanged.
 func (s *LocalvecStore) replaceSource(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
@@ -54,7 +54,7 @@ func (s *LocalvecStore) replaceSource(ctx context.Context, scope replaceScope, d
 		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
 	}
 	defer release()
-	written, deleted, err = writeDocs(ctx, s, scope, docs, progress)
+	written, deleted, err = writeDocs(ctx, s, writeNow, scope, docs, progress)
 	if err != nil {
 		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
 	}
@@ -165,7 +165,8 @@ func (s *LocalvecStore) storedVectors(_ context.Context, rows writeRows, idx []i
 func (s *LocalvecStore) writeEmbedder() ai.Embedder { return s.emb }
 
 // applyWrite implements writeBackend: the added rows and the deletion of
-// the scope's documents not kept, in one file write (s.apply). Called
+// the scope's documents not kept, in one file write (s.apply), or in memory
+// for a held write. Called
 // with the write locks held, so the scope is as planned.
 func (s *LocalvecStore) applyWrite(_ context.Context, p *writePlan) (written, deleted int, err error) {
 	rows := p.rows.(localvecWriteRows)
@@ -177,7 +178,7 @@ func (s *LocalvecStore) applyWrite(_ context.Context, p *writePlan) (written, de
 	if !p.scope.empty() {
 		del = s.staleIDs(p.scope, p.keep)
 	}
-	if err := s.apply(add, del); err != nil {
+	if err := s.apply(add, del, p.held); err != nil {
 		return 0, 0, err
 	}
 	return len(add), len(del), nil

@@ -247,10 +247,10 @@ func TestLocalvecDeferredPersist(t *testing.T) {
 		t.Errorf("IndexInBatches of 10 batches wrote the file %d times, want 1", n)
 	}
 	// Close persists a session left open.
-	if err := s.beginDeferredPersist(); err != nil {
+	if err := s.beginBulk(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Index(ctx, localvecTestDocs(5, "late")); err != nil {
+	if _, _, err := s.writeBatch(ctx, replaceScope{}, localvecTestDocs(5, "late"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.fileWrites.Load(); n != 1 {
@@ -260,7 +260,7 @@ func TestLocalvecDeferredPersist(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.endDeferredPersist(); err != nil {
+	if err := s.endBulk(); err != nil {
 		t.Errorf("end after close: %v", err)
 	}
 	var data map[string]localvec.DbValue
@@ -645,13 +645,13 @@ func TestLocalvecBulk(t *testing.T) {
 	}
 	failing := &ingestTestSource{url: "d.pdf", fetchErr: errors.New("unreadable")}
 	fnErr := errors.New("stopped by the caller")
-	err := s.Bulk(ctx, func() error {
+	err := s.Bulk(ctx, func(b VectorStore) error {
 		for i, src := range srcs {
-			if _, _, err := IndexSource(ctx, s, src, 100, 10, nil); err != nil {
+			if _, _, err := IndexSource(ctx, b, src, 100, 10, nil); err != nil {
 				return err
 			}
 			if i == 0 {
-				if _, _, err := IndexSource(ctx, s, failing, 100, 10, nil); err == nil {
+				if _, _, err := IndexSource(ctx, b, failing, 100, 10, nil); err == nil {
 					t.Error("failing source indexed")
 				}
 			}
@@ -684,11 +684,11 @@ func TestLocalvecBulk(t *testing.T) {
 
 	// A nested Bulk writes nothing: the outermost writes once at its end.
 	writes := s.fileWrites.Load()
-	err = s.Bulk(ctx, func() error {
-		if err := s.Index(ctx, localvecTestDocs(3, "e.pdf")); err != nil {
+	err = s.Bulk(ctx, func(b VectorStore) error {
+		if err := b.Index(ctx, localvecTestDocs(3, "e.pdf")); err != nil {
 			return err
 		}
-		err := s.Bulk(ctx, func() error { _, err := s.DeleteByURL(ctx, "b.pdf"); return err })
+		err := s.Bulk(ctx, func(b2 VectorStore) error { _, err := b2.DeleteByURL(ctx, "b.pdf"); return err })
 		if got := s.fileWrites.Load() - writes; got != 0 {
 			t.Errorf("nested Bulk wrote %d times, want 0", got)
 		}
@@ -703,7 +703,7 @@ func TestLocalvecBulk(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Bulk(ctx, func() error { return nil }); !errors.Is(err, ErrStoreClosed) {
+	if err := s.Bulk(ctx, func(VectorStore) error { return nil }); !errors.Is(err, ErrStoreClosed) {
 		t.Errorf("Bulk after Close: %v", err)
 	}
 }

@@ -162,7 +162,7 @@ func BenchmarkScale(b *testing.B) {
 			for b.Loop() {
 				s := pgTestStoreWith(b, emb, scaleDim, &PgvecOptions{TextSearchConfig: "english"})
 				start := time.Now()
-				err := s.Bulk(b.Context(), func() error { return IndexInBatches(b.Context(), s, sqliteBenchDocs(texts[:n]), nil) })
+				err := s.Bulk(b.Context(), func(bt VectorStore) error { return IndexInBatches(b.Context(), bt, sqliteBenchDocs(texts[:n]), nil) })
 				if err != nil {
 					b.Fatal(err)
 				}

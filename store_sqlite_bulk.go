@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/firebase/genkit/go/ai"
 )
 
 // Bulk indexing (docs/api-reference.md, SQLiteStore): one transaction per
@@ -125,22 +127,24 @@ func (b *sqliteBulkState) takeFresh() error {
 	return err
 }
 
-// Bulk runs fn as one indexing run of many source replacements. While fn
-// runs, IndexSource on this store prepares and embeds each source as it
-// would otherwise, then holds it; held sources are committed in batches of up to 512 rows or
-// 5 s (checked when a source is added), each batch one transaction of
+// Bulk runs fn as one indexing run of many source replacements, with a
+// writer w (a VectorStore) to write through. IndexSource (and Index)
+// through w prepares and embeds each source as on the store, then holds
+// it; held sources are committed in batches of up to 512 rows or 5 s
+// (checked when a source is added), each batch one transaction of
 // whole sources written by a goroutine of its own while the next sources
 // are prepared, and the last batch when fn returns (also when ctx is
 // cancelled: finished sources are kept). Readers, in this process too,
-// see a source once its batch commits; any other write through the store
-// commits the held sources first. Concurrent Bulk calls share one run,
+// see a source once its batch commits; a delete, and any write through
+// the store itself, commits the held sources first (a replacement only
+// those of its own source). Concurrent Bulk calls share one run,
 // which ends with the last. A source replacement's error is returned by
 // that call; a source the database refuses (its batch is then written one
 // source per transaction) by the next replacement and by Bulk, naming it.
 // Sources not yet committed when the process dies are lost: the database
 // keeps their previous version, consistent, as after a kill between two
 // transactions. A ctx already done gives its error without running fn.
-func (s *SQLiteStore) Bulk(ctx context.Context, fn func() error) error {
+func (s *SQLiteStore) Bulk(ctx context.Context, fn func(VectorStore) error) error {
 	if err := s.checkOpen("bulk"); err != nil {
 		return err
 	}
@@ -155,7 +159,7 @@ func (s *SQLiteStore) Bulk(ctx context.Context, fn func() error) error {
 	b.runs++
 	b.mu.Unlock()
 
-	fnErr := fn()
+	fnErr := runBatch(s, fn)
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -178,23 +182,17 @@ func (s *SQLiteStore) Bulk(ctx context.Context, fn func() error) error {
 
 // bulkHold adds a prepared, embedded source replacement to the Bulk run
 // and hands the batch to a committing goroutine when it is full or old
-// enough. It reports false when no run is in progress (the caller writes
-// the source itself); the error is a failed commit of an earlier batch.
-func (s *SQLiteStore) bulkHold(ctx context.Context, src sqliteBulkSource) (bool, error) {
-	b := &s.bulk
-	b.mu.Lock()
-	runs := b.runs
-	b.mu.Unlock()
-	if runs == 0 {
-		return false, nil
-	}
+// enough. The error is errBatchEnded when no run is in progress, or a
+// failed commit of an earlier batch.
+func (s *SQLiteStore) bulkHold(ctx context.Context, src sqliteBulkSource) error {
 	if err := sqliteEncodeRows(src.todo, s.an.Load().language()); err != nil {
-		return true, err
+		return err
 	}
+	b := &s.bulk
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.runs == 0 {
-		return false, nil // the run ended meanwhile
+		return errBatchEnded
 	}
 	b.cur.add(src)
 	if b.cur.rows >= sqliteBulkFlushRows || time.Since(b.cur.oldest) >= sqliteBulkFlushAge {
@@ -215,7 +213,38 @@ func (s *SQLiteStore) bulkHold(ctx context.Context, src sqliteBulkSource) (bool,
 			b.mu.Unlock()
 		}()
 	}
-	return true, b.takeFresh()
+	return b.takeFresh()
+}
+
+// writeBatch implements batchStore: the write held for the run's batch
+// (a held replacement of the same source committed first, so that the
+// plan sees it).
+func (s *SQLiteStore) writeBatch(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+	if err := s.checkOpen("bulk write"); err != nil {
+		return 0, 0, err
+	}
+	if err := s.flushBulkFor(ctx, scope, false); err != nil {
+		return 0, 0, fmt.Errorf("sqlite bulk write: %w", err)
+	}
+	written, deleted, err = writeDocs(ctx, s, writeHeld, scope, docs, progress)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sqlite bulk write: %w", err)
+	}
+	return written, deleted, nil
+}
+
+// deleteBatch implements batchStore: the store's delete, after the held
+// sources commit.
+func (s *SQLiteStore) deleteBatch(ctx context.Context, key, value string) (int, error) {
+	column := "url"
+	if key == MetaSource {
+		column = "source"
+	}
+	n, err := s.deleteWhere(ctx, column, value)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite bulk delete %s %q: %w", key, value, err)
+	}
+	return n, nil
 }
 
 // bulkHeldVector returns the vector of a held row with text hash h.

@@ -68,11 +68,11 @@ func TestSQLiteBulkMatchesPlain(t *testing.T) {
 	// The re-replaced source's first version, which neither store keeps.
 	first := []*ai.Document{ai.DocumentFromText("an older version of this page", map[string]any{MetaSource: "parity", MetaURL: urls[3]})}
 	gone := []*ai.Document{ai.DocumentFromText("a page that is deleted again", map[string]any{MetaSource: "parity", MetaURL: "file:///gone"})}
-	run := func(s *SQLiteStore) {
+	run := func(s *SQLiteStore, w sourceReplacer) {
 		t.Helper()
 		replace := func(u string, ds []*ai.Document) {
 			t.Helper()
-			if _, _, err := s.replaceSource(ctx, replaceScope{urls: []string{u}}, ds, nil); err != nil {
+			if _, _, err := w.replaceSource(ctx, replaceScope{urls: []string{u}}, ds, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -96,10 +96,10 @@ func TestSQLiteBulkMatchesPlain(t *testing.T) {
 		return s
 	}
 	plain, bulk := open("plain.db"), open("bulk.db")
-	run(plain)
+	run(plain, plain)
 	hits := sqliteTermsAhead.hits.Load()
-	if err := bulk.Bulk(ctx, func() error {
-		run(bulk)
+	if err := bulk.Bulk(ctx, func(b VectorStore) error {
+		run(bulk, b.(sourceReplacer))
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -161,14 +161,14 @@ func TestSQLiteBulkKeepsFinishedSourcesOnCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	err = s.Bulk(ctx, func() error {
+	err = s.Bulk(ctx, func(b VectorStore) error {
 		for _, u := range urls[:4] {
-			if _, _, err := s.replaceSource(ctx, replaceScope{urls: []string{u}}, groups[u], nil); err != nil {
+			if _, _, err := b.(sourceReplacer).replaceSource(ctx, replaceScope{urls: []string{u}}, groups[u], nil); err != nil {
 				return err
 			}
 		}
 		cancel()
-		_, _, err := s.replaceSource(ctx, replaceScope{urls: []string{urls[4]}}, groups[urls[4]], nil)
+		_, _, err := b.(sourceReplacer).replaceSource(ctx, replaceScope{urls: []string{urls[4]}}, groups[urls[4]], nil)
 		if err == nil {
 			t.Error("a replacement after the cancel succeeded")
 		}
@@ -228,9 +228,9 @@ func TestSQLiteBulkRefusedSourceLosesOnlyItself(t *testing.T) {
 		BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END`); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Bulk(ctx, func() error {
+	err = s.Bulk(ctx, func(b VectorStore) error {
 		for _, u := range urls[:5] {
-			if _, _, err := s.replaceSource(ctx, replaceScope{urls: []string{u}}, groups[u], nil); err != nil {
+			if _, _, err := b.(sourceReplacer).replaceSource(ctx, replaceScope{urls: []string{u}}, groups[u], nil); err != nil {
 				return err
 			}
 		}

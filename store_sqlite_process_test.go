@@ -55,10 +55,10 @@ func TestSQLiteProcessChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Println("ready")
-	run := func() error {
+	run := func(w VectorStore) error {
 		for round := 0; rounds == 0 || round < rounds; round++ {
 			for i := range sources {
-				if _, _, err := IndexSource(ctx, s, sqliteChildSource(prefix, i, round), 500, 50, nil); err != nil {
+				if _, _, err := IndexSource(ctx, w, sqliteChildSource(prefix, i, round), 500, 50, nil); err != nil {
 					return err
 				}
 			}
@@ -66,9 +66,9 @@ func TestSQLiteProcessChild(t *testing.T) {
 		return nil
 	}
 	if mode == "bulk" {
-		err = s.Bulk(ctx, run)
+		err = s.Bulk(ctx, func(b VectorStore) error { return run(b) })
 	} else {
-		err = run()
+		err = run(s)
 	}
 	if err != nil {
 		t.Fatal(err)

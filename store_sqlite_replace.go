@@ -54,8 +54,8 @@ func (s *SQLiteStore) countScope(ctx context.Context, scope replaceScope) (int, 
 // with no transaction open. Then one write transaction inserts the new
 // chunks and deletes the scope's chunks that are not in docs (as the scope
 // is at that moment, so a concurrent writer's changes are respected):
-// readers see the old version or the new one, never a mix. In a Bulk run
-// the replacement is held and committed with its batch. Any error, a
+// readers see the old version or the new one, never a mix (the writer of a
+// Bulk run holds it for its batch instead: SQLiteStore.Bulk). Any error, a
 // cancelled ctx included, leaves the database unchanged. Nothing is
 // written at all when the source is unchanged.
 func (s *SQLiteStore) replaceSource(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
@@ -67,7 +67,7 @@ func (s *SQLiteStore) replaceSource(ctx context.Context, scope replaceScope, doc
 	if err := s.flushBulkFor(ctx, scope, false); err != nil {
 		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
 	}
-	written, deleted, err = writeDocs(ctx, s, scope, docs, progress)
+	written, deleted, err = writeDocs(ctx, s, writeNow, scope, docs, progress)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
 	}
@@ -104,7 +104,7 @@ func (s *SQLiteStore) countStale(ctx context.Context, scope replaceScope, keep m
 // writeEmbedder implements writeBackend.
 func (s *SQLiteStore) writeEmbedder() ai.Embedder { return s.emb }
 
-// applyWrite implements writeBackend. A source replacement in a Bulk run
+// applyWrite implements writeBackend. A write through a Bulk run's writer
 // is held (bulkHold) and committed with its batch; otherwise one write
 // transaction deletes the scope's chunks not kept (as the scope is then:
 // another process may have changed it since the plan), inserts the new
@@ -115,13 +115,11 @@ func (s *SQLiteStore) applyWrite(ctx context.Context, p *writePlan) (written, de
 	for j, i := range p.add {
 		todo[j] = rows[i]
 	}
-	if !p.scope.empty() {
-		if held, err := s.bulkHold(ctx, sqliteBulkSource{scope: p.scope, keep: p.keep, todo: todo}); held {
-			if err != nil {
-				return 0, 0, err
-			}
-			return len(todo), p.stale, nil
+	if p.held {
+		if err := s.bulkHold(ctx, sqliteBulkSource{scope: p.scope, keep: p.keep, todo: todo}); err != nil {
+			return 0, 0, err
 		}
+		return len(todo), p.stale, nil
 	}
 	err = s.write(ctx, func(conn *sql.Conn) error {
 		var stale []int64

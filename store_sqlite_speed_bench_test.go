@@ -369,8 +369,8 @@ func BenchmarkSQLiteIndexVsJSON(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := l.Bulk(ctx, func() error {
-			sqliteSpeedIndex(b, l, pages)
+		if err := l.Bulk(ctx, func(bt VectorStore) error {
+			sqliteSpeedIndex(b, bt, pages)
 			return nil
 		}); err != nil {
 			b.Fatal(err)
@@ -408,8 +408,8 @@ func sqliteSpeedIndexNew(b *testing.B, emb ai.Embedder, path string, pages []str
 		b.Fatal(err)
 	}
 	var html int64
-	if err := s.Bulk(ctx, func() error {
-		html = sqliteSpeedIndex(b, s, pages)
+	if err := s.Bulk(ctx, func(bt VectorStore) error {
+		html = sqliteSpeedIndex(b, bt, pages)
 		return nil
 	}); err != nil {
 		b.Fatal(err)
@@ -462,8 +462,8 @@ func BenchmarkIndexPgVsSQLite(b *testing.B) {
 
 		start = time.Now()
 		p := pgTestStoreWith(b, emb, searchBenchDim, &PgvecOptions{TextSearchConfig: "english"})
-		st, err := p.bulkWithStats(ctx, func() error {
-			sqliteSpeedIndex(b, p, pages)
+		st, err := p.bulkWithStats(ctx, func(bt VectorStore) error {
+			sqliteSpeedIndex(b, bt, pages)
 			return nil
 		})
 		if err != nil {

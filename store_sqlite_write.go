@@ -296,7 +296,7 @@ func (s *SQLiteStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err := s.flushBulkFor(ctx, replaceScope{}, true); err != nil {
 		return fmt.Errorf("sqlite index: %w", err)
 	}
-	if _, _, err := writeDocs(ctx, s, replaceScope{}, docs, nil); err != nil {
+	if _, _, err := writeDocs(ctx, s, writeNow, replaceScope{}, docs, nil); err != nil {
 		return fmt.Errorf("sqlite index: %w", err)
 	}
 	return nil

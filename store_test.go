@@ -40,18 +40,28 @@ func (s *storeFakeBatches) DeleteBySource(ctx context.Context, name string) (int
 }
 func (s *storeFakeBatches) Close() error { return nil }
 
-// storeFakePersister adds the deferred-persist session to storeFakeBatches.
+// storeFakePersister adds a Bulk run to storeFakeBatches, as a store whose
+// every write rewrites the whole store (wholeStoreBulker): what it holds
+// persists once, when the run ends.
 type storeFakePersister struct{ storeFakeBatches }
 
-func (s *storeFakePersister) beginDeferredPersist() error { s.begins++; s.depth++; return nil }
-func (s *storeFakePersister) endDeferredPersist() error {
+func (s *storeFakePersister) rewritesWholeStore() {}
+func (s *storeFakePersister) Bulk(ctx context.Context, fn func(VectorStore) error) error {
+	s.begins++
+	s.depth++
+	err := runBatch(s, fn)
 	s.ends++
 	s.depth--
 	if s.depth == 0 {
 		s.persists++
 	}
-	return nil
+	return err
 }
+func (s *storeFakePersister) writeBatch(ctx context.Context, _ replaceScope, docs []*ai.Document, _ func(done, total int)) (int, int, error) {
+	return len(docs), 0, s.Index(ctx, docs)
+}
+func (s *storeFakePersister) deleteBatch(context.Context, string, string) (int, error) { return 0, nil }
+func (s *storeFakePersister) countScope(context.Context, replaceScope) (int, error)    { return 0, nil }
 
 func storeTestDocs(n int) []*ai.Document {
 	docs := make([]*ai.Document, n)

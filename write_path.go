@@ -46,7 +46,19 @@ type writePlan struct {
 	// stale is the number of the scope's chunks not in keep when planned
 	// (the backend deletes them as they are when it applies).
 	stale int
+	// held: the write came through a Bulk run's writer, and the store
+	// holds it for the run's batch instead of applying it at once.
+	held bool
 }
+
+// writeMode says whether a write is applied at once (writeNow) or held
+// for its Bulk run's batch (writeHeld, a write through the run's writer).
+type writeMode int
+
+const (
+	writeNow writeMode = iota
+	writeHeld
+)
 
 // writeBackend is a store's side of the write path.
 type writeBackend interface {
@@ -68,7 +80,8 @@ type writeBackend interface {
 	writeEmbedder() ai.Embedder
 	// applyWrite writes p's added rows (vectors set) and deletes the
 	// scope's chunks not in p.keep, all or nothing, and returns the
-	// number of rows written and chunks deleted.
+	// number of rows written and chunks deleted; a held plan is handed to
+	// the store's Bulk run (errBatchEnded when none is in progress).
 	applyWrite(ctx context.Context, p *writePlan) (written, deleted int, err error)
 }
 
@@ -76,16 +89,18 @@ type writeBackend interface {
 func (sc replaceScope) empty() bool { return len(sc.urls) == 0 && len(sc.sources) == 0 }
 
 // writeDocs makes the chunks in scope those of docs; with an empty scope
-// it adds docs (Index). Rows the store holds unchanged are kept without
+// it adds docs (Index). mode writeHeld hands the write to the store's Bulk
+// run. Rows the store holds unchanged are kept without
 // embedding; nothing is written when nothing changes. progress, when not
 // nil, gets the rows with vectors so far against those to write. Any
 // error, a cancelled ctx included, leaves the store unchanged (the
 // backend's applyWrite is all or nothing).
-func writeDocs(ctx context.Context, b writeBackend, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+func writeDocs(ctx context.Context, b writeBackend, mode writeMode, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
 	p, err := planWrite(ctx, b, scope, docs)
 	if err != nil {
 		return 0, 0, err
 	}
+	p.held = mode == writeHeld
 	if len(p.add) == 0 && p.stale == 0 {
 		return 0, 0, nil
 	}

@@ -73,9 +73,9 @@ func BenchmarkIndexCorpus(b *testing.B) {
 					b.Fatal(err)
 				}
 				chunks = 0
-				indexAll := func() error {
+				indexAll := func(w askyourdocs.VectorStore) error {
 					for _, p := range pages {
-						n, _, err := askyourdocs.IndexSource(ctx, be.store, newFileSource(p, filepath.Dir(p), "html"), defaultChunkSize, defaultChunkOverlap, nil)
+						n, _, err := askyourdocs.IndexSource(ctx, w, newFileSource(p, filepath.Dir(p), "html"), defaultChunkSize, defaultChunkOverlap, nil)
 						if err != nil {
 							return err
 						}
@@ -86,7 +86,7 @@ func BenchmarkIndexCorpus(b *testing.B) {
 				if mode == "bulk" {
 					err = be.store.bulk(indexAll)
 				} else {
-					err = indexAll()
+					err = indexAll(be.store)
 				}
 				if err != nil {
 					b.Fatal(err)

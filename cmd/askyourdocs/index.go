@@ -330,7 +330,7 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 		// The watch's first sync indexes the folders.
 		runJobs = slices.DeleteFunc(slices.Clone(jobs), func(j indexJob) bool { return j.folder != "" })
 	}
-	if err := b.store.bulk(func() error {
+	if err := ix.inBulk(func() error {
 		if err := ix.indexJobs(ctx, runJobs); err != nil {
 			return err
 		}
@@ -410,6 +410,26 @@ type indexer struct {
 	// saveChecks): the sources read, and those that left the index.
 	checks []sourceCheck
 	gone   []string
+	// w is what the run's writes go through while a bulk run is in
+	// progress (its writer); nil: the store.
+	w askyourdocs.VectorStore
+}
+
+// writer returns what a write of the run goes through.
+func (ix *indexer) writer() askyourdocs.VectorStore {
+	if ix.w != nil {
+		return ix.w
+	}
+	return ix.b.store
+}
+
+// inBulk runs fn as one bulk run of the store, its writes through the run.
+func (ix *indexer) inBulk(fn func() error) error {
+	return ix.b.store.bulk(func(w askyourdocs.VectorStore) error {
+		ix.w = w
+		defer func() { ix.w = nil }()
+		return fn()
+	})
 }
 
 // saveChecks records the run's source checks in the store; a failure
@@ -524,11 +544,11 @@ func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource)
 	src.maxChunks = ix.maxChunks
 	ix.flushIfDue(display)
 	before := ix.b.emb.docs.Load()
-	n, deleted, err := askyourdocs.IndexSource(ctx, ix.b.store, src, ix.chunkSize, ix.overlap, nil)
+	n, deleted, err := askyourdocs.IndexSource(ctx, ix.writer(), src, ix.chunkSize, ix.overlap, nil)
 	if err != nil && ctx.Err() == nil && (errors.Is(err, askyourdocs.ErrNoDocuments) || errors.Is(err, askyourdocs.ErrNoText)) {
 		// Nothing to index, which stays so on every re-run: the old
 		// chunks go (as IndexFolder does for a folder's files).
-		if removed, derr := ix.b.store.DeleteByURL(ctx, src.url); derr == nil {
+		if removed, derr := ix.writer().DeleteByURL(ctx, src.url); derr == nil {
 			deleted = removed
 		}
 	}
@@ -550,7 +570,7 @@ func (ix *indexer) removeGonePage(ctx context.Context, pageURL, reason string) {
 	if ix.oldChunks[pageURL] == 0 {
 		return
 	}
-	n, err := ix.b.store.DeleteByURL(ctx, pageURL)
+	n, err := ix.writer().DeleteByURL(ctx, pageURL)
 	if err != nil {
 		ix.addFailureAt(pageURL, pageURL, "removing the page, which "+reason+": "+err.Error())
 		return

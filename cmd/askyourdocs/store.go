@@ -25,9 +25,10 @@ type cliStore interface {
 	// once the store records it itself.
 	legacyManifest(ctx context.Context) (m indexManifest, ok bool, err error)
 	dropLegacyManifest(ctx context.Context) error
-	// bulk runs fn as one indexing run: the local store writes its file
-	// once at the end (and at each flush) instead of once per source.
-	bulk(fn func() error) error
+	// bulk runs fn as one indexing run, whose writes go through w: a
+	// PgvecStore.Bulk run's writer (sources committed in batches), or the
+	// SQLite store itself.
+	bulk(fn func(w askyourdocs.VectorStore) error) error
 	// flush persists what a bulk run holds in memory so far.
 	flush() error
 	// saveChecks and loadChecks keep when each source was last read and
@@ -76,7 +77,7 @@ func (s *sqliteStore) path() string { return sqlitePath(s.manifests.dir, s.manif
 // source the store refuses (a full disk) is reported as that file's
 // failure while the others are saved. SQLiteStore.Bulk's batches would
 // report it only after later files had been shown as indexed.
-func (s *sqliteStore) bulk(fn func() error) error { return fn() }
+func (s *sqliteStore) bulk(fn func(w askyourdocs.VectorStore) error) error { return fn(s) }
 
 func (s *sqliteStore) flush() error { return nil }
 

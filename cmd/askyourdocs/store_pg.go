@@ -21,7 +21,7 @@ type pgStore struct {
 // committed in batches (at most 10 s old) and, for a first index or a
 // re-index of a large share, the search indexes are built once at the
 // end. flush: the batches commit themselves.
-func (s *pgStore) bulk(fn func() error) error {
+func (s *pgStore) bulk(fn func(w askyourdocs.VectorStore) error) error {
 	return s.Bulk(context.Background(), fn)
 }
 
