@@ -17,10 +17,17 @@ func ExampleTopicStandaloneQuestion() {
 }
 
 // A hit's confidence level (SearchHit.Level, calibrated from its
-// Evidence) in English (String) and in German.
+// Evidence) in English (String) and in German (the level's field of
+// GermanLabels).
 func ExampleConfidenceLevel() {
+	de := askyourdocs.GermanLabels
+	german := map[askyourdocs.ConfidenceLevel]string{
+		askyourdocs.ConfidenceHigh:   de.High,
+		askyourdocs.ConfidenceMedium: de.Medium,
+		askyourdocs.ConfidenceLow:    de.Low,
+	}
 	for _, l := range []askyourdocs.ConfidenceLevel{askyourdocs.ConfidenceHigh, askyourdocs.ConfidenceMedium, askyourdocs.ConfidenceLow} {
-		fmt.Println(l, l.LabelIn(askyourdocs.GermanLabels))
+		fmt.Println(l, german[l])
 	}
 	// Output:
 	// high hoch

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/firebase/genkit/go/core"
 )
 
 // JobInputFunc is the work of one job kind: it runs on the input the job
@@ -69,19 +67,5 @@ func (s *JobStore) EnqueueInput(ctx context.Context, kind string, input any) (*J
 	}
 	return s.EnqueueContext(ctx, kind, func(ctx context.Context, progress func(string)) (any, error) {
 		return fn(ctx, raw, progress)
-	})
-}
-
-// HandleFlowJobs registers flow (made with DefineProgressFlow) as the work
-// of jobs of kind on jobs: a job's input is decoded into an In and run
-// with RunStreamingFlowAsJob, its messages becoming the job's progress.
-// Enqueue such jobs with jobs.EnqueueInput(ctx, kind, in).
-func HandleFlowJobs[In, Out any](jobs JobQueue, kind string, flow *core.Flow[In, Out, string]) {
-	jobs.HandleKind(kind, func(ctx context.Context, raw json.RawMessage, progress func(string)) (any, error) {
-		var in In
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return nil, fmt.Errorf("decode %s job input: %w", kind, err)
-		}
-		return RunStreamingFlowAsJob(ctx, flow, in, progress)
 	})
 }

@@ -3,7 +3,9 @@ package engine
 import "fmt"
 
 // ConfidenceLevel is a coarse confidence that a hit answers its question,
-// independent of the language it is shown in (LabelIn).
+// independent of the language it is shown in: String gives the English
+// word, and an app showing another language picks the High, Medium or Low
+// field of its ConversationLabels (GermanLabels, say) by the level.
 type ConfidenceLevel int
 
 // The confidence levels, lowest first.
@@ -19,14 +21,18 @@ func (l ConfidenceLevel) String() string { return l.labelIn(EnglishLabels) }
 // Label returns the level's German label ("hoch", "mittel", "niedrig");
 // opts may select others.
 //
-// Deprecated: Use LabelIn(GermanLabels), or LabelIn with the app's own
-// labels; LabelOption is the deprecated functional-option style.
+// Deprecated: Use String for English, or the level's field of the app's
+// ConversationLabels (GermanLabels.High for ConfidenceHigh, and so on);
+// LabelOption is the deprecated functional-option style.
 func (l ConfidenceLevel) Label(opts ...LabelOption) string {
 	return l.LabelIn(conversationLabels(opts))
 }
 
 // LabelIn returns the level's label in c: c.High, c.Medium or c.Low, the
 // German label where that field is empty (as ConversationOptions.Labels).
+//
+// Deprecated: Use String for English, or the level's field of the app's
+// ConversationLabels (c.High for ConfidenceHigh, and so on).
 func (l ConfidenceLevel) LabelIn(c ConversationLabels) string {
 	c = (&ConversationOptions{Labels: c}).labels()
 	return l.labelIn(c)

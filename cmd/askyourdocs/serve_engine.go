@@ -67,7 +67,7 @@ func getJob(jobs askyourdocs.JobQueue, id string) (jobView, bool) {
 }
 
 // runFlowAsJob enqueues a job of the given kind (registered with
-// HandleFlowJobs for its flow, see handleJobKinds) on input in, and
+// handleFlowJobs for its flow, see handleJobKinds) on input in, and
 // returns the job's ID; the error wraps ErrJobQueueFull when too many jobs
 // are pending. Any serve process on the same job database may run it.
 func runFlowAsJob[In any](ctx context.Context, jobs askyourdocs.JobQueue, kind string, in In) (string, error) {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
+	"github.com/firebase/genkit/go/core"
 )
 
 // serveJobs is serve's job store: the engine's DurableJobStore on River,
@@ -46,8 +48,22 @@ func openServeJobs(ctx context.Context, opts serveOptions) (serveJobs, error) {
 // (uploaded files, pages) and "crawl" both run the index flow on an
 // indexInput. The eval kinds are registered by their routes.
 func (s *server) handleJobKinds() {
-	askyourdocs.HandleFlowJobs(s.jobs, "index", s.indexFlow)
-	askyourdocs.HandleFlowJobs(s.jobs, "crawl", s.indexFlow)
+	handleFlowJobs(s.jobs, "index", s.indexFlow)
+	handleFlowJobs(s.jobs, "crawl", s.indexFlow)
+}
+
+// handleFlowJobs registers flow (made with DefineProgressFlow) as the work
+// of jobs of kind on jobs: a job's input is decoded into an In and run
+// with RunStreamingFlowAsJob, its messages becoming the job's progress.
+// Enqueue such jobs with runFlowAsJob.
+func handleFlowJobs[In, Out any](jobs askyourdocs.JobQueue, kind string, flow *core.Flow[In, Out, string]) {
+	jobs.HandleKind(kind, func(ctx context.Context, raw json.RawMessage, progress func(string)) (any, error) {
+		var in In
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, fmt.Errorf("decode %s job input: %w", kind, err)
+		}
+		return askyourdocs.RunStreamingFlowAsJob(ctx, flow, in, progress)
+	})
 }
 
 // jobNamespace returns the job namespace of the index called name: its
