@@ -216,7 +216,16 @@ func (s *PgvecStore) applyWrite(ctx context.Context, p *writePlan) (written, del
 	}
 	todo, kept := pick(p.add), pick(p.kept)
 	urls, sources := p.scope.lists()
-	locks := pgvecScopeLocks(s.names.table, urls, sources, rows)
+	var locks []int64
+	if !p.scope.empty() {
+		// A source replacement locks its URLs and sources, and re-checks
+		// under the locks the rows it keeps. An Index (no scope) replaces
+		// nothing and takes no locks: its rows may name thousands of URLs,
+		// more advisory locks than the server's lock table holds.
+		locks = pgvecScopeLocks(s.names.table, urls, sources, rows)
+	} else {
+		kept = nil
+	}
 	if p.held {
 		run := s.bulkRun()
 		if run == nil {
