@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -206,6 +207,37 @@ func hitHeadings(h SearchHit) []string {
 	return hs
 }
 
+// quotedSection is the breadcrumb of the section a quote of c comes from:
+// c's own, unless the quote lies in a small section merged into the chunk
+// (a heading of MetaHeadings), whose heading then names it: in place of
+// the breadcrumb's last part when that section's heading is a heading line
+// of the passage too (the small section joined a sibling the chunk starts
+// with), else after it (the breadcrumb names the merged sections' parent).
+func quotedSection(c SearchHit, heading string) string {
+	if heading == "" || c.Doc == nil {
+		return c.Section
+	}
+	merged := strings.Split(metaString(c.Doc.Metadata, MetaHeadings), "\n")
+	if !slices.Contains(merged, heading) {
+		return c.Section
+	}
+	if c.Section == "" {
+		return heading
+	}
+	parts := strings.Split(c.Section, " > ")
+	last := parts[len(parts)-1]
+	if last == heading {
+		return c.Section
+	}
+	for _, l := range strings.Split(c.Passage, "\n") {
+		if joinFields(l) == last {
+			parts[len(parts)-1] = heading
+			return strings.Join(parts, " > ")
+		}
+	}
+	return c.Section + " > " + heading
+}
+
 // citedURLs are the web pages among the citations: the links an answer
 // may keep.
 func citedURLs(cits []SearchHit) []string {
@@ -228,10 +260,10 @@ func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 	terms := quoteTerms(question)
 	allowed := citedURLs(r.Citations)
 	first, bestLead, bestN, bestContents := -1, false, -1, true
-	var firstQuote string
+	var firstQuote, firstHeading string
 	var firstHit []bool
 	for i, c := range r.Citations[:min(len(r.Citations), maxQuotedPassages)] {
-		q, hit, lead := passageQuote(c.Passage, c.Text, terms, hitHeadings(c), o.QuoteCols)
+		q, hit, lead, heading := passageQuote(c.Passage, c.Text, terms, hitHeadings(c), o.QuoteCols)
 		if q == "" {
 			continue
 		}
@@ -242,21 +274,22 @@ func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 		if first < 0 || bestContents && !contents ||
 			contents == bestContents && (lead && !bestLead || lead == bestLead && n > bestN) {
 			first, bestLead, bestN, bestContents = i, lead, n, contents
-			firstQuote, firstHit = q, hit
+			firstQuote, firstHit, firstHeading = q, hit, heading
 		}
 	}
 	var kept []SearchHit
 	covered := make([]bool, len(terms))
-	quote := func(c SearchHit, q string, hit []bool) {
+	quote := func(c SearchHit, q string, hit []bool, heading string) {
 		// A term of the passage's breadcrumb is answered by it too.
 		for k, in := range termsIn(c.Section, terms) {
 			covered[k] = covered[k] || hit[k] || in
 		}
+		c.Section = quotedSection(c, heading)
 		c.Excerpt = SanitizeAnswerWithOptions(q, allowed, o.Sanitize)
 		kept = append(kept, c)
 	}
 	if first >= 0 {
-		quote(r.Citations[first], firstQuote, firstHit)
+		quote(r.Citations[first], firstQuote, firstHit, firstHeading)
 	}
 	for i, c := range r.Citations {
 		if len(kept) == maxQuotedPassages || countTrue(covered) == len(terms) {
@@ -265,13 +298,13 @@ func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 		if i == first || passageContents(&c) {
 			continue
 		}
-		q, hit, _ := passageQuote(c.Passage, c.Text, terms, hitHeadings(c), o.QuoteCols*2/3)
+		q, hit, _, heading := passageQuote(c.Passage, c.Text, terms, hitHeadings(c), o.QuoteCols*2/3)
 		adds := false
 		for k := range hit {
 			adds = adds || hit[k] && !covered[k]
 		}
 		if q != "" && adds {
-			quote(c, q, hit)
+			quote(c, q, hit, heading)
 		}
 	}
 	r.Citations = kept
@@ -348,7 +381,7 @@ func generatedQuote(h SearchHit, answer string, used []string, so *SanitizeOptio
 		text = withoutLeadingHeadings(text)
 		ex := BestExcerpt(text, answer)
 		if weakUnit(quoteUnit{text: ex}) || isPassageHeading(text, ex) {
-			if alt, _, _ := passageQuote(text, "", terms, nil, bestExcerptCutChars); alt != "" {
+			if alt, _, _, _ := passageQuote(text, "", terms, nil, bestExcerptCutChars); alt != "" {
 				return alt
 			}
 		}

@@ -239,11 +239,13 @@ const quoteCoverage = 2.0 / 3
 // same section up to the next navigation fragment while it stays within
 // maxCols terminal columns (quoteWidth), always by the unit a ":"
 // introduces and by a second unit (up to twice maxCols), and never cuts a code block, list
-// item or table row short of three times maxCols.
-func passageQuote(passage, chunk string, terms []excerptTerm, headings []string, maxCols int) (quote string, hit []bool, lead bool) {
+// item or table row short of three times maxCols. heading is the heading
+// of the section the quote comes from ("" when none precedes it in the
+// passage).
+func passageQuote(passage, chunk string, terms []excerptTerm, headings []string, maxCols int) (quote string, hit []bool, lead bool, heading string) {
 	units := passageUnits(passage, headings)
 	if len(units) == 0 {
-		return "", make([]bool, len(terms)), false
+		return "", make([]bool, len(terms)), false, ""
 	}
 	best, leadHeading := quoteLead(units, terms)
 	if best < 0 {
@@ -324,7 +326,7 @@ func passageQuote(passage, chunk string, terms []excerptTerm, headings []string,
 	}
 	q := b.String()
 	// The quote answers what its section's heading asks too.
-	return q, termsIn(leadHeading+"\n"+q, terms), leadHeading != ""
+	return q, termsIn(leadHeading+"\n"+q, terms), leadHeading != "", units[start].heading
 }
 
 // quoteLead returns the first unit (a short one too, "Yes.", but not a

@@ -7,7 +7,7 @@ import (
 
 // quoteFor is passageQuote for a question.
 func quoteFor(passage, question string, headings []string, maxCols int) string {
-	q, _, _ := passageQuote(passage, "", quoteTerms(question), headings, maxCols)
+	q, _, _, _ := passageQuote(passage, "", quoteTerms(question), headings, maxCols)
 	return q
 }
 

@@ -95,3 +95,34 @@ func TestAnswerExtractive(t *testing.T) {
 		t.Error("blank question: no error")
 	}
 }
+
+// TestAnswerCitesTheQuotedSection: a quote from a small section merged into
+// a chunk (MetaHeadings) is labelled with that section's heading, not the
+// heading the chunk starts with: in place of the breadcrumb's last part
+// when the chunk starts with that sibling section, after it when the
+// breadcrumb names the merged sections' parent.
+func TestAnswerCitesTheQuotedSection(t *testing.T) {
+	passage := "Running raw SQL\nUse the connection's cursor to run raw SQL queries directly against the database.\n" +
+		"Pre-existing databases\nYes, you can use a pre-existing database: run inspectdb to generate models for its tables."
+	for _, tc := range []struct{ section, want string }{
+		{"FAQ > Databases > Running raw SQL", "FAQ > Databases > Pre-existing databases"},
+		{"FAQ > Databases", "FAQ > Databases > Pre-existing databases"},
+	} {
+		doc := ai.DocumentFromText(passage, map[string]any{MetaURL: "faq.html", MetaBreadcrumb: tc.section, MetaHeadings: "Running raw SQL\nPre-existing databases"})
+		r := &AnswerResult{Citations: []SearchHit{{Doc: doc, URL: "faq.html", Section: tc.section, Passage: passage, Text: passage}}}
+		r.extractive("Can I use a pre-existing database?", AnswerOptions{QuoteCols: 120})
+		if len(r.Citations) != 1 || !strings.Contains(r.Citations[0].Excerpt, "inspectdb") {
+			t.Fatalf("%s: citations %+v, want the pre-existing database sentence quoted", tc.section, r.Citations)
+		}
+		if got := r.Citations[0].Section; got != tc.want {
+			t.Errorf("breadcrumb %q: the quote is labelled %q, want %q", tc.section, got, tc.want)
+		}
+	}
+	// A quote from the section the breadcrumb names keeps it.
+	doc := ai.DocumentFromText(passage, map[string]any{MetaURL: "faq.html", MetaBreadcrumb: "FAQ > Databases > Running raw SQL", MetaHeadings: "Pre-existing databases"})
+	r := &AnswerResult{Citations: []SearchHit{{Doc: doc, URL: "faq.html", Section: "FAQ > Databases > Running raw SQL", Passage: passage, Text: passage}}}
+	r.extractive("How do I run raw SQL queries?", AnswerOptions{QuoteCols: 120})
+	if len(r.Citations) != 1 || r.Citations[0].Section != "FAQ > Databases > Running raw SQL" {
+		t.Errorf("a quote of the chunk's own section: %+v", r.Citations)
+	}
+}
