@@ -72,6 +72,12 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	for i, c := range res.Citations {
 		ct := citationOf(hitOf(c))
 		ct.N, ct.passage, ct.quote = i+1, c.Passage, c.Excerpt
+		if c.Section != "" && c.Section != ct.Breadcrumb {
+			// The answer names the section its quote comes from (a
+			// small section merged into the chunk).
+			ct.Breadcrumb = c.Section
+			ct.Link = citationLink(ct.URL, ct.Pages, ct.Breadcrumb)
+		}
 		out.Citations = append(out.Citations, ct)
 		if !res.Generated {
 			out.passages = append(out.passages, c.Excerpt)
