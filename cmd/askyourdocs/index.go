@@ -319,12 +319,11 @@ func (a *cliApp) cmdIndex(ctx context.Context, args []string) error {
 	if len(seeds) > 0 && len(jobs) == 0 {
 		prog.unit, prog.units = "page", "pages"
 	}
-	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap, maxChunks: *maxChunks, lastFlush: time.Now(), oldChunks: oldChunks,
+	ix := &indexer{b: b, rep: rep, prog: prog, chunkSize: *chunkSize, overlap: *overlap, maxChunks: *maxChunks, oldChunks: oldChunks,
 		excludes: excludes, outside: *outside}
 
-	// One bulk run: the local store writes its file once at the end (and
-	// every flushInterval, bounding what a crash could lose) instead of once
-	// per source, which made large folders quadratic.
+	// One bulk run: PostgreSQL commits the sources in batches and builds
+	// its search indexes once; SQLite commits each source (store.go).
 	runJobs := jobs
 	if *watch {
 		// The watch's first sync indexes the folders.
@@ -399,7 +398,6 @@ type indexer struct {
 	// maxChunks is the chunk limit per document, as ChunkLimiter reads
 	// it: 0 (serve) the engine's default, -1 none (--max-chunks 0).
 	maxChunks int
-	lastFlush time.Time
 	// oldChunks is the number of chunks of each url before the run.
 	oldChunks map[string]int
 	// excludes and outside are the folder rules of --exclude and
@@ -516,7 +514,6 @@ func (ix *indexer) indexFolder(ctx context.Context, j indexJob) error {
 		if next++; next < len(paths) {
 			ix.prog.begin(display(paths[next]))
 		}
-		ix.flushIfDue(display(f.Path))
 	}
 	res, err := askyourdocs.IndexFolder(ctx, ix.b.store, j.folder, &opts)
 	if res != nil {
@@ -535,14 +532,10 @@ func (ix *indexer) indexFolder(ctx context.Context, j indexJob) error {
 	return err
 }
 
-// flushInterval is how often a long index run persists what it has done.
-const flushInterval = 30 * time.Second
-
 // indexOne indexes one file or page source and records its outcome.
 func (ix *indexer) indexOne(ctx context.Context, display string, src *docSource) (int, error) {
 	ix.prog.begin(display)
 	src.maxChunks = ix.maxChunks
-	ix.flushIfDue(display)
 	before := ix.b.emb.docs.Load()
 	n, deleted, err := askyourdocs.IndexSource(ctx, ix.writer(), src, ix.chunkSize, ix.overlap, nil)
 	if err != nil && ctx.Err() == nil && (errors.Is(err, askyourdocs.ErrNoDocuments) || errors.Is(err, askyourdocs.ErrNoText)) {
@@ -580,20 +573,6 @@ func (ix *indexer) removeGonePage(ctx context.Context, pageURL, reason string) {
 	ix.rep.Deleted += n
 	ix.rep.Removed = append(ix.rep.Removed, removedSource{URL: pageURL, Display: pageURL})
 	ix.prog.note(fmt.Sprintf("removed %s (%s): it answers %s", printable(pageURL), count(n, "chunk", "chunks"), reason))
-}
-
-// flushIfDue persists what a long run holds in memory once flushInterval
-// has passed (before the source display). A failed intermediate save is a
-// reported failure (exit 1), and the sources are still indexed: the final
-// save writes them.
-func (ix *indexer) flushIfDue(display string) {
-	if time.Since(ix.lastFlush) <= flushInterval {
-		return
-	}
-	if err := ix.b.store.flush(); err != nil {
-		ix.rep.Failed = append(ix.rep.Failed, failedSource{Source: "(saving the index before " + display + ")", Reason: err.Error()})
-	}
-	ix.lastFlush = time.Now()
 }
 
 // record adds the outcome of one source (n chunks, deleted old ones,

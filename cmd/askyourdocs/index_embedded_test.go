@@ -5,7 +5,6 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/firebase/genkit/go/ai"
 )
@@ -40,7 +39,7 @@ func TestIndexEmbeddedCountsKeptSources(t *testing.T) {
 	file, _ := filepath.Abs("../../testdata/cli/docs/faq.docx")
 	newIndexer := func() *indexer {
 		return &indexer{b: b, rep: newIndexReport(), prog: newProgress(io.Discard, 1, false), chunkSize: defaultChunkSize,
-			overlap: defaultChunkOverlap, lastFlush: time.Now(), oldChunks: map[string]int{}}
+			overlap: defaultChunkOverlap, oldChunks: map[string]int{}}
 	}
 
 	ctx, cancel := context.WithCancel(t.Context())

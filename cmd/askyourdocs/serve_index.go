@@ -91,7 +91,7 @@ func (s *server) runIndex(ctx context.Context, in indexInput, progress func(stri
 	}
 	lw := &lineWriter{fn: progress}
 	ix := &indexer{b: s.b, rep: rep, prog: newProgress(lw, total, true), chunkSize: defaultChunkSize,
-		overlap: defaultChunkOverlap, lastFlush: time.Now(), oldChunks: chunksByURL(before)}
+		overlap: defaultChunkOverlap, oldChunks: chunksByURL(before)}
 	err = ix.inBulk(func() error {
 		if err := ix.indexJobs(ctx, jobs); err != nil {
 			return err

@@ -29,8 +29,6 @@ type cliStore interface {
 	// PgvecStore.Bulk run's writer (sources committed in batches), or the
 	// SQLite store itself.
 	bulk(fn func(w askyourdocs.VectorStore) error) error
-	// flush persists what a bulk run holds in memory so far.
-	flush() error
 	// saveChecks and loadChecks keep when each source was last read and
 	// last changed (source_checks.go).
 	saveChecks(ctx context.Context, checks []sourceCheck, gone []string) error
@@ -78,8 +76,6 @@ func (s *sqliteStore) path() string { return sqlitePath(s.manifests.dir, s.manif
 // failure while the others are saved. SQLiteStore.Bulk's batches would
 // report it only after later files had been shown as indexed.
 func (s *sqliteStore) bulk(fn func(w askyourdocs.VectorStore) error) error { return fn(s) }
-
-func (s *sqliteStore) flush() error { return nil }
 
 // sqlitePath returns the SQLite database of the store called name in dir.
 func sqlitePath(dir, name string) string { return filepath.Join(dir, name+".db") }

@@ -20,12 +20,10 @@ type pgStore struct {
 // bulk runs an indexing run as one PgvecStore.Bulk run: sources are
 // committed in batches (at most 10 s old) and, for a first index or a
 // re-index of a large share, the search indexes are built once at the
-// end. flush: the batches commit themselves.
+// end.
 func (s *pgStore) bulk(fn func(w askyourdocs.VectorStore) error) error {
 	return s.Bulk(context.Background(), fn)
 }
-
-func (s *pgStore) flush() error { return nil }
 
 func (s *pgStore) chunkCount(ctx context.Context) (int, error) {
 	var n int
