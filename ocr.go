@@ -163,9 +163,9 @@ func (o *OCR) maxPages() int {
 	return defaultOCRMaxPages
 }
 
-// installedLanguages returns the languages tesseract has trained data for
+// InstalledLanguages returns the languages tesseract has trained data for
 // (`tesseract --list-langs`), without "osd", in its order.
-func (o *OCR) installedLanguages(ctx context.Context) ([]string, error) {
+func (o *OCR) InstalledLanguages(ctx context.Context) ([]string, error) {
 	out, err := o.run(ctx, 20*time.Second, o.Tesseract, "--list-langs")
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func (o *OCR) installedLanguages(ctx context.Context) ([]string, error) {
 // installed reports the installed languages, asking tesseract once.
 func (o *OCR) installed(ctx context.Context) (map[string]bool, error) {
 	o.langsOnce.Do(func() {
-		langs, err := o.installedLanguages(ctx)
+		langs, err := o.InstalledLanguages(ctx)
 		if err != nil {
 			o.langsErr = err
 			return

@@ -55,26 +55,6 @@ func tesseractVersion(ctx context.Context, path string) (string, error) {
 	return strings.TrimSpace(line), nil
 }
 
-// tesseractLanguages returns the languages tesseract at path has trained
-// data for (`tesseract --list-langs`), without "osd", in its order.
-func tesseractLanguages(ctx context.Context, path string) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--list-langs").Output()
-	if err != nil {
-		return nil, err
-	}
-	var langs []string
-	for _, line := range strings.Split(string(out), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line == "osd" || strings.Contains(line, " ") {
-			continue // the "List of available languages ..." header
-		}
-		langs = append(langs, line)
-	}
-	return langs, nil
-}
-
 // doctorOCR adds doctor's OCR line: the tesseract version and languages,
 // or how to install it.
 func (a *cliApp) doctorOCR(ctx context.Context, rep *doctorReport) {
@@ -92,7 +72,7 @@ func (a *cliApp) doctorOCR(ctx context.Context, rep *doctorReport) {
 		rep.add("ocr", "warn", "tesseract at %s does not run: %v", o.Tesseract, err)
 		return
 	}
-	langs, err := tesseractLanguages(ctx, o.Tesseract)
+	langs, err := o.InstalledLanguages(ctx)
 	if err != nil {
 		rep.add("ocr", "warn", "%s: cannot list its languages: %v", v, err)
 		return
