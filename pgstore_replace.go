@@ -29,17 +29,29 @@ const pgvecReplaceAttempts = 5
 // locks, so the last to commit wins whole. On any error, including a
 // cancelled ctx, the old chunks are left as they were.
 func (s *PgvecStore) replaceSource(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
-	if err := s.checkOpen("replace source"); err != nil {
+	return s.writeScope(ctx, writeNow, scope, docs, progress)
+}
+
+// writeBatch implements batchStore: the write held for the run's batch.
+func (s *PgvecStore) writeBatch(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+	return s.writeScope(ctx, writeHeld, scope, docs, progress)
+}
+
+// writeScope is a source replacement (or, mode writeHeld, one held for a
+// Bulk run) through writeDocs, after the open and dimension checks.
+func (s *PgvecStore) writeScope(ctx context.Context, mode writeMode, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+	op := mode.op()
+	if err := s.checkOpen(op); err != nil {
 		return 0, 0, err
 	}
 	if len(docs) > 0 {
-		if err := s.checkDim(ctx, "replace source"); err != nil {
+		if err := s.checkDim(ctx, op); err != nil {
 			return 0, 0, err
 		}
 	}
-	written, deleted, err = writeDocs(ctx, s, writeNow, scope, docs, progress)
+	written, deleted, err = writeDocs(ctx, s, mode, scope, docs, progress)
 	if err != nil {
-		return 0, 0, fmt.Errorf("pgvector replace source: %w", err)
+		return 0, 0, fmt.Errorf("pgvector %s: %w", op, err)
 	}
 	return written, deleted, nil
 }
@@ -86,23 +98,6 @@ func (s *PgvecStore) storedIDs(ctx context.Context, ids []string) (map[string]bo
 		}
 	}
 	return out, nil
-}
-
-// writeBatch implements batchStore: the write held for the run's batch.
-func (s *PgvecStore) writeBatch(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
-	if err := s.checkOpen("bulk write"); err != nil {
-		return 0, 0, err
-	}
-	if len(docs) > 0 {
-		if err := s.checkDim(ctx, "bulk write"); err != nil {
-			return 0, 0, err
-		}
-	}
-	written, deleted, err = writeDocs(ctx, s, writeHeld, scope, docs, progress)
-	if err != nil {
-		return 0, 0, fmt.Errorf("pgvector bulk write: %w", err)
-	}
-	return written, deleted, nil
 }
 
 // deleteBatch implements batchStore: the store's delete, after the

@@ -387,20 +387,6 @@ func (s *LocalvecStore) Bulk(ctx context.Context, fn func(VectorStore) error) er
 // file.
 func (s *LocalvecStore) rewritesWholeStore() {}
 
-// writeBatch implements batchStore.
-func (s *LocalvecStore) writeBatch(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
-	release, err := s.beginWrite()
-	if err != nil {
-		return 0, 0, fmt.Errorf("localvec bulk write: %w", err)
-	}
-	defer release()
-	written, deleted, err = writeDocs(ctx, s, writeHeld, scope, docs, progress)
-	if err != nil {
-		return 0, 0, fmt.Errorf("localvec bulk write: %w", err)
-	}
-	return written, deleted, nil
-}
-
 // deleteBatch implements batchStore: the deletion in memory, written when
 // the run ends.
 func (s *LocalvecStore) deleteBatch(_ context.Context, key, value string) (int, error) {

@@ -49,14 +49,26 @@ func (s *LocalvecStore) countScope(ctx context.Context, scope replaceScope) (int
 // write lock is held throughout. Any error, a cancelled ctx included,
 // leaves the store unchanged.
 func (s *LocalvecStore) replaceSource(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+	return s.writeScope(ctx, writeNow, scope, docs, progress)
+}
+
+// writeBatch implements batchStore: the write held in memory until the
+// Bulk run ends.
+func (s *LocalvecStore) writeBatch(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+	return s.writeScope(ctx, writeHeld, scope, docs, progress)
+}
+
+// writeScope is a source replacement (or, mode writeHeld, one held for a
+// Bulk run) through writeDocs, under the store's write locks.
+func (s *LocalvecStore) writeScope(ctx context.Context, mode writeMode, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
 	release, err := s.beginWrite()
 	if err != nil {
-		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
+		return 0, 0, fmt.Errorf("localvec %s: %w", mode.op(), err)
 	}
 	defer release()
-	written, deleted, err = writeDocs(ctx, s, writeNow, scope, docs, progress)
+	written, deleted, err = writeDocs(ctx, s, mode, scope, docs, progress)
 	if err != nil {
-		return 0, 0, fmt.Errorf("localvec replace source: %w", err)
+		return 0, 0, fmt.Errorf("localvec %s: %w", mode.op(), err)
 	}
 	return written, deleted, nil
 }

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/firebase/genkit/go/ai"
 )
 
 // Bulk indexing (docs/api-reference.md, SQLiteStore): one transaction per
@@ -214,23 +212,6 @@ func (s *SQLiteStore) bulkHold(ctx context.Context, src sqliteBulkSource) error 
 		}()
 	}
 	return b.takeFresh()
-}
-
-// writeBatch implements batchStore: the write held for the run's batch
-// (a held replacement of the same source committed first, so that the
-// plan sees it).
-func (s *SQLiteStore) writeBatch(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
-	if err := s.checkOpen("bulk write"); err != nil {
-		return 0, 0, err
-	}
-	if err := s.flushBulkFor(ctx, scope, false); err != nil {
-		return 0, 0, fmt.Errorf("sqlite bulk write: %w", err)
-	}
-	written, deleted, err = writeDocs(ctx, s, writeHeld, scope, docs, progress)
-	if err != nil {
-		return 0, 0, fmt.Errorf("sqlite bulk write: %w", err)
-	}
-	return written, deleted, nil
 }
 
 // deleteBatch implements batchStore: the store's delete, after the held

@@ -59,17 +59,27 @@ func (s *SQLiteStore) countScope(ctx context.Context, scope replaceScope) (int, 
 // cancelled ctx included, leaves the database unchanged. Nothing is
 // written at all when the source is unchanged.
 func (s *SQLiteStore) replaceSource(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
-	if err := s.checkOpen("replace source"); err != nil {
+	return s.writeScope(ctx, writeNow, scope, docs, progress)
+}
+
+// writeBatch implements batchStore: the write held for the run's batch.
+func (s *SQLiteStore) writeBatch(ctx context.Context, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+	return s.writeScope(ctx, writeHeld, scope, docs, progress)
+}
+
+// writeScope is a source replacement (or, mode writeHeld, one held for a
+// Bulk run) through writeDocs. A held replacement of the same scope
+// commits first: the plan must see it.
+func (s *SQLiteStore) writeScope(ctx context.Context, mode writeMode, scope replaceScope, docs []*ai.Document, progress func(done, total int)) (written, deleted int, err error) {
+	if err := s.checkOpen(mode.op()); err != nil {
 		return 0, 0, err
 	}
-	// In a Bulk run, a held replacement of the same scope commits first:
-	// the plan must see it.
 	if err := s.flushBulkFor(ctx, scope, false); err != nil {
-		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
+		return 0, 0, fmt.Errorf("sqlite %s: %w", mode.op(), err)
 	}
-	written, deleted, err = writeDocs(ctx, s, writeNow, scope, docs, progress)
+	written, deleted, err = writeDocs(ctx, s, mode, scope, docs, progress)
 	if err != nil {
-		return 0, 0, fmt.Errorf("sqlite replace source: %w", err)
+		return 0, 0, fmt.Errorf("sqlite %s: %w", mode.op(), err)
 	}
 	return written, deleted, nil
 }

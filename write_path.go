@@ -60,6 +60,14 @@ const (
 	writeHeld
 )
 
+// op names a source replacement of the mode in errors.
+func (m writeMode) op() string {
+	if m == writeHeld {
+		return "bulk write"
+	}
+	return "replace source"
+}
+
 // writeBackend is a store's side of the write path.
 type writeBackend interface {
 	// prepareRows validates docs (a nil document or one without text is
