@@ -75,8 +75,8 @@ type LocalvecStore struct {
 	mu     sync.RWMutex
 	closed bool
 	rows   localvecRows
-	// kwAn is the keyword analyzer SetKeywordLanguage chose (nil: the
-	// one the rows' languages choose, keywordAnalyzer); it outlives
+	// kwAn is the keyword analyzer LocalvecOptions.KeywordLanguage chose
+	// (nil: the one the rows' languages choose, keywordAnalyzer); it outlives
 	// reloads of the file. Under mu.
 	kwAn *textAnalyzer
 	// kwMu serialises bringing rows.kw up to date, which a keyword query
@@ -102,8 +102,8 @@ type localvecRows struct {
 	kw   *bm25Index
 	byID map[string]int
 	// langs counts the rows by their detected language (metaLanguage, ""
-	// for none): the keyword language follows it until
-	// SetKeywordLanguage sets one.
+	// for none): the keyword language follows it unless
+	// LocalvecOptions.KeywordLanguage sets one.
 	langs map[string]int
 }
 
@@ -504,8 +504,8 @@ func (s *LocalvecStore) Sources(ctx context.Context) ([]Source, error) {
 
 // KeywordSearch searches the store's documents in memory for query, ranked
 // by BM25 over its inverted index in the store's keyword language (see
-// LocalvecKeywordSearch for the stages and SetKeywordLanguage), deduplicated
-// by text, at most maxResults, filtered by filter when it is non-nil. A
+// LocalvecKeywordSearch for the stages, and LocalvecOptions.KeywordLanguage),
+// deduplicated by text, at most maxResults, filtered by filter when it is non-nil. A
 // query without keywords returns no documents and no error. The documents
 // returned are copies (content slice and metadata map) that the caller may
 // change.

@@ -241,7 +241,7 @@ func (r *localvecRows) keywords(an *textAnalyzer) *bm25Index {
 }
 
 // keywordAnalyzer returns the store's keyword analyzer: the one
-// SetKeywordLanguage chose, else the one of keywordLanguageFor over the
+// LocalvecOptions.KeywordLanguage chose, else the one of keywordLanguageFor over the
 // rows' detected languages (English stems for English or unknown text, no
 // stemming for another language), so that a change of the rows' main
 // language rebuilds the index at the next query. Called with mu held.

@@ -35,14 +35,14 @@ import (
 
 // ErrUnknownLanguage is wrapped by the error of a store asked for a keyword
 // language it has no stemmer for (SQLiteOptions.KeywordLanguage,
-// LocalvecStore.SetKeywordLanguage). The languages are "simple" (no
+// LocalvecOptions.KeywordLanguage). The languages are "simple" (no
 // stemming) and arabic, danish, dutch, english, finnish, french, german,
 // hungarian, irish, italian, norwegian, portuguese, romanian, russian,
 // spanish, swedish, tamil and turkish; the message lists them too.
 var ErrUnknownLanguage = errors.New("unknown text search language")
 
 // defaultTextSearchLanguage is the language LocalvecStore's keyword ranking
-// uses until SetKeywordLanguage changes it.
+// uses unless LocalvecOptions.KeywordLanguage sets another.
 const defaultTextSearchLanguage = "english"
 
 // textStemmers maps the language names newTextAnalyzer accepts (Postgres'

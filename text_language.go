@@ -176,8 +176,8 @@ func (c scriptCounts) cjkDominant() bool {
 
 // keywordLanguageFor returns the keyword language a store whose language
 // follows its documents (SQLiteOptions.KeywordLanguage and
-// PgvecOptions.TextSearchConfig empty for a new store, LocalvecStore until
-// SetKeywordLanguage) uses for chunks whose metaLanguage values are counted
+// PgvecOptions.TextSearchConfig empty for a new store, LocalvecStore without
+// LocalvecOptions.KeywordLanguage) uses for chunks whose metaLanguage values are counted
 // in counts (code -> chunks; the count of "" is ignored):
 // "english" (English stems) when English is the most common language (a
 // tie included) or none is known, else "simple" (no stemming), whatever
