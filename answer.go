@@ -210,9 +210,10 @@ func hitHeadings(h SearchHit) []string {
 // quotedSection is the breadcrumb of the section a quote of c comes from:
 // c's own, unless the quote lies in a small section merged into the chunk
 // (a heading of MetaHeadings), whose heading then names it: in place of
-// the breadcrumb's last part when that section's heading is a heading line
-// of the passage too (the small section joined a sibling the chunk starts
-// with), else after it (the breadcrumb names the merged sections' parent).
+// the breadcrumb's last part when that part heads text of its own in the
+// passage (the small section joined that sibling), else after it (the
+// breadcrumb names the merged sections' parent: its heading line is
+// followed at once by a merged section's, or is not in the passage).
 func quotedSection(c SearchHit, heading string) string {
 	if heading == "" || c.Doc == nil {
 		return c.Section
@@ -229,11 +230,21 @@ func quotedSection(c SearchHit, heading string) string {
 	if last == heading {
 		return c.Section
 	}
-	for _, l := range strings.Split(c.Passage, "\n") {
-		if joinFields(l) == last {
-			parts[len(parts)-1] = heading
-			return strings.Join(parts, " > ")
+	lines := strings.Split(c.Passage, "\n")
+	for i, l := range lines {
+		if joinFields(l) != last {
+			continue
 		}
+		for _, next := range lines[i+1:] {
+			if next = joinFields(next); next != "" {
+				if !slices.Contains(merged, next) {
+					parts[len(parts)-1] = heading
+					return strings.Join(parts, " > ")
+				}
+				break
+			}
+		}
+		break
 	}
 	return c.Section + " > " + heading
 }

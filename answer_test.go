@@ -104,10 +104,16 @@ func TestAnswerExtractive(t *testing.T) {
 func TestAnswerCitesTheQuotedSection(t *testing.T) {
 	passage := "Running raw SQL\nUse the connection's cursor to run raw SQL queries directly against the database.\n" +
 		"Pre-existing databases\nYes, you can use a pre-existing database: run inspectdb to generate models for its tables."
-	for _, tc := range []struct{ section, want string }{
-		{"FAQ > Databases > Running raw SQL", "FAQ > Databases > Pre-existing databases"},
-		{"FAQ > Databases", "FAQ > Databases > Pre-existing databases"},
+	parent := "Databases\n" + passage
+	for _, tc := range []struct{ section, passage, want string }{
+		// The small section joined its sibling, which the chunk starts with.
+		{"FAQ > Databases > Running raw SQL", passage, "FAQ > Databases > Pre-existing databases"},
+		// The breadcrumb names the merged sections' parent, whose heading
+		// is not in the passage, or is followed at once by a child's.
+		{"FAQ > Databases", passage, "FAQ > Databases > Pre-existing databases"},
+		{"FAQ > Databases", parent, "FAQ > Databases > Pre-existing databases"},
 	} {
+		passage := tc.passage
 		doc := ai.DocumentFromText(passage, map[string]any{MetaURL: "faq.html", MetaBreadcrumb: tc.section, MetaHeadings: "Running raw SQL\nPre-existing databases"})
 		r := &AnswerResult{Citations: []SearchHit{{Doc: doc, URL: "faq.html", Section: tc.section, Passage: passage, Text: passage}}}
 		r.extractive("Can I use a pre-existing database?", AnswerOptions{QuoteCols: 120})

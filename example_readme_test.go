@@ -67,5 +67,5 @@ func Example_askYourDocuments() {
 	fmt.Println(filepath.Base(answer.Citations[0].URL), "/", answer.Citations[0].Section)
 	// Output:
 	// [1] A day tour costs 95 euros per person, equipment included.
-	// rental.md / Kayak rental
+	// rental.md / Kayak rental > Prices
 }
