@@ -145,10 +145,10 @@ func TestPgvecStoreWriteMethods(t *testing.T) {
 				rows[i].vec = testVector(rows[i].content, 16)
 				ptrs = append(ptrs, &rows[i])
 			}
-			if err := s.write(ctx, tx, ptrs[:100]); err != nil {
+			if err := s.writeRows(ctx, tx, ptrs[:100], false); err != nil {
 				return err
 			}
-			return s.write(ctx, tx, ptrs[100:])
+			return s.writeRows(ctx, tx, ptrs[100:], false)
 		})
 		if err != nil {
 			t.Fatalf("%v: two writes in a transaction: %v", m, err)

@@ -49,14 +49,10 @@ const pgvecStageTable = "askyourdocs_stage"
 // pgvecStageColumns are the staging table's columns, in CopyFrom order.
 var pgvecStageColumns = []string{"id", "content", "metadata", "content_hash", "text_hash", "embedding"}
 
-// write stores rows inside tx, overwriting rows whose ID exists, with COPY
-// or multi-row INSERT as the store's write method says.
-func (s *PgvecStore) write(ctx context.Context, tx pgx.Tx, rows []*pgvecRow) error {
-	return s.writeRows(ctx, tx, rows, false)
-}
-
-// writeRows is write; bulk (a bulk load, its indexes dropped) first tries
-// COPY straight into the chunk table (pgstore_bulk_copy.go).
+// writeRows stores rows inside tx, overwriting rows whose ID exists, with
+// COPY or multi-row INSERT as the store's write method says; bulk (a bulk
+// load, its indexes dropped) first tries COPY straight into the chunk
+// table (pgstore_bulk_copy.go).
 func (s *PgvecStore) writeRows(ctx context.Context, tx pgx.Tx, rows []*pgvecRow, bulk bool) error {
 	if len(rows) == 0 {
 		return nil

@@ -260,15 +260,6 @@ func (s *LocalvecStore) Index(ctx context.Context, docs []*ai.Document) error {
 	return nil
 }
 
-// embed embeds docs (see embedChecked), requiring the store's dimension
-// once it has one. Called with writeMu held.
-func (s *LocalvecStore) embed(ctx context.Context, docs []*ai.Document) ([][]float32, error) {
-	s.mu.RLock()
-	dim := s.rows.dim
-	s.mu.RUnlock()
-	return embedChecked(ctx, s.emb, docs, dim)
-}
-
 // apply adds rows and deletes the rows with the IDs in del, in memory and
 // in the file: a held write (through a Bulk run's writer) only in memory
 // (the file follows when the run ends); otherwise the file is written
@@ -354,11 +345,10 @@ func (s *LocalvecStore) unlockSession() {
 }
 
 // Bulk runs fn with a writer w (a VectorStore) whose writes defer
-// persistence, so that
-// indexing many sources in one run costs one file write instead of one per
-// source: Index, DeleteByURL, DeleteBySource and IndexSource through the
-// w (from any goroutine) change only the in-memory data, and the file
-// is written once when fn returns. Queries see the changes at once. Writes
+// persistence, so that indexing many sources in one run costs one file
+// write instead of one per source: Index, DeleteByURL, DeleteBySource and
+// IndexSource through w (from any goroutine) change only the in-memory
+// data, and the file is written once when fn returns. Queries see the changes at once. Writes
 // through the store itself meanwhile write the file as usual (with what
 // the run holds so far).
 //
