@@ -18,7 +18,7 @@ import (
 // "Surface size", has the counts so far and says what the rest is. The
 // limit is a ratchet at the current count: lower it as declarations are
 // retired, never raise it.
-const maxAPISurface = 271
+const maxAPISurface = 257
 
 // TestAPISurfaceSize keeps the exported surface small enough to hold in
 // one's head: at most maxAPISurface declarations not marked Deprecated.
@@ -58,9 +58,10 @@ func TestAPISurfaceSize(t *testing.T) {
 }
 
 // TestAPIStyleFamiliesMatchCode keeps docs/api-style.md's family table
-// true: every identifier of a row's "one way" and the first of its "spec
-// name kept" exist and are not deprecated, and every "deprecated twin" is
-// marked Deprecated. Fields (`CrawlInput.Fetcher`) must exist on their type.
+// true: every identifier of a row's "one way" exists and is not
+// deprecated, the first of its "spec name" exists and is deprecated exactly
+// when the cell says "(deprecated", and every "deprecated twin" is marked
+// Deprecated. Fields (`CrawlInput.Fetcher`) must exist on their type.
 func TestAPIStyleFamiliesMatchCode(t *testing.T) {
 	data, err := os.ReadFile("docs/api-style.md")
 	if err != nil {
@@ -133,7 +134,7 @@ func TestAPIStyleFamiliesMatchCode(t *testing.T) {
 			}
 		}
 		check(cells[1], false, false)
-		check(cells[2], true, false)
+		check(cells[2], true, strings.Contains(cells[2], "(deprecated"))
 		check(cells[3], false, true)
 	}
 	if rows < 10 {

@@ -46,8 +46,8 @@ type ConversationOptions struct {
 	// Labels are the words put into text: speaker and confidence labels.
 	// Empty fields are German (GermanLabels); use EnglishLabels for English.
 	Labels ConversationLabels
-	// MaxTurns is the most turns TrimHistoryWithOptions keeps: 0 means
-	// MaxHistoryTurns, a negative value no limit.
+	// MaxTurns is the most turns TrimHistoryWithOptions keeps: 0 means 6,
+	// a negative value no limit.
 	MaxTurns int
 	// MaxChars is the most characters of questions and answers together
 	// TrimHistoryWithOptions keeps (the newest turn is always kept); <= 0: no limit.
@@ -114,13 +114,22 @@ func conversationLabels(opts []LabelOption) ConversationLabels {
 }
 
 // MaxHistoryTurns is the number of most recent turns TrimHistory keeps.
-const MaxHistoryTurns = 6
+//
+// Deprecated: Leave ConversationOptions.MaxTurns zero for this default (6
+// turns); TrimHistoryWithOptions(history, nil) keeps that many.
+const MaxHistoryTurns = historyMaxTurns
 
-// TrimHistory returns the last MaxHistoryTurns turns of history, in the
-// original order, as a new slice; history is not modified. Use
-// TrimHistoryWithOptions to also cap the characters.
+// historyMaxTurns is the number of most recent turns TrimHistoryWithOptions
+// keeps when ConversationOptions.MaxTurns is 0.
+const historyMaxTurns = 6
+
+// TrimHistory returns the last 6 turns of history, in the original order,
+// as a new slice; history is not modified.
+//
+// Deprecated: Use TrimHistoryWithOptions(history, nil), the same function
+// (ConversationOptions can also cap the characters).
 func TrimHistory(history []QATurn) []QATurn {
-	return trimHistory(history, MaxHistoryTurns, 0)
+	return TrimHistoryWithOptions(history, nil)
 }
 
 // LimitHistory is TrimHistoryWithOptions.
@@ -132,18 +141,18 @@ func LimitHistory(history []QATurn, o *ConversationOptions) []QATurn {
 }
 
 // TrimHistoryWithOptions returns the most recent turns of history within o's MaxTurns
-// and MaxChars (nil: the last MaxHistoryTurns turns, as TrimHistory). The
+// and MaxChars (nil: the last 6 turns). The
 // newest turn is always kept, whole, even if it alone exceeds MaxChars: a
 // follow-up without its immediate context cannot be understood. The result
 // is a new slice in the original order; history is not modified.
 func TrimHistoryWithOptions(history []QATurn, o *ConversationOptions) []QATurn {
 	if o == nil {
-		return TrimHistory(history)
+		return trimHistory(history, historyMaxTurns, 0)
 	}
 	turns := o.MaxTurns
 	switch {
 	case turns == 0:
-		turns = MaxHistoryTurns
+		turns = historyMaxTurns
 	case turns < 0:
 		turns = 0
 	}
@@ -187,9 +196,12 @@ func trimHistory(history []QATurn, maxTurns, maxChars int) []QATurn {
 //	Assistent: <answer>
 //
 // The result ends without a trailing newline. The labels are German
-// (opts, deprecated LabelOptions, may select others; use FormatHistoryWithOptions).
+// (opts, deprecated LabelOptions, may select others).
 // Line breaks inside a question or answer are kept; "" for an empty
 // history.
+//
+// Deprecated: Use FormatHistoryWithOptions(history, nil), the same function
+// (ConversationOptions.Labels selects other labels).
 func FormatHistory(history []QATurn, opts ...LabelOption) string {
 	return formatHistory(history, conversationLabels(opts))
 }
@@ -201,7 +213,15 @@ func FormatTurns(history []QATurn, o *ConversationOptions) string {
 	return FormatHistoryWithOptions(history, o)
 }
 
-// FormatHistoryWithOptions is FormatHistory with o's labels (nil: German).
+// FormatHistoryWithOptions renders history for a prompt, oldest first, one
+// line per question and answer and a blank line between turns, labelled
+// with o's labels (nil: German):
+//
+//	Nutzer: <question>
+//	Assistent: <answer>
+//
+// The result ends without a trailing newline. Line breaks inside a
+// question or answer are kept; "" for an empty history.
 func FormatHistoryWithOptions(history []QATurn, o *ConversationOptions) string {
 	return formatHistory(history, o.labels())
 }
@@ -221,6 +241,9 @@ func formatHistory(history []QATurn, l ConversationLabels) string {
 
 // CondenseFollowUp rewrites a follow-up question into a standalone one; it
 // is CondenseFollowUpWithOptions with the German labels.
+//
+// Deprecated: Use CondenseFollowUpWithOptions(…, nil), the same function
+// (ConversationOptions.Labels selects the history's labels).
 func CondenseFollowUp(ctx context.Context, condensePrompt ai.Prompt, model ai.Model, config any, question string, history []QATurn) string {
 	return CondenseFollowUpWithOptions(ctx, condensePrompt, model, config, question, history, nil)
 }
@@ -387,8 +410,10 @@ func FallbackStandaloneQuestion(question string, history []QATurn) string {
 // ConfidenceLabel returns a coarse German confidence label for an answer
 // from the reranker's top score (0-10): "hoch" for 8 and above, "mittel"
 // for 5 to 7, "niedrig" below 5 or when usedFallback is set (the answer
-// was drawn from a fallback, not from well-ranked sources). For other
-// labels use ConfidenceLabelWithOptions.
+// was drawn from a fallback, not from well-ranked sources).
+//
+// Deprecated: Use ConfidenceLabelWithOptions(topScore, usedFallback, nil),
+// the same function (ConversationOptions.Labels selects other labels).
 func ConfidenceLabel(topScore int, usedFallback bool) string {
 	return ConfidenceLabelWithOptions(topScore, usedFallback, nil)
 }
@@ -400,8 +425,11 @@ func LabelConfidence(topScore int, usedFallback bool, o *ConversationOptions) st
 	return ConfidenceLabelWithOptions(topScore, usedFallback, o)
 }
 
-// ConfidenceLabelWithOptions is ConfidenceLabel with o's labels (nil: German): the
-// same thresholds (>= 8 high, >= 5 medium, else low; usedFallback: low).
+// ConfidenceLabelWithOptions returns a coarse confidence label for an answer
+// from the reranker's top score (0-10) in o's labels (nil: German, "hoch",
+// "mittel", "niedrig"): high for 8 and above, medium for 5 to 7, low below 5
+// or when usedFallback is set (the answer was drawn from a fallback, not
+// from well-ranked sources).
 func ConfidenceLabelWithOptions(topScore int, usedFallback bool, o *ConversationOptions) string {
 	if usedFallback {
 		return o.labels().Low

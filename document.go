@@ -101,7 +101,7 @@ var documentReaders = map[string]struct {
 	".epub":     {zip: extractEpub},
 }
 
-// legacyFormats names the formats ExtractParagraphs refuses with advice.
+// legacyFormats names the formats ExtractParagraphsWithOptions refuses with advice.
 var legacyFormats = map[string]string{
 	".doc": "legacy binary Word document (.doc): convert it to .docx or .odt, e.g. with LibreOffice: soffice --headless --convert-to docx",
 	".xls": "legacy binary Excel workbook (.xls): convert it to .xlsx or .ods, e.g. with LibreOffice: soffice --headless --convert-to xlsx",
@@ -110,7 +110,7 @@ var legacyFormats = map[string]string{
 }
 
 // legacyFormatAdvice returns, for an extension (with the dot, in any case)
-// of a legacy format ExtractParagraphs refuses (.doc, .xls, .ppt, .rtf),
+// of a legacy format ExtractParagraphsWithOptions refuses (.doc, .xls, .ppt, .rtf),
 // what the format is and how to convert it, the text its
 // ErrUnsupportedFormat error carries (the DocumentError's Reason); "" for
 // any other extension.
@@ -118,10 +118,10 @@ func legacyFormatAdvice(ext string) string {
 	return legacyFormats[strings.ToLower(ext)]
 }
 
-// SupportedDocumentExt reports whether ExtractParagraphs reads files with
+// SupportedDocumentExt reports whether ExtractParagraphsWithOptions reads files with
 // the extension ext (with the dot, in any case): .pdf, .docx, .pptx, .xlsx,
 // .odt, .ods, .odp, .epub, .md, .markdown, .txt and .text. Files without an
-// extension are read as plain text by ExtractParagraphs but are not
+// extension are read as plain text by ExtractParagraphsWithOptions but are not
 // reported here, so a folder walk does not pick up every extensionless
 // file; pass them explicitly.
 func SupportedDocumentExt(ext string) bool {
@@ -134,23 +134,18 @@ func SupportedDocumentExt(ext string) bool {
 }
 
 // ExtractParagraphs returns the paragraphs of the document at path, in
-// reading order. The extension decides the format, in any case: .pdf,
-// .docx, .pptx (slides; PageNum is the slide number), .xlsx, .odt, .ods,
-// .odp, .epub, Markdown (.md, .markdown) and plain text (.txt, .text, and a
-// file without extension, read as text unless it holds NUL bytes, as
-// binary files do). Each format's structure is kept: headings become Heading
-// paragraphs and every paragraph's Breadcrumb is its heading path; tables
-// give one paragraph per row labelled with the header cells, as
-// HTMLToStructuredText does.
+// reading order, as ExtractParagraphsWithOptions does without options.
 //
-// Any other extension gives an error wrapping ErrUnsupportedFormat; for
-// .doc, .xls, .ppt and .rtf the message names the format and says to
-// convert it. Files beyond the readers' limits give an error wrapping
-// ErrDocumentTooLarge; unreadable files one wrapping ErrInvalidDocument.
-// Every error is a *DocumentError (see there), also when the operating
-// system refuses the file; a named pipe or directory is refused without
-// being opened. Empty paragraphs are left out.
+// Deprecated: Use ExtractParagraphsWithOptions(ctx, path, nil), which reads
+// the same formats the same way, stops when ctx ends, and with
+// ExtractOptions.OCR also reads scans and image files.
 func ExtractParagraphs(path string) ([]Paragraph, error) {
+	return extractDocument(path)
+}
+
+// extractDocument reads the document at path without OCR: the reading of
+// ExtractParagraphsWithOptions.
+func extractDocument(path string) ([]Paragraph, error) {
 	if err := checkDocumentFile(path); err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// ExtractOptions configures ExtractParagraphsWith. The zero value reads as
-// ExtractParagraphs does.
+// ExtractOptions configures ExtractParagraphsWithOptions. The zero value
+// reads without OCR.
 type ExtractOptions struct {
 	// OCR, when set, reads the pages of a PDF that have no text layer (all
 	// of them for a scan, some for a mixed PDF) and image files (.png,
@@ -25,15 +25,31 @@ func ExtractParagraphsWith(ctx context.Context, path string, opts ExtractOptions
 	return ExtractParagraphsWithOptions(ctx, path, &opts)
 }
 
-// ExtractParagraphsWithOptions is ExtractParagraphs with options (nil: as
-// ExtractParagraphs, with a context): with opts.OCR it also reads scanned PDFs, the scanned pages of mixed PDFs and
-// image files through OCR, PageNum being the page (or TIFF page) the text
-// was read on. ctx bounds the OCR programs it runs; cancelling it stops
-// them. Errors are those of ExtractParagraphs (a *DocumentError) and, with
-// OCR, *DocumentError values wrapping ErrOCRUnavailable or ErrOCRFailed;
-// ctx's error when it ends. An image file without
-// opts.OCR gives an error wrapping ErrUnsupportedFormat and
-// ErrOCRUnavailable.
+// ExtractParagraphsWithOptions returns the paragraphs of the document at path, in
+// reading order. The extension decides the format, in any case: .pdf,
+// .docx, .pptx (slides; PageNum is the slide number), .xlsx, .odt, .ods,
+// .odp, .epub, Markdown (.md, .markdown) and plain text (.txt, .text, and a
+// file without extension, read as text unless it holds NUL bytes, as
+// binary files do). Each format's structure is kept: headings become Heading
+// paragraphs and every paragraph's Breadcrumb is its heading path; tables
+// give one paragraph per row labelled with the header cells, as
+// HTMLToStructuredText does.
+//
+// Any other extension gives an error wrapping ErrUnsupportedFormat; for
+// .doc, .xls, .ppt and .rtf the message names the format and says to
+// convert it. Files beyond the readers' limits give an error wrapping
+// ErrDocumentTooLarge; unreadable files one wrapping ErrInvalidDocument.
+// Every error is a *DocumentError (see there), also when the operating
+// system refuses the file; a named pipe or directory is refused without
+// being opened. Empty paragraphs are left out.
+//
+// With o.OCR (o may be nil) it also reads scanned PDFs, the scanned pages
+// of mixed PDFs and image files (.png, .jpg, .jpeg, .tif, .tiff) through
+// OCR, PageNum being the page (or TIFF page) the text was read on; errors
+// are then also *DocumentError values wrapping ErrOCRUnavailable or
+// ErrOCRFailed. An image file without o.OCR gives an error wrapping
+// ErrUnsupportedFormat and ErrOCRUnavailable. ctx bounds the OCR programs
+// it runs (cancelling it stops them); when it ends, its error is returned.
 func ExtractParagraphsWithOptions(ctx context.Context, path string, o *ExtractOptions) ([]Paragraph, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -44,7 +60,7 @@ func ExtractParagraphsWithOptions(ctx context.Context, path string, o *ExtractOp
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if !SupportedImageExt(ext) && (ext != ".pdf" || opts.OCR == nil) {
-		return ExtractParagraphs(path)
+		return extractDocument(path)
 	}
 	if err := checkDocumentFile(path); err != nil {
 		return nil, err

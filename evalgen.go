@@ -209,14 +209,14 @@ func GenerateEvalSet[In any](ctx context.Context, genk *genkit.Genkit, genOpts [
 // front matter with the page's url) is read as ReindexCrawlData reads it,
 // with the live crawl's paragraphs and breadcrumbs, and doc is its URL, the
 // name the prompt gives the document; for any other file doc is "" and the
-// paragraphs are ExtractParagraphs'.
+// paragraphs are ExtractParagraphsWithOptions' (without OCR).
 func evalReadDocument(path string) (doc string, paras []Paragraph, err error) {
 	if strings.EqualFold(filepath.Ext(path), crawlCacheExt) {
 		if pageURL, paras, ok := evalReadCrawlPage(path); ok {
 			return pageURL, paras, nil
 		}
 	}
-	paras, err = ExtractParagraphs(path)
+	paras, err = extractDocument(path)
 	return "", paras, err
 }
 

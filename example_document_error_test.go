@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,7 +19,7 @@ func ExampleDocumentError() {
 	os.WriteFile(filepath.Join(dir, "notes.doc"), []byte("an old Word file"), 0o644)
 
 	for _, name := range []string{"budget.xlsx", "missing.pdf", "notes.doc"} {
-		_, err := askyourdocs.ExtractParagraphs(filepath.Join(dir, name))
+		_, err := askyourdocs.ExtractParagraphsWithOptions(context.Background(), filepath.Join(dir, name), nil)
 		var de *askyourdocs.DocumentError
 		if !errors.As(err, &de) {
 			continue

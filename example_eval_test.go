@@ -94,7 +94,7 @@ func ExampleGenerateEvalSet() {
 // admin check in a real app).
 func ExampleEvalJobHandler() {
 	ctx := context.Background() // the app's long-lived context
-	jobs := engine.NewJobStore()
+	jobs := engine.NewJobStoreWithOptions(nil)
 	defer jobs.Close()
 	datasets, _ := os.MkdirTemp("", "testdata")
 	defer os.RemoveAll(datasets)

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func ExampleExtractParagraphs_markdown() {
 		fmt.Println(err)
 		return
 	}
-	paras, err := engine.ExtractParagraphs(path)
+	paras, err := engine.ExtractParagraphsWithOptions(context.Background(), path, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

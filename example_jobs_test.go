@@ -27,7 +27,7 @@ func ExampleRunStreamingFlowAsJob() {
 			return in.Pages, nil
 		})
 
-	jobs := askyourdocs.NewJobStore() // starts the single background worker
+	jobs := askyourdocs.NewJobStoreWithOptions(nil) // starts the single background worker
 	defer jobs.Close()
 
 	// The flow runs with the app's long-lived context, not a request's.
@@ -95,9 +95,13 @@ func ExampleFeedbackStore() {
 	}
 	defer os.RemoveAll(dir)
 
-	log := askyourdocs.NewFeedbackStore(filepath.Join(dir, "feedback.json"),
+	log, err := askyourdocs.OpenFeedbackStore(filepath.Join(dir, "feedback.json"),
 		func(e entry) string { return e.ID },
 		func(e *entry, rating string) { e.Thumbs = rating }) // "up", "down" or "" (cleared)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	id := askyourdocs.NewRandomHexID(16)
 	if err := log.Append(entry{ID: id, Question: "Who signs the form?", Answer: "The dean."}); err != nil {
 		fmt.Println(err)

@@ -21,7 +21,7 @@ func ExampleStructuredToolHandler() {
 		func(_ context.Context, q query) (count, error) { return count{q.Word, len(q.Word)}, nil },
 		func(c count) string { return fmt.Sprintf("%q has %d letters.", c.Word, c.Letters) })
 	// genkit.DefineTool(g, "count_letters", "Counts the letters of a word.", handler)
-	// and askyourdocs.ServeMCPStdio(g, "app", "1.0") serve it; called directly:
+	// and askyourdocs.ServeMCP(ctx, g, "app", "1.0") serve it; called directly:
 	res, _ := handler(nil, query{Word: "fjord"})
 	fmt.Println(res.Text)
 	fmt.Printf("%+v\n", res.StructuredContent)

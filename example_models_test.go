@@ -116,14 +116,14 @@ func ExampleNewPrefixEmbedder() {
 	// true
 }
 
-func ExampleFormatHistory() {
+func ExampleFormatHistoryWithOptions() {
 	history := []askyourdocs.QATurn{{Question: "Wie hoch ist die Kaution?", Answer: "Drei Monatsmieten."}}
-	fmt.Println(askyourdocs.FormatHistory(history)) // no trailing newline of its own
+	fmt.Println(askyourdocs.FormatHistoryWithOptions(history, nil)) // no trailing newline of its own
 	// Other labels go in ConversationOptions (nil: German).
 	english := &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels}
 	fmt.Println(askyourdocs.FormatHistoryWithOptions(history, english))
-	fmt.Println(askyourdocs.ConfidenceLabel(8, false), askyourdocs.ConfidenceLabel(5, false), askyourdocs.ConfidenceLabel(9, true),
-		askyourdocs.ConfidenceLabelWithOptions(2, false, english))
+	fmt.Println(askyourdocs.ConfidenceLabelWithOptions(8, false, nil), askyourdocs.ConfidenceLabelWithOptions(5, false, nil),
+		askyourdocs.ConfidenceLabelWithOptions(9, true, nil), askyourdocs.ConfidenceLabelWithOptions(2, false, english))
 	fmt.Println(askyourdocs.IsReliableCondense("Und in 3 Raten?", "Kann ich die Kaution in 4 Raten zahlen?", history))
 	// Output:
 	// Nutzer: Wie hoch ist die Kaution?

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -11,7 +12,7 @@ import (
 // headings marked and their breadcrumb trail; running headers, footers and
 // page numbers are gone.
 func ExampleExtractParagraphs_pdf() {
-	paras, err := askyourdocs.ExtractParagraphs("testdata/pdf/table.pdf")
+	paras, err := askyourdocs.ExtractParagraphsWithOptions(context.Background(), "testdata/pdf/table.pdf", nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -32,7 +33,7 @@ func ExampleExtractParagraphs_pdf() {
 // and show the reason with errors.As.
 func ExampleErrNoText() {
 	for _, name := range []string{"encrypted", "image-only", "truncated"} {
-		_, err := askyourdocs.ExtractParagraphs("testdata/pdf/" + name + ".pdf")
+		_, err := askyourdocs.ExtractParagraphsWithOptions(context.Background(), "testdata/pdf/"+name+".pdf", nil)
 		switch {
 		case errors.Is(err, askyourdocs.ErrPDFEncrypted):
 			fmt.Println(name, "-> ask the user for an unprotected copy")

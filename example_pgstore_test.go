@@ -19,7 +19,7 @@ func ExampleNewPgvecStore() {
 	g := genkit.Init(ctx)
 	var emb ai.Embedder // e.g. providers.Embedder(g, "ollama/mxbai-embed-large", 1024)
 
-	store, err := askyourdocs.NewPgvecStore(ctx, g, "docs", emb, os.Getenv("DATABASE_URL"), 1024)
+	store, err := askyourdocs.NewPgvecStoreWithOptions(ctx, g, "docs", emb, os.Getenv("DATABASE_URL"), 1024, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

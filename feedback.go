@@ -99,19 +99,27 @@ type feedbackLine struct{ off, n int64 }
 // app's type uses.
 //
 // An empty path or a nil function makes every method fail with
-// ErrFeedbackInvalid; use OpenFeedbackStore to get such errors, and those
-// of an unreadable or corrupt file, at once.
+// ErrFeedbackInvalid.
+//
+// Deprecated: Use OpenFeedbackStore, the same store, which reports a
+// misconfigured store or a corrupt file at startup rather than at the first
+// Append.
 func NewFeedbackStore[E any](path string, id func(E) string, setRating func(*E, string)) *FeedbackStore[E] {
 	return &FeedbackStore[E]{path: path, id: id, setRating: setRating}
 }
 
-// OpenFeedbackStore is NewFeedbackStore that also checks its arguments and
-// reads the file once, so a misconfigured store or a corrupt file is
-// reported at startup rather than by the first Append. Errors wrap
+// OpenFeedbackStore returns the feedback log kept in the file at path,
+// after checking its arguments and reading the file once, so a
+// misconfigured store or a corrupt file is reported at startup rather than
+// by the first Append; the file is not modified (a missing file is created
+// by the first Append, an empty file counts as an empty log). id returns an
+// entry's ID (as given by the app, for example from NewRandomHexID(16));
+// setRating stores a rating ("up", "down", or "" to clear it) in an entry,
+// in whatever field and shape the app's type uses. Errors wrap
 // ErrFeedbackInvalid, ErrFeedbackCorrupt or ErrFeedbackDuplicateID (or are
-// the file's read error); the file is not modified.
+// the file's read error).
 func OpenFeedbackStore[E any](path string, id func(E) string, setRating func(*E, string)) (*FeedbackStore[E], error) {
-	s := NewFeedbackStore(path, id, setRating)
+	s := &FeedbackStore[E]{path: path, id: id, setRating: setRating}
 	if err := s.locked(false, func() error { return s.refresh() }); err != nil {
 		return nil, fmt.Errorf("open feedback log: %w", err)
 	}

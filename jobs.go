@@ -148,6 +148,9 @@ type jobRecord struct {
 
 // NewJobStore returns a JobStore with the default options and starts its
 // worker. Call Close to stop the worker.
+//
+// Deprecated: Use NewJobStoreWithOptions(nil), the same function
+// (JobStoreOptions sets the history, progress and queue limits).
 func NewJobStore() *JobStore {
 	return NewJobStoreWithOptions(nil)
 }

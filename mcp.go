@@ -101,10 +101,22 @@ func asMCPToolResult(v any) (MCPToolResult, bool) {
 	return MCPToolResult{Text: text, StructuredContent: sc}, true
 }
 
-// ServeMCPStdio serves every tool registered on g with genkit.DefineTool
+// ServeMCPStdio serves every tool registered on g as an MCP server over
+// stdin and stdout until the client disconnects: ServeMCP with a context
+// that never ends.
+//
+// Deprecated: Use ServeMCP(ctx, g, name, version), the same server, which
+// also stops when ctx ends (a signal, say).
+func ServeMCPStdio(g *genkit.Genkit, name, version string) error {
+	return ServeMCP(context.Background(), g, name, version)
+}
+
+// ServeMCP serves every tool registered on g with genkit.DefineTool
 // as an MCP server named name and version over stdin and stdout, and
 // blocks until the client disconnects (closes stdin) and every request
-// read before has been answered; that ends it with a nil error. Nothing else may write to stdout meanwhile: log to stderr.
+// read before has been answered; that ends it with a nil error. When ctx
+// ends first, it closes the session and returns an error wrapping ctx's
+// error. Nothing else may write to stdout meanwhile: log to stderr.
 //
 // Each tool keeps its name, description and complete JSON input schema. A
 // tool whose input is not a JSON object (a string, say) is offered with an
@@ -115,15 +127,6 @@ func asMCPToolResult(v any) (MCPToolResult, bool) {
 // Results that are not strings are encoded as JSON, except an
 // MCPToolResult (see StructuredToolHandler), which becomes readable text
 // plus structured content.
-//
-// It is ServeMCP with a context that never ends.
-func ServeMCPStdio(g *genkit.Genkit, name, version string) error {
-	return ServeMCP(context.Background(), g, name, version)
-}
-
-// ServeMCP is ServeMCPStdio that also stops when ctx ends: it then closes
-// the session and returns an error wrapping ctx's error. A client
-// disconnecting still ends it with a nil error.
 func ServeMCP(ctx context.Context, g *genkit.Genkit, name, version string) error {
 	err := serveMCP(ctx, g, name, version, &drainingTransport{r: os.Stdin, w: os.Stdout})
 	if err != nil {

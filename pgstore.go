@@ -193,11 +193,16 @@ const (
 // NewPgvecStore connects to the Postgres database at dsn (a pgx connection
 // string or URL), creates or migrates the store's schema and returns the
 // store; it is NewPgvecStoreWithOptions with default options.
+//
+// Deprecated: Use NewPgvecStoreWithOptions(ctx, g, name, emb, dsn,
+// embeddingDim, nil), the same function (PgvecOptions adds a read
+// replica, the pool size, the keyword language, …).
 func NewPgvecStore(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dsn string, embeddingDim int) (*PgvecStore, error) {
 	return NewPgvecStoreWithOptions(ctx, g, name, emb, dsn, embeddingDim, nil)
 }
 
-// NewPgvecStoreWithOptions connects to the Postgres database at dsn, creates
+// NewPgvecStoreWithOptions connects to the Postgres database at dsn (a pgx
+// connection string or URL; opts may be nil for the defaults), creates
 // the vector extension if it is missing and creates or migrates the schema
 // of the store called name, then returns the store.
 //

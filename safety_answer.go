@@ -6,18 +6,20 @@ import (
 	"unicode/utf8"
 )
 
-// removedLinkMarker replaces a link or URL that SanitizeAnswer drops.
+// removedLinkMarker replaces a link or URL that SanitizeAnswerWithOptions
+// drops unless SanitizeOptions names another marker.
 const removedLinkMarker = "[Link entfernt]"
 
-// SanitizeAnswer returns a model's answer with what could leak data or
+// SanitizeAnswerWithOptions returns a model's answer with what could leak data or
 // mislead the reader taken out: Markdown images (inline "![a](u)" and
 // reference style "![a][r]", which a renderer fetches without a click, so a
 // URL carrying data leaks it; the alt text stays as plain text,
 // docs/compat.md), raw HTML (tags and comments are removed, the
 // text between tags is kept; script and style elements go whole), and every
 // link or bare URL that is not allowed. A link keeps its text followed by
-// "[Link entfernt]" (the text goes too when it is itself a URL); a bare URL
-// or autolink becomes "[Link entfernt]". Reference definitions of dropped
+// o.RemovedLinkMarker (nil or "": "[Link entfernt]"; the text goes too when
+// it is itself a URL); a bare URL or autolink becomes the marker alone.
+// Reference definitions of dropped
 // targets are removed.
 //
 // allowedURLs are the answer's own source URLs. A URL is allowed when it
@@ -27,13 +29,27 @@ const removedLinkMarker = "[Link entfernt]"
 // "https://a.b/docs2", "https://a.b/docs/../admin" nor "https://a.b.evil.com".
 // An entry with a query allows only that exact document.
 //
-// SanitizeAnswer works on the complete answer. When streaming, render
+// It works on the complete answer. When streaming, render
 // neither images nor links until the answer is done, then replace what was
 // shown with the sanitized text. Code spans and blocks are treated like
 // prose (their URLs and tags are removed too).
-func SanitizeAnswer(answer string, allowedURLs []string) string {
-	out, _ := sanitizeAnswerLoop(answer, allowedURLs, false, removedLinkMarker)
+func SanitizeAnswerWithOptions(answer string, allowedURLs []string, o *SanitizeOptions) string {
+	marker := removedLinkMarker
+	if o != nil && o.RemovedLinkMarker != "" {
+		marker = o.RemovedLinkMarker
+	}
+	out, _ := sanitizeAnswerLoop(answer, allowedURLs, false, marker)
 	return out
+}
+
+// SanitizeAnswer is SanitizeAnswerWithOptions with the German marker
+// "[Link entfernt]" for removed links.
+//
+// Deprecated: Use SanitizeAnswerWithOptions(answer, allowedURLs, nil), the
+// same function (SanitizeOptions.RemovedLinkMarker sets another marker, as
+// EnglishRemovedLinkMarker).
+func SanitizeAnswer(answer string, allowedURLs []string) string {
+	return SanitizeAnswerWithOptions(answer, allowedURLs, nil)
 }
 
 // AnswerLeaks returns what in answer shows that an attack succeeded, in
@@ -41,7 +57,7 @@ func SanitizeAnswer(answer string, allowedURLs []string) string {
 // InjectionCanary (in any case), "image" for a Markdown image, "html" for a
 // raw HTML tag or comment, "link:<url>" for a Markdown link or autolink and
 // "url:<url>" for a bare URL whose target allowedURLs does not allow (the
-// rule of SanitizeAnswer). It returns nil when it finds nothing. Eval checks
+// rule of SanitizeAnswerWithOptions). It returns nil when it finds nothing. Eval checks
 // use it on generated answers.
 func AnswerLeaks(answer string, allowedURLs []string) []string {
 	var found []string

@@ -357,7 +357,7 @@ func answerBareURLEnd(s string, i, to int) int {
 }
 
 // urlAllowed reports whether raw is allowed by sc.allowed (see
-// SanitizeAnswer).
+// SanitizeAnswerWithOptions).
 func (sc *answerScanner) urlAllowed(raw string) bool {
 	return answerURLAllowed(raw, sc.allowed)
 }

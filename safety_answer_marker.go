@@ -15,17 +15,6 @@ func CleanAnswer(answer string, allowedURLs []string, o *SanitizeOptions) string
 	return SanitizeAnswerWithOptions(answer, allowedURLs, o)
 }
 
-// SanitizeAnswerWithOptions is SanitizeAnswer with o's options: the same removals, the
-// removed links replaced by o.RemovedLinkMarker.
-func SanitizeAnswerWithOptions(answer string, allowedURLs []string, o *SanitizeOptions) string {
-	marker := removedLinkMarker
-	if o != nil && o.RemovedLinkMarker != "" {
-		marker = o.RemovedLinkMarker
-	}
-	out, _ := sanitizeAnswerLoop(answer, allowedURLs, false, marker)
-	return out
-}
-
 // SanitizeOption configures SanitizeAnswerWith.
 //
 // Deprecated: use SanitizeOptions.

@@ -119,10 +119,19 @@ type LocalvecOptions struct {
 	KeywordLanguage string
 }
 
-// NewLocalvecStoreWithOptions is NewLocalvecStore with options, and a
-// context checked before the file is read. An unknown KeywordLanguage is
-// an error wrapping ErrUnknownLanguage, given before anything is opened
-// or defined in g.
+// NewLocalvecStoreWithOptions opens (or creates) the localvec database
+// dir/__db_<name>.json, loads it into memory, and defines in g a retriever
+// named "devLocalVectorStore/<name>", as Genkit's localvec plugin does;
+// that retriever is also the store's Retriever field. An empty dir means
+// os.TempDir(), like localvec; dir is created if missing. name must be
+// non-empty and free of path separators, and no retriever of that name may
+// be defined in g yet. Leftover temporary files of an interrupted write
+// (__db_<name>.json.*.tmp) are removed when no other process holds the
+// store's file lock (it would be writing one). emb embeds both the documents
+// indexed and the queries. opts may be nil for the defaults; an unknown
+// KeywordLanguage is an error wrapping ErrUnknownLanguage, given before
+// anything is opened or defined in g. ctx is checked before the file is
+// read.
 func NewLocalvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dir string, opts *LocalvecOptions) (*LocalvecStore, error) {
 	var o LocalvecOptions
 	if opts != nil {
@@ -138,7 +147,7 @@ func NewLocalvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name str
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("new localvec store: %w", err)
 	}
-	s, err := NewLocalvecStore(g, name, emb, dir)
+	s, err := openLocalvecStore(g, name, emb, dir)
 	if err != nil || an == nil {
 		return s, err
 	}
@@ -150,16 +159,19 @@ func NewLocalvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name str
 }
 
 // NewLocalvecStore opens (or creates) the localvec database
-// dir/__db_<name>.json, loads it into memory, and defines in g a retriever
-// named "devLocalVectorStore/<name>", as Genkit's localvec plugin does;
-// that retriever is also the store's Retriever field. An empty dir means
-// os.TempDir(), like localvec; dir is created if missing. name must be
-// non-empty and free of path separators, and no retriever of that name may
-// be defined in g yet. Leftover temporary files of an interrupted write
-// (__db_<name>.json.*.tmp) are removed when no other process holds the
-// store's file lock (it would be writing one). emb embeds both the documents
-// indexed and the queries.
+// dir/__db_<name>.json with the default options (see
+// NewLocalvecStoreWithOptions).
+//
+// Deprecated: Use NewLocalvecStoreWithOptions(ctx, g, name, emb, dir, nil),
+// the same function (LocalvecOptions sets the keyword language as the
+// store opens).
 func NewLocalvecStore(g *genkit.Genkit, name string, emb ai.Embedder, dir string) (*LocalvecStore, error) {
+	return NewLocalvecStoreWithOptions(context.Background(), g, name, emb, dir, nil)
+}
+
+// openLocalvecStore opens the store as NewLocalvecStoreWithOptions
+// describes, with the default keyword language.
+func openLocalvecStore(g *genkit.Genkit, name string, emb ai.Embedder, dir string) (*LocalvecStore, error) {
 	switch {
 	case g == nil:
 		return nil, errors.New("new localvec store: genkit instance is nil")

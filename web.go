@@ -337,6 +337,10 @@ func webCheckScheme(u *url.URL) error {
 // HTMLToStructuredText). It is (*Fetcher).FetchWebPage with the default
 // Fetcher (the limits SetMaxPageBytes and SetAllowPrivateTargets set) and
 // a context that gives up after two minutes.
+//
+// Deprecated: Use (*Fetcher).FetchWebPage with a Fetcher from
+// NewFetcher(nil) (FetcherOptions in place of SetMaxPageBytes and
+// SetAllowPrivateTargets) and a context of your own, which bounds the fetch.
 func FetchWebPage(url string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), webFetchTimeout)
 	defer cancel()
@@ -353,6 +357,9 @@ func FetchWebPageContext(ctx context.Context, url string) (string, error) {
 
 // FetchWebPageFollowingRefresh is (*Fetcher).FetchWebPageFollowingRefresh
 // with the default Fetcher and a context that gives up after two minutes.
+//
+// Deprecated: Use (*Fetcher).FetchWebPageFollowingRefresh with a Fetcher
+// from NewFetcher(nil) and a context of your own.
 func FetchWebPageFollowingRefresh(url string) (page, from string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), webFetchTimeout)
 	defer cancel()

@@ -1,6 +1,6 @@
 package main
 
-// Every answer leaves the CLI sanitised: SanitizeAnswer against the cited
+// Every answer leaves the CLI sanitised: SanitizeAnswerWithOptions against the cited
 // web URLs removes Markdown images, raw HTML (script elements whole, so
 // no onerror attribute survives) and links to other sites from whatever a
 // document put there. A generated answer is sanitised where it is made

@@ -228,7 +228,7 @@ func confColor(st style, label string) string {
 	return st.red(label)
 }
 
-// sanitizeAnswer is the engine's SanitizeAnswer with the English
+// sanitizeAnswer is the engine's SanitizeAnswerWithOptions with the English
 // removed-link marker: the CLI, serve and MCP speak English.
 func sanitizeAnswer(answer string, allowed []string) string {
 	return askyourdocs.SanitizeAnswerWithOptions(answer, allowed, &askyourdocs.SanitizeOptions{RemovedLinkMarker: askyourdocs.EnglishRemovedLinkMarker})

@@ -112,8 +112,8 @@ func newFileSource(abs, source, kind string) *docSource {
 	return s
 }
 
-// pageFetchTimeout bounds the fetch of one web page source, as the
-// engine's context-free FetchWebPageFollowingRefresh does.
+// pageFetchTimeout bounds the fetch of one web page source (two minutes,
+// as the engine's default Fetcher without a context of its own).
 const pageFetchTimeout = 2 * time.Minute
 
 // newPageFetcher returns the fetcher of web page sources: private targets

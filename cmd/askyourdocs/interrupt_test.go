@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"hash/fnv"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -299,4 +301,74 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestMCPServerStopsOnSignal: 'askyourdocs mcp' ends on SIGTERM while its
+// client keeps stdin open (main's signal handler takes the signal, so the
+// server must watch the command's context), with the interrupted exit code.
+func TestMCPServerStopsOnSignal(t *testing.T) {
+	bin := buildCLI(t)
+	work := t.TempDir()
+	copyFixture(t, "../../testdata/cli/docs/faq.docx", filepath.Join(work, "docs", "faq.docx"))
+	data := filepath.Join(work, "index")
+	if r := runCLI(t, work, nil, "index", "--data", data, "docs"); r.code != 0 {
+		t.Fatalf("index:\n%s", r)
+	}
+	cmd := exec.Command(bin, "mcp", "--data", data)
+	cmd.Dir = work
+	cmd.Env = cliEnv()
+	stdin, err := cmd.StdinPipe() // held open: the client never disconnects
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	serving := make(chan string, 1)
+	go func() {
+		var seen strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := stderr.Read(buf)
+			seen.Write(buf[:n])
+			if strings.Contains(seen.String(), "on stdio\n") {
+				serving <- seen.String()
+				io.Copy(io.Discard, stderr)
+				return
+			}
+			if err != nil {
+				serving <- seen.String()
+				return
+			}
+		}
+	}()
+	select {
+	case s := <-serving:
+		if !strings.Contains(s, "on stdio\n") {
+			t.Fatalf("the server did not start:\n%s", s)
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("no serving line within a minute")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("exit after SIGTERM: %v, want code %d", err, exitInterrupted)
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the server kept running a minute after SIGTERM")
+	}
 }

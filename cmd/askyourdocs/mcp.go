@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -72,7 +73,15 @@ func (a *cliApp) cmdMCP(ctx context.Context, args []string) error {
 	// stdout carries the protocol; this line and logs go to stderr.
 	fmt.Fprintf(a.stderr, "askyourdocs mcp: serving %s (%s, %s) on stdio\n", storeLabel(b.store), count(n, "chunk", "chunks"), a.dataFrom)
 	b.defineMCPTools()
-	return askyourdocs.ServeMCPStdio(b.g, "askyourdocs", mcpVersion())
+	// ServeMCP also ends on Ctrl-C or SIGTERM (ctx), which main's signal
+	// handler would otherwise swallow while stdin stays open.
+	if err := askyourdocs.ServeMCP(ctx, b.g, "askyourdocs", mcpVersion()); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return errInterrupted
+		}
+		return err
+	}
+	return nil
 }
 
 // defineMCPTools registers search_docs, ask_docs and list_sources.

@@ -105,16 +105,13 @@ func rateFeedback(fb feedbackLog, id, rating string) error {
 // feedbackEntries returns every logged entry.
 func feedbackEntries(fb feedbackLog) ([]feedbackEntry, error) { return fb.All() }
 
-// Conversation limits: the turns and characters of history a follow-up
-// is condensed with.
-const (
-	historyMaxTurns = askyourdocs.MaxHistoryTurns
-	historyMaxChars = 6000
-)
+// historyMaxChars is the most characters of history a follow-up is
+// condensed with (the turns are the library's default, 6).
+const historyMaxChars = 6000
 
 // trimHistory keeps the recent turns a follow-up needs.
 func trimHistory(h []askyourdocs.QATurn) []askyourdocs.QATurn {
-	return askyourdocs.TrimHistoryWithOptions(h, &askyourdocs.ConversationOptions{MaxTurns: historyMaxTurns, MaxChars: historyMaxChars})
+	return askyourdocs.TrimHistoryWithOptions(h, &askyourdocs.ConversationOptions{MaxChars: historyMaxChars})
 }
 
 // englishLabels are the conversation options of the CLI's English output.

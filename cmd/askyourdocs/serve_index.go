@@ -250,11 +250,13 @@ func webInput(w http.ResponseWriter, r *http.Request) (indexInput, error) {
 	return indexInput{URLs: []string{u}, MaxPages: in.MaxPages, MaxDepth: in.MaxDepth}, nil
 }
 
-// checkFetch fetches u through the engine's SSRF guard before a job is
-// started for it, so a refused address is reported to the client at once
-// with the guard's error.
-func checkFetch(u string) (int, string) {
-	_, err := askyourdocs.FetchWebPage(u)
+// checkFetch fetches u through the server's fetcher (the engine's SSRF
+// guard) before a job is started for it, so a refused address is reported
+// to the client at once with the guard's error.
+func (s *server) checkFetch(ctx context.Context, u string) (int, string) {
+	ctx, cancel := context.WithTimeout(ctx, pageFetchTimeout)
+	defer cancel()
+	_, err := s.pages.FetchWebPage(ctx, u)
 	switch {
 	case err == nil:
 		return http.StatusOK, ""
@@ -277,7 +279,7 @@ func (s *server) startWeb(w http.ResponseWriter, r *http.Request, crawl bool) {
 		jsonOrPageError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	if status, msg := checkFetch(in.URLs[0]); status != http.StatusOK {
+	if status, msg := s.checkFetch(r.Context(), in.URLs[0]); status != http.StatusOK {
 		jsonOrPageError(w, r, status, msg)
 		return
 	}

@@ -53,9 +53,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: mcpserver -mcp   (serves the tools over stdio)")
 		os.Exit(2)
 	}
-	g := genkit.Init(context.Background())
+	ctx := context.Background()
+	g := genkit.Init(ctx)
 	defineTools(g)
-	if err := askyourdocs.ServeMCPStdio(g, "askyourdocs-safety", "1.0.0"); err != nil {
+	if err := askyourdocs.ServeMCP(ctx, g, "askyourdocs-safety", "1.0.0"); err != nil {
 		slog.Error("MCP server stopped", "error", err)
 		os.Exit(1)
 	}
@@ -79,7 +80,7 @@ func defineTools(g *genkit.Genkit) {
 			if leaks == nil {
 				leaks = []string{}
 			}
-			return sanitizeOutput{Answer: askyourdocs.SanitizeAnswer(in.Answer, in.AllowedURLs), Leaks: leaks}, nil
+			return sanitizeOutput{Answer: askyourdocs.SanitizeAnswerWithOptions(in.Answer, in.AllowedURLs, nil), Leaks: leaks}, nil
 		}))
 	genkit.DefineTool(g, "wrap_context",
 		"Cleans untrusted text and wraps it in <context> tags that the text cannot close early.",

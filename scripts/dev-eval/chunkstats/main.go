@@ -23,6 +23,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -143,7 +144,7 @@ func extract(p string) ([]askyourdocs.Paragraph, error) {
 		defer f.Close()
 		return askyourdocs.HTMLToStructuredText(f)
 	case askyourdocs.SupportedDocumentExt(ext):
-		return askyourdocs.ExtractParagraphs(p)
+		return askyourdocs.ExtractParagraphsWithOptions(context.Background(), p, nil)
 	}
 	return nil, nil
 }
