@@ -9,17 +9,17 @@ import (
 	"strings"
 )
 
-// The sentinels a *DocumentError unwraps to; callers test them with
-// errors.Is.
+// The sentinels a *DocumentError unwraps to (the OCR ones also those of
+// NewOCR); callers test them with errors.Is.
 var (
-	// ErrInvalidDocument is wrapped by the error ExtractParagraphs returns for a
+	// ErrInvalidDocument is wrapped by the error ExtractParagraphsWithOptions returns for a
 	// file that is not readable as its format: a truncated, corrupt or
 	// mislabelled PDF, a .docx, .pptx, .xlsx, OpenDocument or EPUB file that is
 	// not a zip archive, lacks a required part or holds malformed XML in a part
 	// the reader needs. Panics of the underlying PDF parser become this error.
 	ErrInvalidDocument = errors.New("invalid document file")
 
-	// ErrDocumentTooLarge is wrapped by the error ExtractParagraphs returns for a
+	// ErrDocumentTooLarge is wrapped by the error ExtractParagraphsWithOptions returns for a
 	// document beyond the readers' limits. For the zip-based formats (.docx,
 	// .pptx, .xlsx, .odt, .ods, .odp, .epub) one guard applies: more than 10,000
 	// entries, more than 1 GiB of declared uncompressed content, or a part that
@@ -33,23 +33,33 @@ var (
 	// characters. docs/formats.md lists every bound.
 	ErrDocumentTooLarge = errors.New("document exceeds the size limits")
 
-	// ErrNoText is wrapped by the error ExtractParagraphs returns for a readable
+	// ErrNoText is wrapped by the error ExtractParagraphsWithOptions returns for a readable
 	// document that holds no extractable text, such as a scanned PDF without a
 	// text layer.
 	ErrNoText = errors.New("document has no extractable text")
 
-	// ErrPDFEncrypted is returned (wrapped) by ExtractParagraphs for an
+	// ErrPDFEncrypted is returned (wrapped) by ExtractParagraphsWithOptions for an
 	// encrypted PDF that cannot be opened without a password, or whose
 	// encryption the reader does not support (AES-256, even with an empty user
 	// password). A PDF protected only by an owner password with RC4 or AES-128
 	// encryption is read normally.
 	ErrPDFEncrypted = errors.New("pdf is encrypted")
 
-	// ErrUnsupportedFormat is wrapped by the error ExtractParagraphs returns
+	// ErrUnsupportedFormat is wrapped by the error ExtractParagraphsWithOptions returns
 	// for a file whose extension it does not read. For the legacy binary Office
 	// formats (.doc, .xls, .ppt) and for .rtf the error names the format and
 	// says what to convert it to; they are not parsed.
 	ErrUnsupportedFormat = errors.New("unsupported document format")
+
+	// ErrOCRUnavailable is wrapped by the errors of OCR when the programs it
+	// runs are not installed (tesseract, or pdftoppm for PDFs) or a language it
+	// is asked for has no trained data. The message says what to install.
+	ErrOCRUnavailable = errors.New("ocr is not available")
+
+	// ErrOCRFailed is wrapped by the errors of OCR when tesseract or pdftoppm
+	// ran but failed: a non-zero exit, a page over its time limit, or output
+	// over its size limit. The message names the program and the page.
+	ErrOCRFailed = errors.New("ocr failed")
 )
 
 // DocumentError is the error every document reader returns (ExtractParagraphs,

@@ -30,8 +30,8 @@ func ExampleRunStreamingFlowAsJob() {
 	jobs := askyourdocs.NewJobStoreWithOptions(nil) // starts the single background worker
 	defer jobs.Close()
 
-	// The flow runs with the app's long-lived context, not a request's.
-	job, err := jobs.Enqueue("crawl", func(progress func(string)) (any, error) {
+	// The job runs with the app's long-lived context, not a request's.
+	job, err := jobs.EnqueueContext(ctx, "crawl", func(ctx context.Context, progress func(string)) (any, error) {
 		return askyourdocs.RunStreamingFlowAsJob(ctx, crawl, crawlIn{Pages: 3}, progress)
 	})
 	if err != nil { // ErrJobQueueFull: answer 503 and let the client retry

@@ -180,16 +180,13 @@ func NewJobStoreWithOptions(opts *JobStoreOptions) *JobStore {
 	return s
 }
 
-// Enqueue adds a job of the given kind (a free-form label such as "crawl"
-// or "evalGenerated") that runs work, and returns a snapshot of the pending
-// job (its ID from NewRandomHexID(16)). It never blocks on other jobs.
-// work's progress records a progress message, as JobFunc's does.
+// Enqueue adds a job of the given kind that runs work, a function without
+// a context: EnqueueContext with the store's own context, which only Cancel
+// and Close end.
 //
-// The job's context is the store's own: only Cancel and Close stop it. Use
-// EnqueueContext to tie a job to the app's context instead. Enqueue returns
-// an error wrapping ErrJobQueueFull when JobStoreOptions.MaxQueue jobs are
-// pending, and ErrJobStoreClosed after Close; the job is then not recorded.
-// A nil work makes the job fail.
+// Deprecated: Use EnqueueContext(ctx, kind, fn), the same queue, with the
+// app's long-lived context (context.Background() for a job only Cancel and
+// Close stop) and an fn that takes the job's context.
 func (s *JobStore) Enqueue(kind string, work func(progress func(string)) (any, error)) (*Job, error) {
 	var fn JobFunc
 	if work != nil {
@@ -198,11 +195,18 @@ func (s *JobStore) Enqueue(kind string, work func(progress func(string)) (any, e
 	return s.EnqueueContext(s.base, kind, fn)
 }
 
-// EnqueueContext is Enqueue for a function that takes the job's context:
-// the job runs with a context derived from ctx, so pass the app's
-// long-lived context, not an HTTP request's, which ends as soon as the
-// response is written. If ctx is done before the job's turn comes, the job
-// is cancelled without running. A nil ctx means context.Background().
+// EnqueueContext adds a job of the given kind (a free-form label such as
+// "crawl" or "evalGenerated") that runs fn, and returns a snapshot of the
+// pending job (its ID from NewRandomHexID(16)). It never blocks on other
+// jobs. fn's progress records a progress message (see JobFunc).
+//
+// The job runs with a context derived from ctx, which Cancel and Close end
+// too: pass the app's long-lived context, not an HTTP request's, which
+// ends as soon as the response is written. If ctx is done before the job's
+// turn comes, the job is cancelled without running. A nil ctx means
+// context.Background(). It returns an error wrapping ErrJobQueueFull when
+// JobStoreOptions.MaxQueue jobs are pending, and ErrJobStoreClosed after
+// Close; the job is then not recorded. A nil fn makes the job fail.
 func (s *JobStore) EnqueueContext(ctx context.Context, kind string, fn JobFunc) (*Job, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -481,7 +485,7 @@ func (r *jobRecord) snapshot(maxProgress int) Job {
 // the flow's output. It blocks until the flow ends; it is the work of a
 // job, as in
 //
-//	jobs.Enqueue("crawl", func(progress func(string)) (any, error) {
+//	jobs.EnqueueContext(appCtx, "crawl", func(ctx context.Context, progress func(string)) (any, error) {
 //		return engine.RunStreamingFlowAsJob(ctx, crawlFlow, input, progress)
 //	})
 //

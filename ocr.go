@@ -13,19 +13,6 @@ import (
 	"time"
 )
 
-// Errors of OCR; callers test them with errors.Is.
-var (
-	// ErrOCRUnavailable is wrapped by the errors of OCR when the programs it
-	// runs are not installed (tesseract, or pdftoppm for PDFs) or a language it
-	// is asked for has no trained data. The message says what to install.
-	ErrOCRUnavailable = errors.New("ocr is not available")
-
-	// ErrOCRFailed is wrapped by the errors of OCR when tesseract or pdftoppm
-	// ran but failed: a non-zero exit, a page over its time limit, or output
-	// over its size limit. The message names the program and the page.
-	ErrOCRFailed = errors.New("ocr failed")
-)
-
 // OCR defaults, used where an OCR field is zero (its field comments say
 // the values).
 const (

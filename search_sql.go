@@ -11,10 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// ErrNotPgvecPool is returned (wrapped) by KeywordSearchSQL for a pool that
-// was not created by NewPgvecStore, whose table it therefore cannot know.
-var ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
-
 // KeywordSearchSQL searches the chunk table of the PgvecStore whose Pool is
 // pool for query, with the staged keyword strategy (quoted phrases, long
 // keywords' prefixes, terms, substrings; merged in that order, deduplicated

@@ -54,6 +54,19 @@ var (
 	// requireEmpty when the store holds chunks but no record: its embedder is
 	// unknown, so vectors of another embedder must not be mixed in.
 	ErrIndexUnrecorded = errors.New("index holds chunks but no record of the embedder that built them")
+
+	// ErrUnknownLanguage is wrapped by the error of a store asked for a keyword
+	// language it has no stemmer for (SQLiteOptions.KeywordLanguage,
+	// LocalvecOptions.KeywordLanguage). The languages are "simple" (no
+	// stemming) and arabic, danish, dutch, english, finnish, french, german,
+	// hungarian, irish, italian, norwegian, portuguese, romanian, russian,
+	// spanish, swedish, tamil and turkish; the message lists them too.
+	ErrUnknownLanguage = errors.New("unknown text search language")
+
+	// ErrNotPgvecPool is returned (wrapped) by KeywordSearchSQL for a pool that
+	// was not created by NewPgvecStoreWithOptions, whose table it therefore
+	// cannot know.
+	ErrNotPgvecPool = errors.New("pool was not created by NewPgvecStore")
 )
 
 // indexBatchSize is the number of documents IndexInBatches passes to one

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,14 +31,6 @@ import (
 	"github.com/blevesearch/snowballstem/tamil"
 	"github.com/blevesearch/snowballstem/turkish"
 )
-
-// ErrUnknownLanguage is wrapped by the error of a store asked for a keyword
-// language it has no stemmer for (SQLiteOptions.KeywordLanguage,
-// LocalvecOptions.KeywordLanguage). The languages are "simple" (no
-// stemming) and arabic, danish, dutch, english, finnish, french, german,
-// hungarian, irish, italian, norwegian, portuguese, romanian, russian,
-// spanish, swedish, tamil and turkish; the message lists them too.
-var ErrUnknownLanguage = errors.New("unknown text search language")
 
 // defaultTextSearchLanguage is the language LocalvecStore's keyword ranking
 // uses unless LocalvecOptions.KeywordLanguage sets another.
