@@ -25,9 +25,11 @@ const pgvecBulkMaxMaintenanceKB = 1 << 20 // 1 GB
 // the other builds ask for, which run beside the HNSW build.
 const pgvecBulkOtherMaintenanceKB = 256 << 10 // 256 MB
 
-// pgvecBulkMaintenanceWorkers is the max_parallel_maintenance_workers the
-// HNSW build asks for (the server caps it by its worker settings).
-const pgvecBulkMaintenanceWorkers = 4
+// pgvecBulkMaintenanceWorkers is the max_parallel_maintenance_workers of
+// each build: none, the two builds side by side already keep two cores
+// busy (a client cannot see the server's cores; on 2 cores 1 or 4 workers
+// per build made the rebuild slower, docs/postgres.md).
+const pgvecBulkMaintenanceWorkers = 0
 
 // pgvecBulkBuild is one connection's share of a rebuild: indexes built one
 // after the other with the given settings.
@@ -91,7 +93,7 @@ func (s *PgvecStore) rebuildBulkIndexes(ctx context.Context, rows int) (rebuilt 
 	// lists and overhead, with room.
 	needKB := int64(rows) * int64(s.dim*4+600) * 3 / 2 / 1024
 	graph := &pgvecBulkBuild{memoryKB: min(needKB, pgvecBulkMaxMaintenanceKB), workers: pgvecBulkMaintenanceWorkers}
-	rest := &pgvecBulkBuild{memoryKB: min(needKB, pgvecBulkOtherMaintenanceKB)}
+	rest := &pgvecBulkBuild{memoryKB: min(needKB, pgvecBulkOtherMaintenanceKB), workers: pgvecBulkMaintenanceWorkers}
 	for _, x := range idx {
 		if x.Name == s.names.hnsw {
 			graph.idx = append(graph.idx, x)
@@ -156,8 +158,8 @@ func (s *PgvecStore) buildBulkIndexes(ctx context.Context, conn *pgx.Conn, build
 }
 
 // buildBulkGroup builds b's indexes that do not exist on conn, one
-// transaction each with b's maintenance_work_mem and parallel workers
-// (set_config local to it; never below the server's settings), and
+// transaction each with b's maintenance_work_mem (never below the
+// server's) and parallel workers (set_config local to it), and
 // records their build times in b. event calls the "rebuild" test event
 // before the last one commits.
 func (s *PgvecStore) buildBulkGroup(ctx context.Context, conn *pgx.Conn, b *pgvecBulkBuild, event bool) error {
@@ -173,9 +175,8 @@ func (s *PgvecStore) buildBulkGroup(ctx context.Context, conn *pgx.Conn, b *pgve
 					FROM pg_settings WHERE name = 'maintenance_work_mem'`, b.memoryKB); err != nil {
 					return fmt.Errorf("raise maintenance_work_mem: %w", err)
 				}
-				if _, err := tx.Exec(ctx, `SELECT set_config('max_parallel_maintenance_workers', GREATEST(setting::int, $1)::text, true)
-					FROM pg_settings WHERE name = 'max_parallel_maintenance_workers'`, b.workers); err != nil {
-					return fmt.Errorf("raise max_parallel_maintenance_workers: %w", err)
+				if _, err := tx.Exec(ctx, `SELECT set_config('max_parallel_maintenance_workers', $1::int::text, true)`, b.workers); err != nil {
+					return fmt.Errorf("set max_parallel_maintenance_workers: %w", err)
 				}
 				start := time.Now()
 				if _, err := tx.Exec(ctx, x.Def); err != nil {
