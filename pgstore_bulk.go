@@ -92,9 +92,14 @@ type pgvecBulkRun struct {
 	pending []*pgvecBulkSource
 	since   time.Time // when pending got its first source
 	rows    int       // rows in pending
-	terms   map[string]bool
-	err     error // the first failed commit
-	stats   pgvecBulkStats
+	// busy is closed when the batch committing in the background ends;
+	// nil when none is (pgstore_bulk_write.go).
+	busy  chan struct{}
+	terms map[string]bool
+	// err is the run's failed commits; fresh those no source replacement
+	// has returned yet.
+	err, fresh error
+	stats      pgvecBulkStats
 }
 
 // pgvecBulkState is the PgvecStore's field for Bulk runs.
@@ -231,9 +236,11 @@ func (s *PgvecStore) leaveBulk(ctx context.Context, run *pgvecBulkRun) (pgvecBul
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	if !last {
+		run.wait()
 		return run.stats, run.err
 	}
-	err := s.flushBulk(ctx, run)
+	s.flushBulk(ctx, run) // its failures are in run.err
+	err := run.err
 	if len(run.terms) > 0 {
 		terms := make([]string, 0, len(run.terms)+1)
 		terms = append(terms, "")

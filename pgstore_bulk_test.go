@@ -3,12 +3,14 @@ package engine
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
@@ -171,6 +173,66 @@ func TestPgvecBulkPathChoice(t *testing.T) {
 	if len(*ev) != 0 {
 		t.Errorf("Index of 1 chunk took the bulk path: %v", *ev)
 	}
+	pgTermsConsistent(t, s)
+}
+
+// TestPgvecBulkCommitFails checks the pipelined commit: a batch is
+// committed by a goroutine while the run prepares the next sources, so a
+// batch whose transaction fails is reported by a later replacement (at
+// most one) and by Bulk, never by the replacement that filled it; its
+// sources keep their previous version (none), the later batches are
+// committed whole, and the indexes are rebuilt.
+func TestPgvecBulkCommitFails(t *testing.T) {
+	ctx := context.Background()
+	sources, emb := pgBulkBenchSources(pgvecBulkFlushRows+300, pgBulkTestDim)
+	s := pgTestStoreWith(t, emb, pgBulkTestDim, &PgvecOptions{TextSearchConfig: "english"})
+	errRefused := errors.New("refused by the test")
+	var failed atomic.Bool
+	s.replaceHook = func(context.Context) error {
+		if failed.CompareAndSwap(false, true) {
+			return errRefused
+		}
+		return nil
+	}
+	// The first batch: the sources up to pgvecBulkFlushRows rows.
+	first, rows := 0, 0
+	for rows < pgvecBulkFlushRows {
+		rows += len(sources[first])
+		first++
+	}
+	var reported []int
+	err := s.Bulk(ctx, func(bt VectorStore) error {
+		for i, docs := range sources {
+			if _, _, err := IndexSource(ctx, bt, &pgBulkBenchSource{docs: docs}, 1200, 0, nil); err != nil {
+				if !errors.Is(err, errRefused) {
+					return err
+				}
+				reported = append(reported, i)
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, errRefused) {
+		t.Fatalf("Bulk returned %v, want the failed commit", err)
+	}
+	if len(reported) > 1 || len(reported) == 1 && reported[0] < first {
+		t.Errorf("the failed commit of sources 0-%d was returned by replacements %v, want at most one after them", first-1, reported)
+	}
+	got, err := s.Sources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := map[string]int{}
+	for _, src := range got {
+		chunks[src.URL] += src.Chunks
+	}
+	for i, src := range sources {
+		url := metaString(src[0].Metadata, MetaURL)
+		if want := map[bool]int{true: 0, false: len(src)}[i < first]; chunks[url] != want {
+			t.Errorf("source %d (%s) has %d chunks, want %d", i, url, chunks[url], want)
+		}
+	}
+	pgBulkCheckIndexes(t, s)
 	pgTermsConsistent(t, s)
 }
 
