@@ -241,19 +241,28 @@ func (s *PgvecStore) leaveBulk(ctx context.Context, run *pgvecBulkRun) (pgvecBul
 	}
 	s.flushBulk(ctx, run) // its failures are in run.err
 	err := run.err
-	if len(run.terms) > 0 {
-		terms := make([]string, 0, len(run.terms)+1)
-		terms = append(terms, "")
-		for t := range run.terms {
-			terms = append(terms, t)
+	compact := func() {
+		if len(run.terms) > 0 {
+			terms := make([]string, 0, len(run.terms)+1)
+			terms = append(terms, "")
+			for t := range run.terms {
+				terms = append(terms, t)
+			}
+			s.compactTermList(ctx, terms, run.stats.Rows*50)
 		}
-		s.compactTermList(ctx, terms, run.stats.Rows*50)
 	}
 	s.releaseBulkConn(run)
-	if run.dropped {
+	if !run.dropped {
+		compact()
+	} else {
+		// The frequency table is merged beside the rebuild, which does
+		// not touch it.
+		var merged sync.WaitGroup
+		merged.Go(compact)
 		start := time.Now()
 		rebuilt, hnsw, rerr := s.rebuildBulkIndexes(ctx, run.stats.Rows)
 		run.stats.IndexBuild, run.stats.HNSWBuild = time.Since(start), hnsw
+		merged.Wait()
 		if rerr != nil {
 			err = errors.Join(err, rerr)
 		} else if rebuilt {
