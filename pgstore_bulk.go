@@ -34,7 +34,8 @@ const pgvecBulkMinRows = 1000
 const pgvecBulkShare = 2
 
 // pgvecBulkFlushRows is the number of buffered rows at which a Bulk run
-// commits the sources it holds (about 40 MB of rows at 1,024 dimensions).
+// hands the sources it holds to its committing goroutine (about 40 MB of
+// rows at 1,024 dimensions).
 const pgvecBulkFlushRows = 5000
 
 // pgvecBulkFlushAge is the longest a Bulk run holds a source replacement
