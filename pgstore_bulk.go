@@ -34,7 +34,8 @@ const pgvecBulkMinRows = 1000
 const pgvecBulkShare = 2
 
 // pgvecBulkFlushRows is the number of buffered rows at which a Bulk run
-// commits the sources it holds (about 40 MB of rows at 1,024 dimensions).
+// hands the sources it holds to its committing goroutine (about 40 MB of
+// rows at 1,024 dimensions).
 const pgvecBulkFlushRows = 5000
 
 // pgvecBulkFlushAge is the longest a Bulk run holds a source replacement
@@ -44,14 +45,6 @@ const pgvecBulkFlushAge = 10 * time.Second
 // pgvecBulkLockSalt derives the store's bulk advisory lock key: bulk runs
 // hold it shared while indexes may be missing, the rebuild exclusively.
 const pgvecBulkLockSalt = "\x00bulk"
-
-// pgvecBulkMaxMaintenanceKB is the largest maintenance_work_mem (in kB) the
-// rebuild asks for.
-const pgvecBulkMaxMaintenanceKB = 1 << 20 // 1 GB
-
-// pgvecBulkMaintenanceWorkers is the max_parallel_maintenance_workers the
-// rebuild asks for (the server caps it by its worker settings).
-const pgvecBulkMaintenanceWorkers = 4
 
 // pgvecBulkStats reports what a PgvecStore.Bulk run did (for the tests and
 // benchmarks; the run logs its rebuild).
@@ -68,7 +61,8 @@ type pgvecBulkStats struct {
 	// Dropped names the indexes the run dropped and rebuilt.
 	Dropped []string
 	// IndexBuild is the time the rebuild of the dropped indexes took
-	// (within the run's total), HNSWBuild the HNSW index's share of it.
+	// (within the run's total), HNSWBuild the HNSW index's build within
+	// it (the other indexes are built beside it).
 	IndexBuild, HNSWBuild time.Duration
 }
 
@@ -99,9 +93,14 @@ type pgvecBulkRun struct {
 	pending []*pgvecBulkSource
 	since   time.Time // when pending got its first source
 	rows    int       // rows in pending
-	terms   map[string]bool
-	err     error // the first failed commit
-	stats   pgvecBulkStats
+	// busy is closed when the batch committing in the background ends;
+	// nil when none is (pgstore_bulk_write.go).
+	busy  chan struct{}
+	terms map[string]bool
+	// err is the run's failed commits; fresh those no source replacement
+	// has returned yet.
+	err, fresh error
+	stats      pgvecBulkStats
 }
 
 // pgvecBulkState is the PgvecStore's field for Bulk runs.
@@ -110,7 +109,8 @@ type pgvecBulkState struct {
 	run *pgvecBulkRun
 	// hook, when set (by tests), is called after the bulk path's steps:
 	// "dropped" (indexes dropped and recorded), "committed" (a batch of
-	// sources), "rebuild" (before the rebuild transaction commits).
+	// sources), "rebuild" (before the HNSW index's build commits), "built"
+	// (every index built, before the record is cleared).
 	hook func(event string)
 }
 
@@ -237,22 +237,33 @@ func (s *PgvecStore) leaveBulk(ctx context.Context, run *pgvecBulkRun) (pgvecBul
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	if !last {
+		run.wait()
 		return run.stats, run.err
 	}
-	err := s.flushBulk(ctx, run)
-	if len(run.terms) > 0 {
-		terms := make([]string, 0, len(run.terms)+1)
-		terms = append(terms, "")
-		for t := range run.terms {
-			terms = append(terms, t)
+	s.flushBulk(ctx, run) // its failures are in run.err
+	err := run.err
+	compact := func() {
+		if len(run.terms) > 0 {
+			terms := make([]string, 0, len(run.terms)+1)
+			terms = append(terms, "")
+			for t := range run.terms {
+				terms = append(terms, t)
+			}
+			s.compactTermList(ctx, terms, run.stats.Rows*50)
 		}
-		s.compactTermList(ctx, terms, run.stats.Rows*50)
 	}
 	s.releaseBulkConn(run)
-	if run.dropped {
+	if !run.dropped {
+		compact()
+	} else {
+		// The frequency table is merged beside the rebuild, which does
+		// not touch it.
+		var merged sync.WaitGroup
+		merged.Go(compact)
 		start := time.Now()
 		rebuilt, hnsw, rerr := s.rebuildBulkIndexes(ctx, run.stats.Rows)
 		run.stats.IndexBuild, run.stats.HNSWBuild = time.Since(start), hnsw
+		merged.Wait()
 		if rerr != nil {
 			err = errors.Join(err, rerr)
 		} else if rebuilt {
@@ -329,127 +340,6 @@ func (s *PgvecStore) dropBulkIndexes(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("drop indexes for a bulk load: %w", err)
 	}
 	return names, nil
-}
-
-// rebuildBulkIndexes rebuilds the indexes recorded in the store's bulk
-// record, when no bulk run holds the bulk lock (else that run rebuilds
-// them when it ends), and clears the record, in one transaction with a
-// maintenance_work_mem for rows rows. It reports whether it rebuilt and
-// the time the HNSW index took.
-func (s *PgvecStore) rebuildBulkIndexes(ctx context.Context, rows int) (rebuilt bool, hnsw time.Duration, err error) {
-	conn, err := s.Pool.Acquire(ctx)
-	if err != nil {
-		return false, 0, fmt.Errorf("rebuild indexes: acquire a connection: %w", err)
-	}
-	defer conn.Release()
-	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, s.bulkLockKey()).Scan(&got); err != nil {
-		return false, 0, fmt.Errorf("rebuild indexes: take the bulk lock: %w", err)
-	}
-	if !got {
-		return false, 0, nil // another bulk run holds it and rebuilds at its end
-	}
-	defer func() {
-		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, s.bulkLockKey()); err != nil {
-			_ = conn.Conn().Close(context.WithoutCancel(ctx))
-		}
-	}()
-	// The record is read outside the build's transaction (the exclusive
-	// bulk lock keeps droppers out meanwhile): a transaction that has read
-	// the meta table would block every store's start-up, whose schema
-	// transaction alters that table, for the whole build.
-	var recorded []byte
-	if err := conn.QueryRow(ctx, `SELECT bulk_rebuild FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, s.name).Scan(&recorded); err != nil {
-		return false, 0, fmt.Errorf("rebuild indexes: read the bulk record: %w", err)
-	}
-	if recorded == nil {
-		return false, 0, nil
-	}
-	var idx []pgvecBulkIndex
-	if err := json.Unmarshal(recorded, &idx); err != nil {
-		return false, 0, fmt.Errorf("rebuild indexes: read the bulk record: %w", err)
-	}
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if rows <= 0 {
-			var n int64
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(s.names.table)).Scan(&n); err != nil {
-				return fmt.Errorf("count chunks: %w", err)
-			}
-			rows = int(n)
-		}
-		// The HNSW graph of all rows should fit into maintenance_work_mem
-		// (pgvector builds much slower once it does not): vector, neighbour
-		// lists and overhead, with room.
-		needKB := int64(rows) * int64(s.dim*4+600) * 3 / 2 / 1024
-		if _, err := tx.Exec(ctx, `SELECT set_config('maintenance_work_mem', GREATEST(setting::bigint, LEAST($1::bigint, $2::bigint))::text || 'kB', true)
-				FROM pg_settings WHERE name = 'maintenance_work_mem'`, needKB, int64(pgvecBulkMaxMaintenanceKB)); err != nil {
-			return fmt.Errorf("raise maintenance_work_mem: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `SELECT set_config('max_parallel_maintenance_workers', GREATEST(setting::int, $1)::text, true)
-				FROM pg_settings WHERE name = 'max_parallel_maintenance_workers'`, pgvecBulkMaintenanceWorkers); err != nil {
-			return fmt.Errorf("raise max_parallel_maintenance_workers: %w", err)
-		}
-		for _, x := range idx {
-			var exists bool
-			if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgvecIdent(x.Name)).Scan(&exists); err != nil {
-				return fmt.Errorf("look for index %s: %w", x.Name, err)
-			}
-			if exists {
-				continue
-			}
-			start := time.Now()
-			if _, err := tx.Exec(ctx, x.Def); err != nil {
-				return fmt.Errorf("build index %s: %w", x.Name, err)
-			}
-			if x.Name == s.names.hnsw {
-				hnsw = time.Since(start)
-			}
-		}
-		s.bulkEvent("rebuild")
-		// The meta table is touched from here to the commit only.
-		if _, err := tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET bulk_rebuild = NULL WHERE store = $1`, s.name); err != nil {
-			return fmt.Errorf("clear the bulk record: %w", err)
-		}
-		rebuilt = true
-		return nil
-	})
-	if err != nil {
-		return false, 0, fmt.Errorf("rebuild indexes after a bulk load: %w", err)
-	}
-	if rebuilt {
-		for _, t := range []string{s.names.table, s.names.kw, s.names.kwDF} {
-			if _, err := conn.Exec(ctx, `ANALYZE `+pgvecIdent(t)); err != nil {
-				slog.Warn("pgvector store: ANALYZE after a bulk load failed", "store", s.name, "table", t, "err", err)
-			}
-		}
-	}
-	return rebuilt, hnsw, nil
-}
-
-// recoverBulk rebuilds the indexes a bulk load left dropped when no bulk
-// run is active (its process died): NewPgvecStore and writes outside a
-// Bulk run call it. Searches are exact scans until then.
-func (s *PgvecStore) recoverBulk(ctx context.Context) error {
-	var pending bool
-	if err := s.Pool.QueryRow(ctx, `SELECT bulk_rebuild IS NOT NULL FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, s.name).Scan(&pending); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		return fmt.Errorf("read the bulk record: %w", err)
-	}
-	if !pending {
-		return nil
-	}
-	start := time.Now()
-	rebuilt, _, err := s.rebuildBulkIndexes(ctx, 0)
-	if err != nil {
-		return err
-	}
-	if rebuilt {
-		slog.Warn("pgvector store: rebuilt the indexes an interrupted bulk load had dropped", "store", s.name,
-			"took", time.Since(start).Round(time.Millisecond))
-	}
-	return nil
 }
 
 // bulkLoading reports whether a Bulk run of this process has dropped the

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -14,18 +15,19 @@ import (
 const pgvecBulkMaxSources = 500
 
 // addBulkSource hands a source replacement, its new rows embedded, to run:
-// it is committed with the next batch. A batch is committed first when it
-// holds a chunk ID src writes too (one statement cannot write a row twice);
-// then src is added and the batch committed once it holds
-// pgvecBulkFlushRows rows or pgvecBulkMaxSources sources, or its first
-// source is pgvecBulkFlushAge old. The error is that
-// of a commit this call made.
+// it is committed with the next batch. A batch is handed to the
+// committing goroutine first when it holds a chunk ID src writes too (one
+// statement cannot write a row twice); then src is added and the batch
+// handed over once it holds pgvecBulkFlushRows rows or
+// pgvecBulkMaxSources sources, or its first source is pgvecBulkFlushAge
+// old. The error is that of a batch commit no replacement has returned
+// yet, or of dropping the indexes.
 func (s *PgvecStore) addBulkSource(ctx context.Context, run *pgvecBulkRun, src *pgvecBulkSource) error {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	for _, p := range run.pending {
 		if pgvecBulkShareIDs(p, src) {
-			if err := s.flushBulk(ctx, run); err != nil {
+			if err := s.startBulkCommit(ctx, run); err != nil {
 				return err
 			}
 			break
@@ -38,9 +40,11 @@ func (s *PgvecStore) addBulkSource(ctx context.Context, run *pgvecBulkRun, src *
 	run.rows += len(src.todo)
 	run.added += len(src.todo)
 	if run.rows >= pgvecBulkFlushRows || len(run.pending) >= pgvecBulkMaxSources || time.Since(run.since) >= pgvecBulkFlushAge {
-		return s.flushBulk(ctx, run)
+		if err := s.startBulkCommit(ctx, run); err != nil {
+			return err
+		}
 	}
-	return nil
+	return run.takeFresh()
 }
 
 // pgvecBulkShareIDs reports whether two source replacements keep a chunk ID
@@ -64,35 +68,88 @@ func pgvecBulkShareIDs(a, b *pgvecBulkSource) bool {
 	return false
 }
 
-// flushBulk commits run's buffered source replacements in one transaction,
-// taking the bulk path first when the rows added have crossed the
-// threshold; run.mu is held. A failed commit is returned and remembered as
-// the run's error; its sources keep their previous version.
+// flushBulk commits run's buffered source replacements and waits for
+// that commit and the one before it; run.mu is held (and released while
+// waiting). It returns the failed commits no replacement has returned.
 func (s *PgvecStore) flushBulk(ctx context.Context, run *pgvecBulkRun) error {
+	err := s.startBulkCommit(ctx, run)
+	run.wait()
+	return errors.Join(err, run.takeFresh())
+}
+
+// startBulkCommit hands run's buffered source replacements to a goroutine
+// that commits them in one transaction, after the batch before has
+// committed (one at a time: busy, done closed when it ends), taking the
+// bulk path first when the rows added have crossed the threshold; run.mu
+// is held (and released while waiting). The commit runs without the
+// caller's cancellation, as the run's last batch does. A failed commit is
+// remembered as fresh (returned by the next replacement) and as the
+// run's error; its sources keep their previous version.
+func (s *PgvecStore) startBulkCommit(ctx context.Context, run *pgvecBulkRun) error {
+	run.wait()
 	if len(run.pending) == 0 {
 		return nil
 	}
 	pending, rows := run.pending, run.rows
 	run.pending, run.rows = nil, 0
-	err := s.enterBulkPath(ctx, run, 0)
-	if err == nil {
-		err = s.commitBulkSources(ctx, pending, run.dropped)
-	}
-	if err != nil {
+	if err := s.enterBulkPath(ctx, run, 0); err != nil {
 		err = fmt.Errorf("commit %d sources (%d chunks): %w", len(pending), rows, err)
-		if run.err == nil {
-			run.err = err
-		}
+		run.err = errors.Join(run.err, err)
 		return err
 	}
-	run.stats.Commits++
-	run.stats.Sources += len(pending)
-	for _, p := range pending {
-		run.stats.Rows += len(p.todo)
-		run.noteTerms(p.todo)
-	}
-	s.bulkEvent("committed")
+	done := make(chan struct{})
+	run.busy = done
+	bulk, wctx := run.dropped, context.WithoutCancel(ctx)
+	go func() {
+		err := s.commitBulkSources(wctx, pending, bulk)
+		run.mu.Lock()
+		defer run.mu.Unlock()
+		defer close(done)
+		run.busy = nil
+		if err != nil {
+			err = fmt.Errorf("commit %d sources (%d chunks) from %s: %w", len(pending), rows, pending[0].name(), err)
+			run.err = errors.Join(run.err, err)
+			run.fresh = errors.Join(run.fresh, err)
+			return
+		}
+		run.stats.Commits++
+		run.stats.Sources += len(pending)
+		for _, p := range pending {
+			run.stats.Rows += len(p.todo)
+			run.noteTerms(p.todo)
+		}
+		s.bulkEvent("committed")
+	}()
 	return nil
+}
+
+// wait waits, run.mu held, until no batch is being committed.
+func (run *pgvecBulkRun) wait() {
+	for run.busy != nil {
+		done := run.busy
+		run.mu.Unlock()
+		<-done
+		run.mu.Lock()
+	}
+}
+
+// takeFresh returns (and forgets) the failed commits no replacement has
+// returned yet; run.mu is held.
+func (run *pgvecBulkRun) takeFresh() error {
+	err := run.fresh
+	run.fresh = nil
+	return err
+}
+
+// name names a source replacement in errors: its first URL or source.
+func (src *pgvecBulkSource) name() string {
+	switch {
+	case len(src.urls) > 0:
+		return src.urls[0]
+	case len(src.sources) > 0:
+		return "source " + src.sources[0]
+	}
+	return "an Index call"
 }
 
 // commitBulkSources writes sources in one transaction, with the effect of

@@ -421,6 +421,18 @@ func (ix *indexer) writer() askyourdocs.VectorStore {
 	return ix.b.store
 }
 
+// folderStore returns the store IndexFolder writes to: the PgvecStore
+// itself, not the CLI's wrapper, so that IndexFolder's own Bulk run joins
+// the run of inBulk and the folder's files are committed in its batches
+// (given the wrapper, IndexFolder wrote each file in a transaction of its
+// own).
+func (ix *indexer) folderStore() askyourdocs.Searcher {
+	if pg, ok := ix.b.store.(*pgStore); ok {
+		return pg.PgvecStore
+	}
+	return ix.b.store
+}
+
 // inBulk runs fn as one bulk run of the store, its writes through the run.
 func (ix *indexer) inBulk(fn func() error) error {
 	return ix.b.store.bulk(func(w askyourdocs.VectorStore) error {
@@ -515,7 +527,7 @@ func (ix *indexer) indexFolder(ctx context.Context, j indexJob) error {
 			ix.prog.begin(display(paths[next]))
 		}
 	}
-	res, err := askyourdocs.IndexFolder(ctx, ix.b.store, j.folder, &opts)
+	res, err := askyourdocs.IndexFolder(ctx, ix.folderStore(), j.folder, &opts)
 	if res != nil {
 		for k, n := range res.Skipped {
 			ix.rep.Skipped[k] += n

@@ -282,3 +282,36 @@ func cliTestFreshDB(t *testing.T, dsn string) string {
 	u.Path = "/" + db
 	return u.String()
 }
+
+// TestPgvecIndexFolderBatched checks that `index --pg` of a folder writes
+// its files through the run's Bulk batches, not one transaction per file:
+// a chunk's created_at is its transaction's start, so a folder of three
+// small files gives fewer distinct values than files (one batch; two if
+// the run's 10 s batch age passed between them).
+func TestPgvecIndexFolderBatched(t *testing.T) {
+	dsn := cliTestDSN(t)
+	buildCLI(t)
+	work := t.TempDir()
+	files := []string{"handbook.pdf", "faq.docx", "prices.html"}
+	for _, f := range files {
+		copyFixture(t, "../../testdata/cli/docs/"+f, filepath.Join(work, "docs", f))
+	}
+	name := fmt.Sprintf("cli_batch_%d", time.Now().UnixNano()%1e9)
+	r := runCLI(t, work, nil, "index", "docs", "--pg", dsn, "--name", name)
+	if r.code != 0 {
+		t.Fatalf("index into pg:\n%s", r)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var urls, commits int
+	if err := conn.QueryRow(ctx, "SELECT count(DISTINCT url), count(DISTINCT created_at) FROM "+pgx.Identifier{"askyourdocs_" + name}.Sanitize()).Scan(&urls, &commits); err != nil {
+		t.Fatal(err)
+	}
+	if urls != len(files) || commits >= len(files) {
+		t.Errorf("the folder's %d files (of %d) were written in %d transactions, want fewer than one per file", urls, len(files), commits)
+	}
+}
