@@ -133,10 +133,15 @@ func (s *PgvecStore) bulkLockKey() int64 { return pgvecLockKey(s.names.table + p
 // frequencies are merged once at the end; once the rows added
 // reach max(1000, rows present / 2), the run drops the HNSW index and the
 // other search-only indexes, loads without them and rebuilds them when fn
-// returns (with a larger maintenance_work_mem and parallel workers, logged
-// with the rows and the build time). Blocks until then; concurrent Bulk
-// calls share one run, which ends with the last. A source replacement's error is returned by that
-// call; a failed batch commit by the replacement that made it and by Bulk.
+// returns (the HNSW index beside the others, on two connections, with a
+// larger maintenance_work_mem; logged with the rows and the build time).
+// Blocks until then; concurrent Bulk calls share one run, which ends with
+// the last. A full batch commits in the background while fn prepares the
+// next sources, one batch at a time. A source replacement's error is
+// returned by that call; a failed batch commit by the next replacement
+// through the run (at most one) and by Bulk, which returns every failed
+// commit of the run; the failed batch's sources keep their previous
+// version.
 // Sources not yet committed when the process dies are lost (they keep
 // their previous version); the next open rebuilds missing indexes. A ctx
 // already done gives its error without running fn.
