@@ -252,7 +252,7 @@ func TestPgvecConcurrentIndexFreshDB(t *testing.T) {
 
 // cliTestFreshDB creates an empty database (dropped when the test ends) and
 // returns its DSN.
-func cliTestFreshDB(t *testing.T, dsn string) string {
+func cliTestFreshDB(t testing.TB, dsn string) string {
 	t.Helper()
 	u, err := url.Parse(dsn)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
