@@ -188,6 +188,9 @@ const (
 	// pgvector's 40, which gave recall@10 of 0.4 on clustered vectors (see
 	// docs/postgres.md).
 	pgvecDefaultEfSearch = 100
+	// pgvecMinPoolConns is the smallest pool the store opens (a DSN's
+	// pool_max_conns below it is raised).
+	pgvecMinPoolConns = 4
 )
 
 // NewPgvecStore connects to the Postgres database at dsn (a pgx connection
@@ -211,7 +214,9 @@ func NewPgvecStore(ctx context.Context, g *genkit.Genkit, name string, emb ai.Em
 // store recorded with another embedding dimension keeps its vectors, and
 // writes and vector searches return ErrDimensionMismatch until Reembed
 // (or PgvecOptions.ReembedOnOpen, DeleteOnDimensionChange); only indexes a
-// killed Bulk run left dropped are rebuilt first. The Retriever is registered in g as
+// killed Bulk run left dropped are rebuilt first. The pool keeps at least
+// 4 connections (a DSN's pool_max_conns below that is raised: a Bulk run
+// holds one and commits and rebuilds on others). The Retriever is registered in g as
 // "pgvector/<name>" (if g is nil it is created without registering).
 // The caller must Close the store.
 func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dsn string, embeddingDim int, opts *PgvecOptions) (*PgvecStore, error) {
@@ -253,6 +258,12 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("new pgvector store %q: parse dsn: %w", name, err)
+	}
+	// A Bulk run holds a connection for its run while it commits batches
+	// and rebuilds indexes (two side by side) on others: a smaller pool
+	// would wait for itself.
+	if cfg.MaxConns < pgvecMinPoolConns {
+		cfg.MaxConns = pgvecMinPoolConns
 	}
 	s := &PgvecStore{
 		Embedder: emb,
