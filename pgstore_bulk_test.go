@@ -218,14 +218,7 @@ func TestPgvecBulkCommitFails(t *testing.T) {
 	if len(reported) > 1 || len(reported) == 1 && reported[0] < first {
 		t.Errorf("the failed commit of sources 0-%d was returned by replacements %v, want at most one after them", first-1, reported)
 	}
-	got, err := s.Sources(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks := map[string]int{}
-	for _, src := range got {
-		chunks[src.URL] += src.Chunks
-	}
+	chunks := pgChunksByURL(t, s)
 	for i, src := range sources {
 		url := metaString(src[0].Metadata, MetaURL)
 		if want := map[bool]int{true: 0, false: len(src)}[i < first]; chunks[url] != want {
@@ -234,6 +227,20 @@ func TestPgvecBulkCommitFails(t *testing.T) {
 	}
 	pgBulkCheckIndexes(t, s)
 	pgTermsConsistent(t, s)
+}
+
+// pgChunksByURL returns the store's chunk count per URL (Sources).
+func pgChunksByURL(t *testing.T, s *PgvecStore) map[string]int {
+	t.Helper()
+	got, err := s.Sources(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := map[string]int{}
+	for _, src := range got {
+		chunks[src.URL] += src.Chunks
+	}
+	return chunks
 }
 
 // pgTermsConsistent fails unless every term's summed document frequency
@@ -505,14 +512,7 @@ func TestPgvecBulkKilled(t *testing.T) {
 			}
 			pgBulkCheckIndexes(t, s)
 			pgTermsConsistent(t, s)
-			got, err := s.Sources(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			chunks := map[string]int{}
-			for _, src := range got {
-				chunks[src.URL] += src.Chunks
-			}
+			chunks := pgChunksByURL(t, s)
 			for i, src := range sources {
 				url := metaString(src[0].Metadata, MetaURL)
 				switch {
