@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 
 // buildCLI builds this command into a temporary directory (once per test
 // run) and returns the binary's path.
-func buildCLI(t *testing.T) string {
+func buildCLI(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the askyourdocs binary; skipped with -short")

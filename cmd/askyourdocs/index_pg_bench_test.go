@@ -10,7 +10,20 @@ import (
 	"time"
 )
 
-var benchIndexManual = flag.String("cli-index-manual", "", "folder the index --pg benchmark indexes (default: Django's HTML manual of python-django-doc, else testdata/cli/docs)")
+var benchIndexManual = flag.String("cli-index-manual", "", "folder the index --pg and cold search benchmarks index (default: Django's HTML manual of python-django-doc, else testdata/cli/docs)")
+
+// benchManual returns the folder of -cli-index-manual, by default Django's
+// HTML manual when python-django-doc is installed, else the CLI's test
+// documents.
+func benchManual() string {
+	if *benchIndexManual != "" {
+		return *benchIndexManual
+	}
+	if _, err := os.Stat("/usr/share/doc/python-django-doc/html"); err == nil {
+		return "/usr/share/doc/python-django-doc/html"
+	}
+	return "../../testdata/cli/docs"
+}
 
 // BenchmarkIndexPgVsEmbedded runs the CLI's `index` of one whole folder
 // twice per iteration, in this process and as a user runs it: into a new
@@ -23,13 +36,7 @@ var benchIndexManual = flag.String("cli-index-manual", "", "folder the index --p
 //	go test -run '^$' -bench BenchmarkIndexPgVsEmbedded -benchtime 1x ./cmd/askyourdocs
 func BenchmarkIndexPgVsEmbedded(b *testing.B) {
 	dsn := cliTestDSN(b)
-	manual := *benchIndexManual
-	if manual == "" {
-		manual = "/usr/share/doc/python-django-doc/html"
-		if _, err := os.Stat(manual); err != nil {
-			manual = "../../testdata/cli/docs"
-		}
-	}
+	manual := benchManual()
 	ctx := context.Background()
 	index := func(args ...string) time.Duration {
 		start := time.Now()

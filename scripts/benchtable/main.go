@@ -39,14 +39,14 @@ func main() {
 	switch {
 	case *needsPG:
 		for _, r := range sel {
-			if inv[r.Bench].PG {
+			if inv[r.inv()].PG {
 				os.Exit(0)
 			}
 		}
 		os.Exit(1)
 	case *list:
 		for _, r := range sel {
-			fmt.Printf("%-16s %-6s %s  %s\n", r.ID, r.Group, r.Bench, command(inv[r.Bench]))
+			fmt.Printf("%-16s %-6s %s  %s\n", r.ID, r.Group, r.Bench, command(inv[r.inv()]))
 		}
 		return
 	}
@@ -157,14 +157,14 @@ func run(sel []row, inv map[string]invocation, logDir, binDir string, stdout, st
 	bins := map[string]string{}
 	done := map[string]*outcome{}
 	for _, r := range sel {
-		if done[r.Bench] != nil {
+		if done[r.inv()] != nil {
 			continue
 		}
-		in, ok := inv[r.Bench]
+		in, ok := inv[r.inv()]
 		o := &outcome{}
-		done[r.Bench] = o
+		done[r.inv()] = o
 		if !ok {
-			o.err = "no invocation for " + r.Bench
+			o.err = "no invocation for " + r.inv()
 			continue
 		}
 		if exists, err := benchExists(filepath.Join(root, in.Pkg), in.Bench); err != nil || !exists {
@@ -243,7 +243,7 @@ func printTable(w io.Writer, sel []row, inv map[string]invocation, done map[stri
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	for _, r := range sel {
-		o := done[r.Bench]
+		o := done[r.inv()]
 		var lines []metrics
 		if r.Key != "" {
 			for _, res := range o.results {
@@ -301,17 +301,17 @@ func printTable(w io.Writer, sel []row, inv map[string]invocation, done map[stri
 	fmt.Fprintln(w)
 	seen := map[string]bool{}
 	for _, r := range sel {
-		if seen[r.Bench] {
+		if seen[r.inv()] {
 			continue
 		}
-		seen[r.Bench] = true
+		seen[r.inv()] = true
 		var ids []string
 		for _, s := range sel {
-			if s.Bench == r.Bench {
+			if s.inv() == r.inv() {
 				ids = append(ids, s.ID)
 			}
 		}
-		fmt.Fprintf(w, "- `scripts/bench %s`: `%s`\n", strings.Join(ids, " "), command(inv[r.Bench]))
+		fmt.Fprintf(w, "- `scripts/bench %s`: `%s`\n", strings.Join(ids, " "), command(inv[r.inv()]))
 	}
 }
 

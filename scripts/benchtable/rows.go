@@ -20,6 +20,9 @@ type row struct {
 	// Pkg is the package directory ("." or "./cmd/askyourdocs") and Bench
 	// the benchmark function (TestRowsNameBenchmarksThatExist keeps it true).
 	Pkg, Bench string
+	// Inv names the row's invocation when it is not Bench's own (the same
+	// benchmark run with other arguments); rows of one invocation share its run.
+	Inv string
 	// Ours and Anchor are templates: {metric} is the metric of the result
 	// line the table row is made of, {sub:metric} the metric of the
 	// sub-benchmark sub (relative to Bench) of the same run.
@@ -36,6 +39,9 @@ type row struct {
 	Goal string
 	Met  func(m metrics) (bool, bool)
 }
+
+// inv returns the key of the row's invocation.
+func (r row) inv() string { return cmp.Or(r.Inv, r.Bench) }
 
 // invocation is how one benchmark runs: rows of the same Bench share one
 // run.
@@ -66,7 +72,11 @@ func invocations() map[string]invocation {
 		"BenchmarkPgvecKeywordSearch": {Pkg: ".", Bench: "BenchmarkPgvecKeywordSearch", Benchtime: env("BENCH_PG_KW_TIME", "3x"), Timeout: "40m",
 			Env: []string{"ASKYOURDOCS_BENCH_KW_ROWS=" + env("BENCH_PG_KW_ROWS", "50000,100000")}, PG: true},
 		"BenchmarkSQLiteKeywordVsFTS5": {Pkg: ".", Bench: "BenchmarkSQLiteKeywordVsFTS5", Benchtime: "1x", Timeout: "20m"},
-		"BenchmarkSQLiteIndexVsJSON":   {Pkg: ".", Bench: "BenchmarkSQLiteIndexVsJSON", Benchtime: "1x", Timeout: "20m"},
+		"BenchmarkSQLiteKeywordVsFTS5/manual": {Pkg: ".", Bench: "BenchmarkSQLiteKeywordVsFTS5", Benchtime: "2x", Timeout: "30m",
+			Args: []string{"-sqlite-speed-manual=" + env("BENCH_MANUAL", "/usr/share/doc/python-django-doc/html"), "-sqlite-speed-pages=1000"}},
+		"BenchmarkColdSearch": {Pkg: "./cmd/askyourdocs", Bench: "BenchmarkColdSearch", Benchtime: "1x", Timeout: "30m",
+			Args: []string{"-cli-index-manual=" + env("BENCH_MANUAL", "/usr/share/doc/python-django-doc/html")}},
+		"BenchmarkSQLiteIndexVsJSON": {Pkg: ".", Bench: "BenchmarkSQLiteIndexVsJSON", Benchtime: "1x", Timeout: "20m"},
 		"BenchmarkIndexPgVsSQLite": {Pkg: ".", Bench: "BenchmarkIndexPgVsSQLite", Benchtime: "1x", Timeout: "30m", PG: true,
 			Args: []string{"-sqlite-speed-manual=" + env("BENCH_PG_INDEX_MANUAL", "/usr/share/doc/python-django-doc/html"), "-sqlite-speed-pages=1000"}},
 		"BenchmarkIndexPgVsEmbedded": {Pkg: "./cmd/askyourdocs", Bench: "BenchmarkIndexPgVsEmbedded", Benchtime: "1x", Timeout: "30m", PG: true,
@@ -151,6 +161,15 @@ var rows = []row{
 		Ours:   "{pages} pages, {chunks} chunks into PgvecStore: {pg_s} s (the search indexes' rebuild after the load {pg_index_build_s} s, HNSW {pg_hnsw_build_s} s of it)",
 		Anchor: "the same pages into SQLiteStore: {sqlite_s} s",
 		Ratio:  "{pg_over_sqlite}", Goal: "<= 2x", Met: atMost("pg_over_sqlite", 2)},
+	{ID: "manual-keyword", Group: "more", Work: "embedded keyword search on a whole manual, warm p50 (issue 37, at about 11k chunks)", Pkg: ".", Bench: "BenchmarkSQLiteKeywordVsFTS5", Inv: "BenchmarkSQLiteKeywordVsFTS5/manual",
+		Ours: "{ours_keyword_p50_ms} ms ({questions} questions, {chunks} chunks; first ask {ours_keyword_first_p50_ms} ms)", Anchor: "SQLite FTS5 `bm25()` over the same pages: {fts5_p50_ms} ms",
+		Ratio: "{keyword_ratio}", Goal: "<= 1.5x", Met: atMost("keyword_ratio", 1.5)},
+	{ID: "manual-fusion", Group: "more", Work: "embedded fusion on a whole manual, warm p50 (issue 37)", Pkg: ".", Bench: "BenchmarkSQLiteKeywordVsFTS5", Inv: "BenchmarkSQLiteKeywordVsFTS5/manual",
+		Ours: "{ours_fusion_p50_ms} ms", Anchor: "the same FTS5 query: {fts5_p50_ms} ms",
+		Ratio: "{fusion_ratio}", Goal: "<= 2x", Met: atMost("fusion_ratio", 2)},
+	{ID: "cold-search", Group: "more", Work: "a cold `askyourdocs search` (a new process) on a whole manual's index (issue 37)", Pkg: "./cmd/askyourdocs", Bench: "BenchmarkColdSearch",
+		Ours: "{chunks} chunks: wall p50 {wall_p50_ms} ms, max RSS p50 {rss_p50_mb} MB (max {rss_max_mb} MB)", Anchor: "",
+		Goal: "<= 60 MB RSS", Met: atMost("rss_p50_mb", 60)},
 	{ID: "pg-index-cli", Group: "more", Work: "the CLI's `index --pg` of a whole HTML manual next to its embedded `index` (issue 37; OCR of the manual's images on both sides when tesseract is installed)", Pkg: "./cmd/askyourdocs", Bench: "BenchmarkIndexPgVsEmbedded",
 		Ours:   "`askyourdocs index --pg` into a new database: {pg-s} s",
 		Anchor: "`askyourdocs index` into a new --data directory: {embedded-s} s",

@@ -35,9 +35,9 @@ func TestRowsNameBenchmarksThatExist(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^#.*\b` + regexp.QuoteMeta(r.ID) + `\b`).Match(header) {
 			t.Errorf("row %s is not named in scripts/bench's header", r.ID)
 		}
-		in, ok := inv[r.Bench]
+		in, ok := inv[r.inv()]
 		if !ok {
-			t.Errorf("row %s: no invocation for %s", r.ID, r.Bench)
+			t.Errorf("row %s: no invocation for %s", r.ID, r.inv())
 			continue
 		}
 		if in.Pkg != r.Pkg || in.Bench != r.Bench {
@@ -63,7 +63,7 @@ func TestRowsNameBenchmarksThatExist(t *testing.T) {
 	for bench := range inv {
 		used := false
 		for _, r := range rows {
-			used = used || r.Bench == bench
+			used = used || r.inv() == bench
 		}
 		if !used {
 			t.Errorf("invocation %s: no row uses it", bench)
