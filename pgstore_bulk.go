@@ -93,14 +93,10 @@ type pgvecBulkRun struct {
 	pending []*pgvecBulkSource
 	since   time.Time // when pending got its first source
 	rows    int       // rows in pending
-	// busy is closed when the batch committing in the background ends;
-	// nil when none is (pgstore_bulk_write.go).
-	busy  chan struct{}
-	terms map[string]bool
-	// err is the run's failed commits; fresh those no source replacement
-	// has returned yet.
-	err, fresh error
-	stats      pgvecBulkStats
+	// commits are the batches' background commits (pgstore_bulk_write.go).
+	commits bulkCommits
+	terms   map[string]bool
+	stats   pgvecBulkStats
 }
 
 // pgvecBulkState is the PgvecStore's field for Bulk runs.
@@ -242,11 +238,11 @@ func (s *PgvecStore) leaveBulk(ctx context.Context, run *pgvecBulkRun) (pgvecBul
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	if !last {
-		run.wait()
-		return run.stats, run.err
+		run.commits.wait(&run.mu)
+		return run.stats, run.commits.err
 	}
-	s.flushBulk(ctx, run) // its failures are in run.err
-	err := run.err
+	s.flushBulk(ctx, run) // its failures are in run.commits.err
+	err := run.commits.err
 	compact := func() {
 		if len(run.terms) > 0 {
 			terms := make([]string, 0, len(run.terms)+1)

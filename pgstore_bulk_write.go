@@ -44,7 +44,7 @@ func (s *PgvecStore) addBulkSource(ctx context.Context, run *pgvecBulkRun, src *
 			return err
 		}
 	}
-	return run.takeFresh()
+	return run.commits.takeFresh()
 }
 
 // pgvecBulkShareIDs reports whether two source replacements keep a chunk ID
@@ -73,20 +73,20 @@ func pgvecBulkShareIDs(a, b *pgvecBulkSource) bool {
 // waiting). It returns the failed commits no replacement has returned.
 func (s *PgvecStore) flushBulk(ctx context.Context, run *pgvecBulkRun) error {
 	err := s.startBulkCommit(ctx, run)
-	run.wait()
-	return errors.Join(err, run.takeFresh())
+	run.commits.wait(&run.mu)
+	return errors.Join(err, run.commits.takeFresh())
 }
 
 // startBulkCommit hands run's buffered source replacements to a goroutine
 // that commits them in one transaction, after the batch before has
-// committed (one at a time: busy, done closed when it ends), taking the
+// committed (one at a time: commits.done closed when it ends), taking the
 // bulk path first when the rows added have crossed the threshold; run.mu
 // is held (and released while waiting). The commit runs without the
 // caller's cancellation, as the run's last batch does. A failed commit is
 // remembered as fresh (returned by the next replacement) and as the
 // run's error; its sources keep their previous version.
 func (s *PgvecStore) startBulkCommit(ctx context.Context, run *pgvecBulkRun) error {
-	run.wait()
+	run.commits.wait(&run.mu)
 	if len(run.pending) == 0 {
 		return nil
 	}
@@ -94,22 +94,21 @@ func (s *PgvecStore) startBulkCommit(ctx context.Context, run *pgvecBulkRun) err
 	run.pending, run.rows = nil, 0
 	if err := s.enterBulkPath(ctx, run, 0); err != nil {
 		err = fmt.Errorf("commit %d sources (%d chunks): %w", len(pending), rows, err)
-		run.err = errors.Join(run.err, err)
+		run.commits.err = errors.Join(run.commits.err, err)
 		return err
 	}
 	done := make(chan struct{})
-	run.busy = done
+	run.commits.done = done
 	bulk, wctx := run.dropped, context.WithoutCancel(ctx)
 	go func() {
 		err := s.commitBulkSources(wctx, pending, bulk)
 		run.mu.Lock()
 		defer run.mu.Unlock()
 		defer close(done)
-		run.busy = nil
+		run.commits.done = nil
 		if err != nil {
 			err = fmt.Errorf("commit %d sources (%d chunks) from %s: %w", len(pending), rows, pending[0].name(), err)
-			run.err = errors.Join(run.err, err)
-			run.fresh = errors.Join(run.fresh, err)
+			run.commits.failed(err)
 			return
 		}
 		run.stats.Commits++
@@ -121,24 +120,6 @@ func (s *PgvecStore) startBulkCommit(ctx context.Context, run *pgvecBulkRun) err
 		s.bulkEvent("committed")
 	}()
 	return nil
-}
-
-// wait waits, run.mu held, until no batch is being committed.
-func (run *pgvecBulkRun) wait() {
-	for run.busy != nil {
-		done := run.busy
-		run.mu.Unlock()
-		<-done
-		run.mu.Lock()
-	}
-}
-
-// takeFresh returns (and forgets) the failed commits no replacement has
-// returned yet; run.mu is held.
-func (run *pgvecBulkRun) takeFresh() error {
-	err := run.fresh
-	run.fresh = nil
-	return err
 }
 
 // name names a source replacement in errors: its first URL or source.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/firebase/genkit/go/ai"
@@ -104,4 +105,38 @@ func (b *bulkBatch) replaceSource(ctx context.Context, scope replaceScope, docs 
 // countScope implements scopeCounter.
 func (b *bulkBatch) countScope(ctx context.Context, scope replaceScope) (int, error) {
 	return b.s.countScope(ctx, scope)
+}
+
+// bulkCommits is what a bulk run keeps of its batches' background commits
+// (SQLiteStore and PgvecStore commit one batch at a time in a goroutine
+// while the run prepares the next): done is closed when the committing
+// batch ends and is nil when none is; err gathers the run's failed
+// commits and fresh those no source replacement has returned yet. The
+// owner's mutex guards it.
+type bulkCommits struct {
+	done       chan struct{}
+	err, fresh error
+}
+
+// wait waits, mu held, until no batch is being committed.
+func (c *bulkCommits) wait(mu *sync.Mutex) {
+	for c.done != nil {
+		d := c.done
+		mu.Unlock()
+		<-d
+		mu.Lock()
+	}
+}
+
+// failed records a failed batch commit, the owner's mutex held.
+func (c *bulkCommits) failed(err error) {
+	c.err = errors.Join(c.err, err)
+	c.fresh = errors.Join(c.fresh, err)
+}
+
+// takeFresh returns (and forgets) the failed commits not yet reported.
+func (c *bulkCommits) takeFresh() error {
+	err := c.fresh
+	c.fresh = nil
+	return err
 }

@@ -87,7 +87,7 @@ func (bt *sqliteBulkBatch) overlaps(scope replaceScope) bool {
 
 // sqliteBulkState is the SQLiteStore's field for Bulk runs; mu guards
 // it. A full batch is committed by a goroutine of its own (one at a
-// time: busy, done closed when it ends) while the run prepares and embeds
+// time: busy, commits.done closed when it ends) while the run prepares and embeds
 // the next sources; a batch committed for a write that must follow it
 // (flushBulkFor) and the last one are committed by the caller.
 type sqliteBulkState struct {
@@ -95,34 +95,9 @@ type sqliteBulkState struct {
 	// runs counts the Bulk calls in progress; 0: no run.
 	runs int
 	cur  sqliteBulkBatch
-	busy *sqliteBulkBatch
-	done chan struct{}
-	// err is the run's failed batch commits; fresh those no source
-	// replacement has returned yet.
-	err, fresh error
-}
-
-// wait waits, b.mu held, until no batch is being committed.
-func (b *sqliteBulkState) wait() {
-	for b.busy != nil {
-		d := b.done
-		b.mu.Unlock()
-		<-d
-		b.mu.Lock()
-	}
-}
-
-// failed records a failed batch commit, b.mu held.
-func (b *sqliteBulkState) failed(err error) {
-	b.err = errors.Join(b.err, err)
-	b.fresh = errors.Join(b.fresh, err)
-}
-
-// takeFresh returns (and forgets) the failed commits not yet reported.
-func (b *sqliteBulkState) takeFresh() error {
-	err := b.fresh
-	b.fresh = nil
-	return err
+	// busy is the batch committing in the background (nil: none).
+	busy    *sqliteBulkBatch
+	commits bulkCommits
 }
 
 // Bulk runs fn as one indexing run of many source replacements, with a
@@ -152,7 +127,7 @@ func (s *SQLiteStore) Bulk(ctx context.Context, fn func(VectorStore) error) erro
 	b := &s.bulk
 	b.mu.Lock()
 	if b.runs == 0 {
-		b.err, b.fresh = nil, nil
+		b.commits = bulkCommits{}
 	}
 	b.runs++
 	b.mu.Unlock()
@@ -165,13 +140,13 @@ func (s *SQLiteStore) Bulk(ctx context.Context, fn func(VectorStore) error) erro
 	if b.runs > 0 {
 		return fnErr
 	}
-	b.wait()
+	b.commits.wait(&b.mu)
 	if err := s.commitBatch(context.WithoutCancel(ctx), &b.cur, false); err != nil {
-		b.failed(err)
+		b.commits.failed(err)
 	}
 	b.cur = sqliteBulkBatch{}
-	endErr := b.err
-	b.err, b.fresh = nil, nil
+	endErr := b.commits.err
+	b.commits = bulkCommits{}
 	if endErr != nil {
 		endErr = fmt.Errorf("sqlite bulk: %w", endErr)
 	}
@@ -194,24 +169,24 @@ func (s *SQLiteStore) bulkHold(ctx context.Context, src sqliteBulkSource) error 
 	}
 	b.cur.add(src)
 	if b.cur.rows >= sqliteBulkFlushRows || time.Since(b.cur.oldest) >= sqliteBulkFlushAge {
-		b.wait()
+		b.commits.wait(&b.mu)
 		batch := b.cur
 		b.cur = sqliteBulkBatch{}
 		done := make(chan struct{})
-		b.busy, b.done = &batch, done
+		b.busy, b.commits.done = &batch, done
 		wctx := context.WithoutCancel(ctx)
 		go func() {
 			err := s.commitBatch(wctx, &batch, true)
 			b.mu.Lock()
 			if err != nil {
-				b.failed(err)
+				b.commits.failed(err)
 			}
-			b.busy = nil
+			b.busy, b.commits.done = nil, nil
 			close(done)
 			b.mu.Unlock()
 		}()
 	}
-	return b.takeFresh()
+	return b.commits.takeFresh()
 }
 
 // deleteBatch implements batchStore: the store's delete, after the held
@@ -257,13 +232,13 @@ func (s *SQLiteStore) flushBulkFor(ctx context.Context, scope replaceScope, all 
 	if !all && !b.cur.overlaps(scope) && (b.busy == nil || !b.busy.overlaps(scope)) {
 		return nil
 	}
-	b.wait()
+	b.commits.wait(&b.mu)
 	err := s.commitBatch(context.WithoutCancel(ctx), &b.cur, b.runs > 0)
 	b.cur = sqliteBulkBatch{}
 	if err != nil {
-		b.failed(err)
+		b.commits.failed(err)
 	}
-	if err := b.takeFresh(); err != nil {
+	if err := b.commits.takeFresh(); err != nil {
 		return fmt.Errorf("commit the held sources: %w", err)
 	}
 	return nil
