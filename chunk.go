@@ -235,7 +235,7 @@ func (cb *chunkBuilder) section(sec []chunkPara) {
 	if k := strings.Index(crumb, " > "); k >= 0 {
 		top = crumb[:k]
 	}
-	base := Chunk{Section: section, Top: TopLabel(top), Breadcrumb: crumb}
+	base := Chunk{Section: section, Top: topLabel(top), Breadcrumb: crumb}
 
 	if cb.maxSize <= 0 {
 		cb.emit(base, sec, text, 0, len(text), 0, len(sec)-1)

@@ -43,7 +43,7 @@ func TestBuildChunksMergesSmallSiblings(t *testing.T) {
 	if got := chunks[1].Text; !strings.HasPrefix(got, "Parameters\nword") || !strings.Contains(got, "\nname\nword") || !strings.Contains(got, "\noptions\nword") {
 		t.Errorf("merged chunk %q", got)
 	}
-	if chunks[1].Section != "Parameters" || chunks[1].Top != TopLabel("EXECUTE") {
+	if chunks[1].Section != "Parameters" || chunks[1].Top != topLabel("EXECUTE") {
 		t.Errorf("merged chunk section %q top %q", chunks[1].Section, chunks[1].Top)
 	}
 	// The headings the breadcrumb no longer names are the chunk's

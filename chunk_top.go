@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// Patterns of the top-level headings TopLabel shortens.
+// Patterns of the top-level headings topLabel shortens.
 var (
 	// "TOP 7 Ein ...", "TOP N2 Honorarprofessur", "TOP 3a": agenda items.
 	topAgendaRE = lazyRegexp(`^TOP\s*([A-Z]?\d+[a-z]?)(?:[.:)]|\s|$)`)
@@ -24,14 +24,14 @@ var topCrossRefWords = map[string]bool{
 	"bis": true, "oder": true, "des": true, "der": true, "i.v.m.": true, "gilt": true, "bleibt": true,
 }
 
-// TopLabel returns the short label Chunk.Top carries for a top-level
+// topLabel returns the short label Chunk.Top carries for a top-level
 // heading (docs/compat.md): "TOP 7" for "TOP 7 Ein
 // Antrag", "TOP N2" for "TOP N2 Honorarprofessur", "TOP N1" for "N1.
 // Antrag ...", "§ 12" for "§ 12 Modulabschluss", "A" for "A. Allgemeine
 // Regelungen", "II" for "II. Modulabschluss". Other headings ("1.
 // Begrüßung", "Bestätigt:") and in-text cross-references that merely start
 // like a heading ("§ 54 Absatz 6 ThürHG anwesend sein.") give "".
-func TopLabel(heading string) string {
+func topLabel(heading string) string {
 	h := strings.TrimSpace(heading)
 	if m := topAgendaRE().FindStringSubmatch(h); m != nil {
 		return "TOP " + m[1]

@@ -61,9 +61,12 @@ type Chunk struct {
 	// the first heading.
 	Section string
 	// Top is a short label of the chunk's top-level heading (the first
-	// element of Breadcrumb), as TopLabel forms it: "TOP 7",
-	// "TOP N1", "§ 12", "A", "II"; "" for other headings and when
-	// Breadcrumb is empty. See TopLabel.
+	// element of Breadcrumb): "TOP 7" for "TOP 7 Ein Antrag", "TOP N2" for
+	// "TOP N2 Honorarprofessur", "TOP N1" for "N1. Antrag", "§ 12" for
+	// "§ 12 Modulabschluss", "A" for "A. Allgemeine Regelungen", "II" for
+	// "II. Modulabschluss"; "" for other headings ("1. Begrüßung"), for
+	// in-text cross-references that merely start like one ("§ 54 Absatz 6
+	// ThürHG anwesend sein.") and when Breadcrumb is empty.
 	Top string
 	// Breadcrumb is the heading path of the chunk's section, joined with
 	// " > " (the Breadcrumb of the section's heading, which includes the

@@ -167,8 +167,8 @@ func TestTopLabel(t *testing.T) {
 		"Guide":                                            "",
 		"":                                                 "",
 	} {
-		if got := TopLabel(heading); got != want {
-			t.Errorf("TopLabel(%q) = %q, want %q", heading, got, want)
+		if got := topLabel(heading); got != want {
+			t.Errorf("topLabel(%q) = %q, want %q", heading, got, want)
 		}
 	}
 	// In chunks: the label of the breadcrumb's first element.
@@ -184,7 +184,7 @@ func TestTopLabel(t *testing.T) {
 	}
 }
 
-// FuzzTopLabel: TopLabel never panics, and a label is built from the
+// FuzzTopLabel: topLabel never panics, and a label is built from the
 // heading's own characters: "TOP " or "§ " and a number that occurs in the
 // heading, or a part letter or Roman numeral the heading starts with.
 func FuzzTopLabel(f *testing.F) {
@@ -194,21 +194,21 @@ func FuzzTopLabel(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, heading string) {
-		label := TopLabel(heading)
+		label := topLabel(heading)
 		h := strings.TrimSpace(heading)
 		switch {
 		case label == "":
 		case strings.HasPrefix(label, "TOP "):
 			if !strings.Contains(h, strings.TrimPrefix(label, "TOP ")) {
-				t.Errorf("TopLabel(%q) = %q: number not in the heading", heading, label)
+				t.Errorf("topLabel(%q) = %q: number not in the heading", heading, label)
 			}
 		case strings.HasPrefix(label, "§ "):
 			if !strings.HasPrefix(h, "§") || !strings.Contains(h, strings.TrimPrefix(label, "§ ")) {
-				t.Errorf("TopLabel(%q) = %q", heading, label)
+				t.Errorf("topLabel(%q) = %q", heading, label)
 			}
 		default:
 			if !strings.HasPrefix(h, label+".") {
-				t.Errorf("TopLabel(%q) = %q: not the heading's part label", heading, label)
+				t.Errorf("topLabel(%q) = %q: not the heading's part label", heading, label)
 			}
 		}
 	})

@@ -126,7 +126,7 @@ type JobStore struct {
 	queue  []*jobRecord // pending jobs, enqueue order
 	closed bool
 	// kinds are the handlers HandleKind registered, by job kind.
-	kinds map[string]JobInputFunc
+	kinds map[string]jobInputFunc
 	// base is the context of jobs enqueued without one (Enqueue); it is
 	// never cancelled, Close cancels each running job itself.
 	base context.Context

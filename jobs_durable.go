@@ -103,7 +103,7 @@ type durableJobStore struct {
 	queueList []string
 
 	mu       sync.Mutex
-	kinds    map[string]JobInputFunc
+	kinds    map[string]jobInputFunc
 	started  bool
 	stopping bool
 	// local cancels the jobs running in this process, by ID.
@@ -250,7 +250,7 @@ func (o DurableJobStoreOptions) riverConfig(w *durableWorker) (*river.Config, er
 // HandleKind registers fn as the work of jobs of kind, replacing an
 // earlier registration. Register every kind before Start: a job this
 // process picks up whose kind it does not know fails with that reason.
-func (s *durableJobStore) HandleKind(kind string, fn JobInputFunc) {
+func (s *durableJobStore) HandleKind(kind string, fn jobInputFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.kinds[kind] = fn

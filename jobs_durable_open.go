@@ -183,7 +183,7 @@ func newDurable(opts *DurableJobStoreOptions, db *jobDB, closeDB func()) *durabl
 		opts:      o,
 		db:        db,
 		closeDB:   closeDB,
-		kinds:     make(map[string]JobInputFunc),
+		kinds:     make(map[string]jobInputFunc),
 		local:     make(map[int64]context.CancelCauseFunc),
 		base:      base,
 		stopBase:  stop,

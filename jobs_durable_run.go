@@ -101,7 +101,7 @@ func (s *durableJobStore) finish(ctx context.Context, id int64, outcome string, 
 }
 
 // callJobInput calls fn, turning a panic into an error.
-func callJobInput(ctx context.Context, fn JobInputFunc, input json.RawMessage, progress func(string)) (result any, err error) {
+func callJobInput(ctx context.Context, fn jobInputFunc, input json.RawMessage, progress func(string)) (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			result, err = nil, fmt.Errorf("panic: %v\n%s", v, debug.Stack())

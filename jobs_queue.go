@@ -6,26 +6,26 @@ import (
 	"fmt"
 )
 
-// JobInputFunc is the work of one job kind: it runs on the input the job
-// was enqueued with, as JSON, and reports progress as JobFunc does. A
-// durable store may run it in another process than the one that enqueued
-// the job, and again after a crash, so it should be idempotent.
-type JobInputFunc func(ctx context.Context, input json.RawMessage, progress func(string)) (any, error)
+// jobInputFunc is the work of one job kind, as HandleKind takes it.
+type jobInputFunc = func(ctx context.Context, input json.RawMessage, progress func(string)) (any, error)
 
 // JobQueue is what the in-memory JobStore and the durable DurableJobStore
 // both offer, and what JobStatusHandler and EvalJobHandler accept: jobs of
 // a registered kind enqueued with a JSON-encodable input, their status,
 // progress and result, the history and cancellation.
 //
-// HandleKind registers (or replaces) the function jobs of kind run.
-// EnqueueInput records a pending job of kind with input (encoded as JSON
+// HandleKind registers (or replaces) the function jobs of kind run, the
+// work of one job kind: fn runs on the input the job was enqueued with, as
+// JSON, and reports progress as a JobFunc does. A durable store may run it
+// in another process than the one that enqueued the job, and again after
+// a crash, so it should be idempotent. EnqueueInput records a pending job of kind with input (encoded as JSON
 // at once); it fails with ErrJobKindUnknown for an unregistered kind,
 // ErrJobQueueFull when too many jobs wait and ErrJobStoreClosed after
 // Close. For a JobStore, ctx is the job's context, as in EnqueueContext;
 // for a DurableJobStore it only bounds the insert. Get, List, Wait and
 // Cancel behave as JobStore's. All methods are safe for concurrent use.
 type JobQueue interface {
-	HandleKind(kind string, fn JobInputFunc)
+	HandleKind(kind string, fn func(ctx context.Context, input json.RawMessage, progress func(string)) (any, error))
 	EnqueueInput(ctx context.Context, kind string, input any) (*Job, error)
 	Get(id string) (Job, bool)
 	List(limit int) []Job
@@ -39,12 +39,13 @@ var (
 )
 
 // HandleKind registers fn as the work of jobs of kind enqueued with
-// EnqueueInput, replacing an earlier registration.
-func (s *JobStore) HandleKind(kind string, fn JobInputFunc) {
+// EnqueueInput, replacing an earlier registration (JobQueue says what fn
+// does).
+func (s *JobStore) HandleKind(kind string, fn func(ctx context.Context, input json.RawMessage, progress func(string)) (any, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.kinds == nil {
-		s.kinds = make(map[string]JobInputFunc)
+		s.kinds = make(map[string]jobInputFunc)
 	}
 	s.kinds[kind] = fn
 }
