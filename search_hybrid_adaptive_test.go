@@ -262,16 +262,16 @@ func TestFusionStrongEmbedderVectorWins(t *testing.T) {
 // TestFusionForQuery checks the weak-query rule on statistics alone.
 func TestFusionForQuery(t *testing.T) {
 	f := FusionDefaults(localEmbedderName(512))
-	common := KeywordQueryStats{Chunks: 1000, StopWords: 3, Terms: []KeywordTermStat{{"class", 300}}}
-	rare := KeywordQueryStats{Chunks: 1000, StopWords: 3, Terms: []KeywordTermStat{{"max_log_file_size", 2}}}
-	heading := KeywordQueryStats{Chunks: 1000, StopWords: 0, Terms: []KeywordTermStat{{"class", 300}}}
+	common := KeywordQueryStats{Chunks: 1000, StopWords: 3, Terms: []string{"class"}, DocFreqs: []int{300}}
+	rare := KeywordQueryStats{Chunks: 1000, StopWords: 3, Terms: []string{"max_log_file_size"}, DocFreqs: []int{2}}
+	heading := KeywordQueryStats{Chunks: 1000, StopWords: 0, Terms: []string{"class"}, DocFreqs: []int{300}}
 	quoted := common
 	quoted.Phrases = 1
-	onlyStops := KeywordQueryStats{Chunks: 1000, StopWords: 3, Terms: []KeywordTermStat{{"what", 900}, {"is", 990}, {"it", 950}}}
+	onlyStops := KeywordQueryStats{Chunks: 1000, StopWords: 3, Terms: []string{"what", "is", "it"}, DocFreqs: []int{900, 990, 950}}
 	if s := rare.specificity(); s < 0.8 || s > 1 {
 		t.Errorf("a term in 2 of 1000 chunks: specificity %.3f", s)
 	}
-	if s := (KeywordQueryStats{Chunks: 1000, Terms: []KeywordTermStat{{"x", 0}}}).specificity(); s != 0 {
+	if s := (KeywordQueryStats{Chunks: 1000, Terms: []string{"x"}, DocFreqs: []int{0}}).specificity(); s != 0 {
 		t.Errorf("no term found: specificity %v", s)
 	}
 	for _, c := range []struct {

@@ -226,9 +226,9 @@ func (st KeywordQueryStats) specificity() float64 {
 		return 0
 	}
 	var sum float64
-	for _, t := range st.Terms {
-		if t.DocFreq > 0 {
-			sum += bm25IDF(st.Chunks, min(t.DocFreq, st.Chunks)) / one
+	for _, df := range st.DocFreqs {
+		if df > 0 {
+			sum += bm25IDF(st.Chunks, min(df, st.Chunks)) / one
 		}
 	}
 	return sum

@@ -21,21 +21,17 @@ type KeywordQueryStats struct {
 	// query outside its quotes ("how", "do", "is"): what the keyword
 	// query leaves out, or keeps when nothing else is left.
 	StopWords int
-	// Terms are the query's keyword terms in query order, each once.
-	Terms []KeywordTermStat
+	// Terms are the query's keyword terms in query order, each once, and
+	// DocFreqs their document frequencies: DocFreqs[i] is the number of
+	// chunks holding Terms[i] (0: none).
+	Terms    []string
+	DocFreqs []int
 	// Specificity is how much the terms single out chunks of the index:
 	// the sum of their IDF (BM25's) divided by the IDF of a term held by
 	// one chunk. One rare term gives about 1, a term held by half the
 	// chunks about 0.1, no term found 0. FusionOptions.WeakSpecificity is
 	// compared with it.
 	Specificity float64
-}
-
-// KeywordTermStat is one keyword term of a query and its document
-// frequency: the number of chunks holding it (0: none).
-type KeywordTermStat struct {
-	Term    string
-	DocFreq int
 }
 
 // keywordStatser is a Searcher that reports the KeywordQueryStats of a
@@ -90,8 +86,9 @@ func (f FusionOptions) mayBeWeak(question string) bool {
 func bm25PlanStats(p bm25Plan, stops, n int, df func(term string) int) KeywordQueryStats {
 	st := KeywordQueryStats{Chunks: n, Phrases: len(p.phrases), StopWords: stops - p.freed}
 	for _, t := range p.keywords {
-		if !slices.ContainsFunc(st.Terms, func(s KeywordTermStat) bool { return s.Term == t }) {
-			st.Terms = append(st.Terms, KeywordTermStat{Term: t, DocFreq: df(t)})
+		if !slices.Contains(st.Terms, t) {
+			st.Terms = append(st.Terms, t)
+			st.DocFreqs = append(st.DocFreqs, df(t))
 		}
 	}
 	st.Specificity = st.specificity()

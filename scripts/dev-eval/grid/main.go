@@ -66,8 +66,8 @@ type line struct {
 }
 
 // cacheVersion changes when line gains what an older cache lacks (2:
-// Demoted).
-const cacheVersion = 2
+// Demoted; 3: Stats.Terms as strings beside Stats.DocFreqs).
+const cacheVersion = 3
 
 // releaseNotesWeight is SearchOptions.ReleaseNotesWeight's default, which
 // Search applies on the dev indexes.
@@ -113,8 +113,9 @@ func load(ctx context.Context, dir string, dim int) ([]line, error) {
 		return nil, err
 	}
 	if ci, err := os.Stat(cache); err == nil && ci.ModTime().After(di.ModTime()) {
-		if lines, err := readCache(cache); err != nil || !stale(lines) {
-			return lines, err
+		// A cache that no longer decodes (an older line format) is rebuilt.
+		if lines, err := readCache(cache); err == nil && !stale(lines) {
+			return lines, nil
 		}
 	}
 	lines, err := build(ctx, db, filepath.Join(dir, "dataset.json"), dim)
@@ -148,8 +149,8 @@ func stale(lines []line) bool {
 		if l.Version != cacheVersion {
 			return true
 		}
-		for _, t := range l.Stats.Terms {
-			if t.DocFreq > 0 && l.Stats.Specificity == 0 {
+		for _, df := range l.Stats.DocFreqs {
+			if df > 0 && l.Stats.Specificity == 0 {
 				return true
 			}
 		}
