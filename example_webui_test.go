@@ -17,7 +17,7 @@ func ExampleTopicStandaloneQuestion() {
 }
 
 // A hit's confidence level (SearchHit.Level, calibrated from its
-// Evidence) in English (String) and in German (the level's field of
+// evidence) in English (String) and in German (the level's field of
 // GermanLabels).
 func ExampleConfidenceLevel() {
 	de := askyourdocs.GermanLabels

@@ -49,10 +49,12 @@ func (l ConfidenceLevel) labelIn(c ConversationLabels) string {
 	return c.Low
 }
 
-// ConfidenceEvidence is what a SearchHit's Level is decided from: one hit's
+// confidenceEvidence is what a SearchHit's Level is decided from: one hit's
 // evidence score and ranks, the next hit's evidence score and how much of
-// the question the hit's section heading names.
-type ConfidenceEvidence struct {
+// the question the hit's section heading names (the hit's fields
+// Confidence, VectorRank, TextRank, RunnerUp, QuestionKeywords and
+// HeadingKeywords).
+type confidenceEvidence struct {
 	// Evidence is the hit's evidence score (0-10, SearchHit.Confidence
 	// without a reranker); RunnerUp is the next hit's (0 when none).
 	Evidence, RunnerUp int
@@ -99,7 +101,7 @@ const (
 // at least 90% of the time, and 90% or more of the questions from
 // another manual are low (docs/serve.md). The spec's ConfidenceLabel
 // keeps its fixed 8/5 thresholds; use it for a reranker's score.
-func calibratedConfidence(e ConfidenceEvidence) ConfidenceLevel {
+func calibratedConfidence(e confidenceEvidence) ConfidenceLevel {
 	if e.TextRank != 1 || e.VectorRank <= 0 || e.VectorRank > calibratedHighVectorRank || e.Keywords == 0 {
 		return ConfidenceLow
 	}
@@ -119,7 +121,7 @@ func calibratedConfidence(e ConfidenceEvidence) ConfidenceLevel {
 // a low level the first condition that failed, for medium what high
 // lacked, for high what it rests on, so that a label never contradicts
 // its reasons.
-func levelReason(e ConfidenceEvidence, l ConfidenceLevel) string {
+func levelReason(e confidenceEvidence, l ConfidenceLevel) string {
 	heading := fmt.Sprintf("its heading names %d of %d question terms", e.HeadingKeywords, e.Keywords)
 	switch {
 	case l == ConfidenceHigh:

@@ -7,32 +7,32 @@ import (
 
 func TestCalibratedConfidence(t *testing.T) {
 	for _, c := range []struct {
-		e    ConfidenceEvidence
+		e    confidenceEvidence
 		want ConfidenceLevel
 	}{
-		{ConfidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 2}, ConfidenceHigh},
-		{ConfidenceEvidence{Evidence: 9, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 4, HeadingKeywords: 2}, ConfidenceHigh},
+		{confidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 2}, ConfidenceHigh},
+		{confidenceEvidence{Evidence: 9, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 4, HeadingKeywords: 2}, ConfidenceHigh},
 		// Two keywords: high only when the hit beats the runner-up.
-		{ConfidenceEvidence{Evidence: 10, RunnerUp: 7, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 1}, ConfidenceHigh},
-		{ConfidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, ConfidenceMedium},
+		{confidenceEvidence{Evidence: 10, RunnerUp: 7, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 1}, ConfidenceHigh},
+		{confidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, ConfidenceMedium},
 		// The heading names less than half of the question.
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 1}, ConfidenceMedium},
+		{confidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 1}, ConfidenceMedium},
 		// One keyword: high when it beats the runner-up, else medium.
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceHigh},
-		{ConfidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceMedium},
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 1}, ConfidenceMedium},
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceLow},
-		{ConfidenceEvidence{Evidence: 8, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
-		{ConfidenceEvidence{Evidence: 9, RunnerUp: 9, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, ConfidenceMedium},
+		{confidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceHigh},
+		{confidenceEvidence{Evidence: 10, RunnerUp: 10, VectorRank: 1, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceMedium},
+		{confidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 1}, ConfidenceMedium},
+		{confidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 1, HeadingKeywords: 1}, ConfidenceLow},
+		{confidenceEvidence{Evidence: 8, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
+		{confidenceEvidence{Evidence: 9, RunnerUp: 9, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, ConfidenceMedium},
 		// A long question whose heading names every keyword: high with
 		// the vector list within 3.
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 3, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceHigh},
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 4, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 3, HeadingKeywords: 2}, ConfidenceLow}, // the vector list disagrees
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 2, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow}, // the keyword list disagrees
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 0, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
-		{ConfidenceEvidence{Evidence: 2, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow}, // a keyword occurs nowhere
-		{ConfidenceEvidence{}, ConfidenceLow},
+		{confidenceEvidence{Evidence: 10, VectorRank: 3, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceHigh},
+		{confidenceEvidence{Evidence: 10, VectorRank: 4, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
+		{confidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 3, HeadingKeywords: 2}, ConfidenceLow}, // the vector list disagrees
+		{confidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 2, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow}, // the keyword list disagrees
+		{confidenceEvidence{Evidence: 10, VectorRank: 0, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow},
+		{confidenceEvidence{Evidence: 2, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, ConfidenceLow}, // a keyword occurs nowhere
+		{confidenceEvidence{}, ConfidenceLow},
 	} {
 		if got := calibratedConfidence(c.e); got != c.want {
 			t.Errorf("calibratedConfidence(%+v) = %v, want %v", c.e, got, c.want)
@@ -57,17 +57,17 @@ func TestCalibratedConfidence(t *testing.T) {
 // ConfidenceBasis names what decided its level, never the opposite.
 func TestLevelReasonAgreesWithLevel(t *testing.T) {
 	for _, c := range []struct {
-		e    ConfidenceEvidence
+		e    confidenceEvidence
 		want string
 	}{
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, "both searches rank it first and its heading names 3 of 3"},
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 2, Keywords: 3, HeadingKeywords: 3}, "the keyword search ranks another passage first"},
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 0, Keywords: 3}, "the keyword search does not find it"},
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 2, HeadingKeywords: 0}, "the vector search ranks other passages first"},
-		{ConfidenceEvidence{Evidence: 8, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, "few of the question's words"},
-		{ConfidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 4, HeadingKeywords: 1}, "both searches rank it first, but only its heading names 1 of 4"},
-		{ConfidenceEvidence{Evidence: 9, RunnerUp: 9, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, "another passage matches as well"},
-		{ConfidenceEvidence{VectorRank: 1, TextRank: 1}, "no keywords"},
+		{confidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, "both searches rank it first and its heading names 3 of 3"},
+		{confidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 2, Keywords: 3, HeadingKeywords: 3}, "the keyword search ranks another passage first"},
+		{confidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 0, Keywords: 3}, "the keyword search does not find it"},
+		{confidenceEvidence{Evidence: 10, VectorRank: 2, TextRank: 1, Keywords: 2, HeadingKeywords: 0}, "the vector search ranks other passages first"},
+		{confidenceEvidence{Evidence: 8, VectorRank: 1, TextRank: 1, Keywords: 3, HeadingKeywords: 3}, "few of the question's words"},
+		{confidenceEvidence{Evidence: 10, VectorRank: 1, TextRank: 1, Keywords: 4, HeadingKeywords: 1}, "both searches rank it first, but only its heading names 1 of 4"},
+		{confidenceEvidence{Evidence: 9, RunnerUp: 9, VectorRank: 1, TextRank: 1, Keywords: 2, HeadingKeywords: 2}, "another passage matches as well"},
+		{confidenceEvidence{VectorRank: 1, TextRank: 1}, "no keywords"},
 	} {
 		l := calibratedConfidence(c.e)
 		got := levelReason(c.e, l)

@@ -176,13 +176,18 @@ type SearchHit struct {
 	Confidence      int
 	ConfidenceBasis string
 	// Level is the hit's confidence level, calibrated on the dev sets
-	// (docs/serve.md) from its Evidence (score, ranks, heading, the next
-	// hit's score), or for a
+	// (docs/serve.md) from its evidence: Confidence, VectorRank and
+	// TextRank, RunnerUp, QuestionKeywords and HeadingKeywords; for a
 	// reranked hit the spec's thresholds on the rerank score
 	// (ConfidenceLabel's).
 	Level ConfidenceLevel
-	// Evidence is what Level was decided from (zero for a reranked hit).
-	Evidence ConfidenceEvidence
+	// RunnerUp is the next hit's evidence score (0: none, or a reranked
+	// hit). QuestionKeywords is the number of keywords of the question
+	// (ExtractKeywords), HeadingKeywords how many of them the hit's
+	// section heading (breadcrumb and first line) contains (both 0 for a
+	// reranked hit). With Confidence and the ranks they are what Level
+	// was decided from.
+	RunnerUp, QuestionKeywords, HeadingKeywords int
 }
 
 // searchTracer returns the tracer Genkit traces with, so Search's spans
@@ -409,7 +414,7 @@ func searchAnnotate(ctx context.Context, s Searcher, question string, o SearchOp
 		if h.Rerank >= 0 {
 			continue
 		}
-		e := ConfidenceEvidence{Evidence: h.Confidence, VectorRank: h.VectorRank, TextRank: h.TextRank,
+		e := confidenceEvidence{Evidence: h.Confidence, VectorRank: h.VectorRank, TextRank: h.TextRank,
 			Keywords: len(cc.keywords), HeadingKeywords: cc.headingKeywords(h.Section, h.Text)}
 		switch {
 		case i+1 < len(hits):
@@ -417,7 +422,8 @@ func searchAnnotate(ctx context.Context, s Searcher, question string, o SearchOp
 		case next != nil:
 			e.RunnerUp, _ = cc.evidenceConfidence(ctx, next.Passage, looksLikeContents(next.Passage), next.VectorRank, next.TextRank)
 		}
-		h.Evidence, h.Level = e, calibratedConfidence(e)
+		h.RunnerUp, h.QuestionKeywords, h.HeadingKeywords = e.RunnerUp, e.Keywords, e.HeadingKeywords
+		h.Level = calibratedConfidence(e)
 		h.ConfidenceBasis = levelReason(e, h.Level) + "; " + h.ConfidenceBasis
 	}
 	return hits

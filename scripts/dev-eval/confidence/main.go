@@ -2,7 +2,8 @@
 // the dev sets (scripts/dev-eval) with a held-out split: for every
 // question of a set it runs askyourdocs.Search on the set's index (the
 // CLI's SQLite index, built-in embedder) and records the top hit's
-// ConfidenceEvidence and whether the hit is relevant; questions of the
+// evidence (SearchHit's Confidence, ranks, RunnerUp, QuestionKeywords and
+// HeadingKeywords) and whether the hit is relevant; questions of the
 // next set, asked against this set's index, are the off-corpus questions.
 // Each question falls in the calibration or the held-out half by the
 // CRC-32 of its id (odd: held out).
@@ -47,7 +48,7 @@ type outcome struct {
 	set      string
 	off      bool // asked against another manual's index
 	heldOut  bool
-	ev       askyourdocs.ConfidenceEvidence
+	ev       evidence
 	score    int // SearchHit.Confidence
 	level    askyourdocs.ConfidenceLevel
 	relevant bool
@@ -116,7 +117,7 @@ func collect(work string, sets []string, dim int) ([]outcome, error) {
 				o.none = true
 			} else {
 				h := hits[0]
-				o.ev, o.score, o.level, o.relevant = h.Evidence, h.Confidence, h.Level, relevant(h.URL, rel)
+				o.ev, o.score, o.level, o.relevant = evidenceOf(h), h.Confidence, h.Level, relevant(h.URL, rel)
 			}
 			all = append(all, o)
 			return nil
@@ -154,7 +155,23 @@ type rule struct {
 // library is the rule with the constants of search_confidence_level.go.
 var library = rule{highEvidence: 9, highKeywords: 1, longQuestion: 3, headingShare: 0.5, fullHeadingVectorRank: 3, mediumEvidence: 9, mediumVectorRank: 1}
 
-func (r rule) level(e askyourdocs.ConfidenceEvidence) askyourdocs.ConfidenceLevel {
+// evidence is what the level of a hit is decided from: the fields of a
+// SearchHit that Search's calibrated rule reads.
+type evidence struct {
+	Evidence, RunnerUp, VectorRank, TextRank, Keywords, HeadingKeywords int
+}
+
+// evidenceOf returns the evidence of hit h (zero for a reranked hit, whose
+// level the rerank score decides).
+func evidenceOf(h askyourdocs.SearchHit) evidence {
+	if h.Rerank >= 0 {
+		return evidence{}
+	}
+	return evidence{Evidence: h.Confidence, RunnerUp: h.RunnerUp, VectorRank: h.VectorRank, TextRank: h.TextRank,
+		Keywords: h.QuestionKeywords, HeadingKeywords: h.HeadingKeywords}
+}
+
+func (r rule) level(e evidence) askyourdocs.ConfidenceLevel {
 	if e.TextRank != 1 || e.VectorRank <= 0 {
 		return askyourdocs.ConfidenceLow
 	}
