@@ -55,11 +55,8 @@ var (
 	ErrJobKindUnknown = errors.New("no handler for this job kind")
 )
 
-// JobFunc is the work of one job. It should return promptly once ctx is
-// done. progress records a human-readable progress message; it is safe for
-// concurrent use, and calls after the function returned are ignored. The
-// result should be JSON-encodable if the app serves Job values over HTTP.
-type JobFunc func(ctx context.Context, progress func(string)) (any, error)
+// jobFunc is the work of one job, as EnqueueContext takes it.
+type jobFunc = func(ctx context.Context, progress func(string)) (any, error)
 
 // Job is a snapshot of one job, as returned by JobStore.Get, List and
 // Enqueue. It is a copy: later changes to the job do not show in it. Its
@@ -141,7 +138,7 @@ type jobRecord struct {
 	startedAt, endedAt time.Time
 	progress           []string        // the log, up to 2*MaxProgress
 	ctx                context.Context // the enqueue context
-	fn                 JobFunc
+	fn                 jobFunc
 	cancel             context.CancelCauseFunc // set while running
 	done               chan struct{}           // closed when the job finishes
 }
@@ -188,7 +185,7 @@ func NewJobStoreWithOptions(opts *JobStoreOptions) *JobStore {
 // app's long-lived context (context.Background() for a job only Cancel and
 // Close stop) and an fn that takes the job's context.
 func (s *JobStore) Enqueue(kind string, work func(progress func(string)) (any, error)) (*Job, error) {
-	var fn JobFunc
+	var fn jobFunc
 	if work != nil {
 		fn = func(_ context.Context, progress func(string)) (any, error) { return work(progress) }
 	}
@@ -196,9 +193,12 @@ func (s *JobStore) Enqueue(kind string, work func(progress func(string)) (any, e
 }
 
 // EnqueueContext adds a job of the given kind (a free-form label such as
-// "crawl" or "evalGenerated") that runs fn, and returns a snapshot of the
-// pending job (its ID from NewRandomHexID(16)). It never blocks on other
-// jobs. fn's progress records a progress message (see JobFunc).
+// "crawl" or "evalGenerated") that runs fn, the work of the job, and
+// returns a snapshot of the pending job (its ID from NewRandomHexID(16)).
+// It never blocks on other jobs. fn should return promptly once its ctx is
+// done; its progress records a human-readable progress message, is safe
+// for concurrent use, and ignores calls after fn returned. Its result
+// should be JSON-encodable if the app serves Job values over HTTP.
 //
 // The job runs with a context derived from ctx, which Cancel and Close end
 // too: pass the app's long-lived context, not an HTTP request's, which
@@ -207,7 +207,7 @@ func (s *JobStore) Enqueue(kind string, work func(progress func(string)) (any, e
 // context.Background(). It returns an error wrapping ErrJobQueueFull when
 // JobStoreOptions.MaxQueue jobs are pending, and ErrJobStoreClosed after
 // Close; the job is then not recorded. A nil fn makes the job fail.
-func (s *JobStore) EnqueueContext(ctx context.Context, kind string, fn JobFunc) (*Job, error) {
+func (s *JobStore) EnqueueContext(ctx context.Context, kind string, fn func(ctx context.Context, progress func(string)) (any, error)) (*Job, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -16,7 +16,7 @@ type jobInputFunc = func(ctx context.Context, input json.RawMessage, progress fu
 //
 // HandleKind registers (or replaces) the function jobs of kind run, the
 // work of one job kind: fn runs on the input the job was enqueued with, as
-// JSON, and reports progress as a JobFunc does. A durable store may run it
+// JSON, and reports progress as EnqueueContext's fn does. A durable store may run it
 // in another process than the one that enqueued the job, and again after
 // a crash, so it should be idempotent. EnqueueInput records a pending job of kind with input (encoded as JSON
 // at once); it fails with ErrJobKindUnknown for an unregistered kind,

@@ -29,7 +29,7 @@ func waitJob(t *testing.T, s *JobStore, id string) Job {
 
 // enqueueT is EnqueueContext that reports an error to t and returns the
 // job's ID.
-func enqueueT(t *testing.T, s *JobStore, ctx context.Context, kind string, fn JobFunc) string {
+func enqueueT(t *testing.T, s *JobStore, ctx context.Context, kind string, fn jobFunc) string {
 	t.Helper()
 	j, err := s.EnqueueContext(ctx, kind, fn)
 	if err != nil {
@@ -44,7 +44,7 @@ func enqueueT(t *testing.T, s *JobStore, ctx context.Context, kind string, fn Jo
 
 // blockingJob returns a job function that reports "started" on started and
 // then blocks until release is closed or its context is done.
-func blockingJob(started chan<- string, release <-chan struct{}) JobFunc {
+func blockingJob(started chan<- string, release <-chan struct{}) jobFunc {
 	return func(ctx context.Context, progress func(string)) (any, error) {
 		progress("blocking")
 		started <- "started"
