@@ -28,7 +28,14 @@ const (
 )
 
 // Finished reports whether s is a final state (done, failed or cancelled).
-func (s JobStatus) Finished() bool {
+//
+// Deprecated: A job is finished when its EndedAt is set (Job.EndedAt !=
+// nil), which every job store fills as the job reaches one of the three
+// final states.
+func (s JobStatus) Finished() bool { return s.final() }
+
+// final reports whether s is a final state (done, failed or cancelled).
+func (s JobStatus) final() bool {
 	return s == JobDone || s == JobFailed || s == JobCancelled
 }
 
@@ -447,7 +454,7 @@ func (s *JobStore) trimLocked() {
 	}
 	kept := s.jobs[:0]
 	for _, r := range s.jobs {
-		if over > 0 && r.Status.Finished() {
+		if over > 0 && r.Status.final() {
 			delete(s.byID, r.ID)
 			over--
 			continue

@@ -433,7 +433,7 @@ func (s *durableJobStore) Wait(ctx context.Context, id string) (Job, error) {
 		if err != nil && (errors.Is(err, ErrJobNotFound) || ctx.Err() != nil) {
 			return Job{}, fmt.Errorf("wait for job %s: %w", id, err)
 		}
-		if err == nil && j.Status.Finished() {
+		if err == nil && j.Status.final() {
 			return j, nil
 		}
 		select {
@@ -456,7 +456,7 @@ func (s *durableJobStore) Cancel(id string) error {
 	if err != nil {
 		return fmt.Errorf("cancel job %s: %w", id, err)
 	}
-	if j.Status.Finished() {
+	if j.Status.final() {
 		return fmt.Errorf("cancel job %s (%s): %w", id, j.Status, ErrJobFinished)
 	}
 	n, _ := strconv.ParseInt(id, 10, 64)

@@ -146,7 +146,7 @@ func TestDurableJobStoreRoundTrip(t *testing.T) {
 			if got, _ := json.Marshal(ok.Result); string(got) != `{"echo":"hello"}` {
 				t.Fatalf("result %s", got)
 			}
-			if f := waitDurable(t, s, ids["fail"]); f.Status != JobFailed || f.Error != "asked to fail" || f.Result != nil {
+			if f := waitDurable(t, s, ids["fail"]); f.Status != JobFailed || f.Error != "asked to fail" || f.Result != nil || f.EndedAt == nil {
 				t.Fatalf("failed job: %+v", f)
 			}
 			if p := waitDurable(t, s, ids["panic"]); p.Status != JobFailed || !strings.HasPrefix(p.Error, "panic: asked to panic") {
@@ -198,7 +198,7 @@ func TestDurableJobStoreCancel(t *testing.T) {
 			if err := s.Cancel(pending.ID); err != nil {
 				t.Fatal(err)
 			}
-			if j, _ := s.Get(pending.ID); j.Status != JobCancelled {
+			if j, _ := s.Get(pending.ID); j.Status != JobCancelled || j.EndedAt == nil {
 				t.Fatalf("cancelled pending job: %+v", j)
 			}
 			if err := s.Cancel(pending.ID); !errors.Is(err, ErrJobFinished) {
@@ -218,7 +218,7 @@ func TestDurableJobStoreCancel(t *testing.T) {
 			if err := s.Cancel(running.ID); err != nil {
 				t.Fatal(err)
 			}
-			if j := waitDurable(t, s, running.ID); j.Status != JobCancelled || !strings.Contains(j.Error, "cancel") {
+			if j := waitDurable(t, s, running.ID); j.Status != JobCancelled || !strings.Contains(j.Error, "cancel") || j.EndedAt == nil {
 				t.Fatalf("cancelled running job: %+v", j)
 			}
 		})

@@ -302,7 +302,7 @@ func TestJobStoreHistoryCap(t *testing.T) {
 		t.Fatalf("history while 5 jobs pending = %v, want exactly the 5 pending ones", jobIDs(list))
 	}
 	for _, j := range list {
-		if j.Status.Finished() {
+		if j.Status.final() || j.EndedAt != nil {
 			t.Fatalf("finished job %s kept while over the cap", j.ID)
 		}
 	}

@@ -44,7 +44,7 @@ func viewJob(j askyourdocs.Job) jobView {
 		}
 	}
 	return jobView{ID: j.ID, Kind: j.Kind, Status: string(j.Status), Progress: j.ProgressLog, Result: result,
-		Error: j.Error, Finished: j.Status.Finished(), Created: j.CreatedAt}
+		Error: j.Error, Finished: j.EndedAt != nil, Created: j.CreatedAt}
 }
 
 // listJobs returns the newest limit jobs, newest first.
