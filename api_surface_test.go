@@ -18,7 +18,7 @@ import (
 // "Surface size", has the counts so far and says what the rest is. The
 // limit is a ratchet at the current count: lower it as declarations are
 // retired, never raise it.
-const maxAPISurface = 253
+const maxAPISurface = 249
 
 // TestAPISurfaceSize keeps the exported surface small enough to hold in
 // one's head: at most maxAPISurface declarations not marked Deprecated.

@@ -46,7 +46,7 @@
 //   - write_path.go: the one write path every store writes through (plan, vectors by text, embedding; the store applies)
 //   - store_bulk.go: the writer a Bulk run hands its function (writes held for the run's batches)
 //   - store_searcher.go: the [Searcher] read interface every store implements
-//   - index_info.go: [IndexInfo], the embedder and fusion an index records
+//   - index_info.go: [IndexInfo], the embedder and fusion an index records (a store records them at its first write)
 //   - store_localvec*.go: [LocalvecStore]
 //   - store_sqlite*.go: [SQLiteStore]
 //   - pgstore*.go: [PgvecStore] (migrations, writes, retrieval, the read replica)

@@ -29,23 +29,27 @@ type IndexInfo struct {
 	Fusion *FusionOptions `json:"fusion,omitempty"`
 }
 
+// indexInfoReader is a store that returns the IndexInfo it records; Search
+// reads a store's recorded fusion through it (a store of an app's own
+// making with this method, too).
+type indexInfoReader interface {
+	// IndexInfo returns the record; found is false when there is none.
+	IndexInfo(ctx context.Context) (info IndexInfo, found bool, err error)
+}
+
 // indexRecorder is a store that records its IndexInfo in itself:
 // SQLiteStore (a row of its meta table), PgvecStore (a column of the
 // stores' table askyourdocs_pgvec_stores) and LocalvecStore (a file
 // beside its database, <database>.info.json, since Genkit's file format
-// has no room for it). A store of an app's own making that has these two
-// methods records its IndexInfo too: Search reads it through them. The
-// interface is not exported (it named plumbing, issue 38); the methods
-// are.
+// has no room for it). A store records itself at its first write that
+// adds chunks (writeDocs), and Reembed replaces the record; recording is
+// not exported (it named plumbing, issue 38), reading is (IndexInfo).
 type indexRecorder interface {
-	// IndexInfo returns the record; found is false when there is none.
-	IndexInfo(ctx context.Context) (info IndexInfo, found bool, err error)
-	// RecordIndexInfo records info unless a record exists, as one step
+	indexInfoReader
+	// recordIndexInfo records info unless a record exists, as one step
 	// across processes, and returns the record in effect and whether it
-	// existed before. With requireEmpty, a store holding chunks but no
-	// record gives an error wrapping ErrIndexUnrecorded and records
-	// nothing.
-	RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (current IndexInfo, existed bool, err error)
+	// existed before.
+	recordIndexInfo(ctx context.Context, info IndexInfo) (current IndexInfo, existed bool, err error)
 }
 
 // The ready-made stores record their IndexInfo.
@@ -55,8 +59,9 @@ var (
 	_ indexRecorder = (*PgvecStore)(nil)
 )
 
-// indexInfoCache holds a store's record once read: records are made once
-// (RecordIndexInfo never replaces one), so a found record stays valid;
+// indexInfoCache holds a store's record once read or made: records are
+// made once (recordIndexInfo never replaces one), so a found record stays
+// valid;
 // only a re-embedding migration replaces it, storing the new one here (other
 // open stores on the index keep the old one until reopened).
 type indexInfoCache struct{ p atomic.Pointer[IndexInfo] }
@@ -73,6 +78,9 @@ func (c *indexInfoCache) get(read func() (IndexInfo, bool, error)) (IndexInfo, b
 	}
 	return info, found, err
 }
+
+// set caches info, a record read or made.
+func (c *indexInfoCache) set(info IndexInfo) { c.p.Store(&info) }
 
 // decodeIndexInfo parses a stored record.
 func decodeIndexInfo(raw []byte) (IndexInfo, error) {
@@ -115,11 +123,10 @@ func sqliteReadIndexInfo(ctx context.Context, q sqliteQuerier) (IndexInfo, bool,
 	return info, err == nil, err
 }
 
-// RecordIndexInfo records info unless a record exists and returns the
-// record in effect and whether it existed before; with requireEmpty, a
-// store holding chunks but no record gives an error wrapping
-// ErrIndexUnrecorded and records nothing. It runs in one write transaction.
-func (s *SQLiteStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error) {
+// recordIndexInfo implements indexRecorder: it records info unless a
+// record exists and returns the record in effect and whether it existed
+// before. It runs in one write transaction.
+func (s *SQLiteStore) recordIndexInfo(ctx context.Context, info IndexInfo) (IndexInfo, bool, error) {
 	if err := s.checkOpen("record index info"); err != nil {
 		return IndexInfo{}, false, err
 	}
@@ -134,21 +141,13 @@ func (s *SQLiteStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requi
 			current, existed = got, found
 			return err
 		}
-		if requireEmpty {
-			var n int
-			if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return fmt.Errorf("%w (%s holds %d chunks)", ErrIndexUnrecorded, s.path, n)
-			}
-		}
 		_, err = conn.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)`, sqliteIndexInfoKey, string(raw))
 		return err
 	})
 	if err != nil {
 		return IndexInfo{}, false, fmt.Errorf("sqlite record index info: %w", err)
 	}
+	s.info.set(current)
 	return current, existed, nil
 }
 
@@ -179,32 +178,24 @@ func (s *LocalvecStore) IndexInfo(context.Context) (IndexInfo, bool, error) {
 	})
 }
 
-// RecordIndexInfo records info unless a record exists and returns the
-// record in effect and whether it existed before; with requireEmpty, a
-// store holding chunks but no record gives an error wrapping
-// ErrIndexUnrecorded and records nothing. It runs under the store's file lock
-// (the one writers take), writing the file atomically.
-func (s *LocalvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if err := s.checkOpen(); err != nil {
-		return IndexInfo{}, false, fmt.Errorf("localvec record index info: %w", err)
-	}
-	release, err := s.lockWrite()
+// recordIndexInfo implements indexRecorder: it records info unless a
+// record exists and returns the record in effect and whether it existed
+// before. It runs under the store's write locks (beginWrite), writing the
+// file atomically.
+func (s *LocalvecStore) recordIndexInfo(ctx context.Context, info IndexInfo) (IndexInfo, bool, error) {
+	release, err := s.beginWrite()
 	if err != nil {
 		return IndexInfo{}, false, fmt.Errorf("localvec record index info: %w", err)
 	}
 	defer release()
+	return s.recordIndexInfoLocked(ctx, info)
+}
+
+// recordIndexInfoLocked is recordIndexInfo with the write locks held (a
+// write through writeDocs holds them).
+func (s *LocalvecStore) recordIndexInfoLocked(ctx context.Context, info IndexInfo) (IndexInfo, bool, error) {
 	if got, found, err := s.IndexInfo(ctx); err != nil || found {
 		return got, found, err
-	}
-	if requireEmpty {
-		s.mu.RLock()
-		n := len(s.rows.ids)
-		s.mu.RUnlock()
-		if n > 0 {
-			return IndexInfo{}, false, fmt.Errorf("localvec record index info: %w (%s holds %d chunks)", ErrIndexUnrecorded, s.path, n)
-		}
 	}
 	raw, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
@@ -213,6 +204,7 @@ func (s *LocalvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, req
 	if err := writeFileAtomic(s.infoPath(), append(raw, '\n')); err != nil {
 		return IndexInfo{}, false, fmt.Errorf("localvec record index info: %w", err)
 	}
+	s.info.set(info)
 	return info, false, nil
 }
 
@@ -268,11 +260,10 @@ func pgvecReadIndexInfo(ctx context.Context, q pgvecQueryRower, name string) (In
 	return info, err == nil, err
 }
 
-// RecordIndexInfo records info unless a record exists and returns the
-// record in effect and whether it existed before; with requireEmpty, a
-// store holding chunks but no record gives an error wrapping
-// ErrIndexUnrecorded and records nothing. It runs under the stores' schema lock.
-func (s *PgvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error) {
+// recordIndexInfo implements indexRecorder: it records info unless a
+// record exists and returns the record in effect and whether it existed
+// before. It runs under the stores' schema lock.
+func (s *PgvecStore) recordIndexInfo(ctx context.Context, info IndexInfo) (IndexInfo, bool, error) {
 	raw, err := json.Marshal(info)
 	if err != nil {
 		return IndexInfo{}, false, fmt.Errorf("pgvector record index info: %w", err)
@@ -284,45 +275,31 @@ func (s *PgvecStore) RecordIndexInfo(ctx context.Context, info IndexInfo, requir
 			current, existed = got, found
 			return err
 		}
-		if requireEmpty {
-			var n int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgvecIdent(s.names.table)).Scan(&n); err != nil {
-				return fmt.Errorf("count chunks: %w", err)
-			}
-			if n > 0 {
-				return fmt.Errorf("%w (table %s holds %d chunks)", ErrIndexUnrecorded, s.names.table, n)
-			}
-		}
 		_, err = tx.Exec(ctx, `UPDATE `+pgvecIdent(pgvecMetaTable)+` SET index_info = $2 WHERE store = $1`, s.name, raw)
 		return err
 	})
 	if err != nil {
 		return IndexInfo{}, false, fmt.Errorf("record index info: %w", err)
 	}
+	s.info.set(current)
 	return current, existed, nil
 }
 
-// ReadPgvecIndexInfo returns the IndexInfo recorded for the PgvecStore
-// called name in the database at dsn without opening the store (which
-// needs the embedding dimension up front and creates a missing store's
-// tables): found is false when the store or its record does not exist. It opens and closes one connection.
-func ReadPgvecIndexInfo(ctx context.Context, dsn, name string) (info IndexInfo, found bool, err error) {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return info, false, fmt.Errorf("read pgvector index info: connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var hasColumn bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = $1 AND column_name = 'index_info')`, pgvecMetaTable).Scan(&hasColumn); err != nil {
-		return info, false, fmt.Errorf("read pgvector index info: %w", err)
-	}
-	if !hasColumn {
-		return info, false, nil
-	}
-	info, found, err = pgvecReadIndexInfo(ctx, conn, name)
-	if err != nil {
-		return info, false, fmt.Errorf("read pgvector index info: %w", err)
-	}
-	return info, found, nil
+// recordWritten implements writeBackend.
+func (s *SQLiteStore) recordWritten(ctx context.Context, info IndexInfo) error {
+	_, _, err := s.recordIndexInfo(ctx, info)
+	return err
+}
+
+// recordWritten implements writeBackend: writeDocs runs with the store's
+// write locks held.
+func (s *LocalvecStore) recordWritten(ctx context.Context, info IndexInfo) error {
+	_, _, err := s.recordIndexInfoLocked(ctx, info)
+	return err
+}
+
+// recordWritten implements writeBackend.
+func (s *PgvecStore) recordWritten(ctx context.Context, info IndexInfo) error {
+	_, _, err := s.recordIndexInfo(ctx, info)
+	return err
 }

@@ -219,6 +219,12 @@ func NewPgvecStore(ctx context.Context, g *genkit.Genkit, name string, emb ai.Em
 // holds one and commits and rebuilds on others). The Retriever is registered in g as
 // "pgvector/<name>" (if g is nil it is created without registering).
 // The caller must Close the store.
+//
+// embeddingDim 0 means the dimension the store records: an existing store
+// opens with it (an app that does not know its model's dimension need not
+// embed a probe), while for a store that does not exist the error wraps
+// ErrIndexUnrecorded, since a new store needs a dimension, and nothing is
+// created. A negative dimension is an error.
 func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string, emb ai.Embedder, dsn string, embeddingDim int, opts *PgvecOptions) (*PgvecStore, error) {
 	var o PgvecOptions
 	if opts != nil {
@@ -233,8 +239,8 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		return nil, errors.New("new pgvector store: empty store name")
 	case emb == nil:
 		return nil, fmt.Errorf("new pgvector store %q: nil embedder", name)
-	case embeddingDim < 1 || embeddingDim > pgvecMaxDim:
-		return nil, fmt.Errorf("new pgvector store %q: embedding dimension %d out of range 1..%d", name, embeddingDim, pgvecMaxDim)
+	case embeddingDim < 0 || embeddingDim > pgvecMaxDim:
+		return nil, fmt.Errorf("new pgvector store %q: embedding dimension %d out of range 1..%d (or 0: the recorded one)", name, embeddingDim, pgvecMaxDim)
 	}
 	if o.EfSearch == 0 {
 		o.EfSearch = pgvecDefaultEfSearch
@@ -269,8 +275,6 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 		Embedder: emb,
 		name:     name,
 		names:    pgvecTableNames(name),
-		dim:      embeddingDim,
-		vec:      pgvecVectorFor(embeddingDim),
 		embName:  emb.Name(),
 
 		writeMethod:   o.writeMethod,
@@ -293,6 +297,8 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 	if closeErr != nil {
 		return nil, fmt.Errorf("new pgvector store %q: close schema connection: %w", name, closeErr)
 	}
+	s.dim = s.migration.dim
+	s.vec = pgvecVectorFor(s.dim)
 
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		if err := pgxvec.RegisterTypes(ctx, c); err != nil {
@@ -339,7 +345,7 @@ func NewPgvecStoreWithOptions(ctx context.Context, g *genkit.Genkit, name string
 			return nil, fmt.Errorf("new pgvector store %q: %w", name, err)
 		}
 	}
-	slog.Info("pgvector store ready", "store", name, "table", s.names.table, "dim", embeddingDim,
+	slog.Info("pgvector store ready", "store", name, "table", s.names.table, "dim", s.dim,
 		"schema_version", s.migration.ToVersion, "created", s.migration.Created)
 	return s, nil
 }

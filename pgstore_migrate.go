@@ -60,6 +60,9 @@ type pgvecMigration struct {
 	// kept although NewPgvecStore was given another (TextSearchRequested)
 	// without RebuildTextSearch; "" when there was no such difference.
 	TextSearchKept, TextSearchRequested string
+	// dim is the embedding dimension the store opens with: the one
+	// NewPgvecStoreWithOptions was given, or with 0 the recorded one.
+	dim int
 
 	// reembedPending tells NewPgvecStore to run the re-embedding migration
 	// the schema transaction set up (PgvecOptions.ReembedOnOpen).
@@ -365,6 +368,10 @@ func pgvecHNSWIndexSQL(n pgvecNames, dim int) string {
 // The text search configuration o names is replaced by the recorded one
 // unless o.RebuildTextSearch; explicitTS says the caller named one (the
 // difference is then a warning, not an info line).
+//
+// dim 0 means the dimension the store records (m.dim): a store that does
+// not exist is then an error wrapping ErrIndexUnrecorded, found under the
+// lock before anything is created.
 func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames, dim int, o *PgvecOptions, explicitTS bool) (pgvecMigration, error) {
 	var m pgvecMigration
 	language := o.TextSearchConfig
@@ -377,6 +384,12 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgvecSchemaLockKey); err != nil {
 			return fmt.Errorf("take schema lock: %w", err)
+		}
+		if dim == 0 {
+			var err error
+			if dim, err = pgvecRecordedDim(ctx, tx, name); err != nil {
+				return err
+			}
 		}
 		var haveVector bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&haveVector); err != nil {
@@ -510,6 +523,7 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 			"store", name, "recorded", m.TextSearchKept, "requested", m.TextSearchRequested)
 	}
 	o.TextSearchConfig = language
+	m.dim = dim
 	if m.dimMismatch {
 		slog.Warn("pgvector store: the stored vectors have another dimension than the embedder's; writes and vector searches fail with ErrDimensionMismatch until Reembed",
 			"store", name, "stored", m.PreviousDim, "embedder", dim)
@@ -533,6 +547,30 @@ func pgvecMigrate(ctx context.Context, conn *pgx.Conn, name string, n pgvecNames
 		slog.Warn("pgvector store: no HNSW index above 4000 dimensions, searches scan every chunk", "store", name, "dim", dim)
 	}
 	return m, nil
+}
+
+// pgvecRecordedDim returns the embedding dimension recorded for the store
+// called name; a store that does not exist is an error wrapping
+// ErrIndexUnrecorded.
+func pgvecRecordedDim(ctx context.Context, tx pgx.Tx, name string) (int, error) {
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgvecIdent(pgvecMetaTable)).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("look for %s: %w", pgvecMetaTable, err)
+	}
+	var dim int
+	if exists {
+		err := tx.QueryRow(ctx, `SELECT embedding_dim FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1`, name).Scan(&dim)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			exists = false
+		case err != nil:
+			return 0, fmt.Errorf("read the recorded embedding dimension: %w", err)
+		}
+	}
+	if !exists {
+		return 0, fmt.Errorf("store %q does not exist, and a new store needs an embedding dimension (0 given): %w", name, ErrIndexUnrecorded)
+	}
+	return dim, nil
 }
 
 // pgvecChangeDimension removes every chunk (their vectors cannot be compared

@@ -272,7 +272,7 @@ func TestNewPgvecStoreBadArguments(t *testing.T) {
 	}{
 		{"", emb, 8, dsn},
 		{"x", nil, 8, dsn},
-		{"x", emb, 0, dsn},
+		{"x", emb, -1, dsn},
 		{"x", emb, 16001, dsn},
 		{"x", emb, 8, "not a dsn ::"},
 	} {
@@ -547,6 +547,76 @@ func TestPgvecStoreDimensionChange(t *testing.T) {
 	}
 	if got, err := s32.Retrieve(ctx, ai.DocumentFromText("new chunk 1", nil), 1); err != nil || len(got) != 1 {
 		t.Errorf("retrieve at the new dimension: %v, %v", pgTestTexts(got), err)
+	}
+}
+
+// TestPgvecStoreRecordedDimension: dimension 0 opens an existing store
+// with the dimension it records (an embedder of another dimension then
+// gets ErrDimensionMismatch and the chunks stay), and for a store that does
+// not exist is an error wrapping ErrIndexUnrecorded that creates nothing.
+func TestPgvecStoreRecordedDimension(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgTestDSN(t)
+	name := pgTestStoreName(t)
+	pgTestDropStore(t, dsn, name)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	exists := func() (table, row bool) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgvecIdent(pgvecTableNames(name).table)).Scan(&table); err != nil {
+			t.Fatal(err)
+		}
+		var meta bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgvecIdent(pgvecMetaTable)).Scan(&meta); err != nil {
+			t.Fatal(err)
+		}
+		if meta {
+			if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+pgvecIdent(pgvecMetaTable)+` WHERE store = $1)`, name).Scan(&row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return table, row
+	}
+
+	s, err := NewPgvecStoreWithOptions(ctx, nil, name, newTestEmbedder(16), dsn, 0, nil)
+	if err == nil {
+		s.Close()
+		t.Fatal("dimension 0 for a store that does not exist: no error")
+	}
+	if !errors.Is(err, ErrIndexUnrecorded) || !strings.Contains(err.Error(), "needs an embedding dimension") {
+		t.Errorf("dimension 0 for a store that does not exist: %v, want ErrIndexUnrecorded saying a new store needs a dimension", err)
+	}
+	if table, row := exists(); table || row {
+		t.Fatalf("dimension 0 created the store: table %v, record %v", table, row)
+	}
+
+	s16 := pgTestOpen(t, dsn, name, newTestEmbedder(16), 16)
+	if err := s16.Index(ctx, pgTestDocs("s", "old", 3)); err != nil {
+		t.Fatal(err)
+	}
+	s16.Close()
+
+	again := pgTestOpen(t, dsn, name, newTestEmbedder(16), 0)
+	if m := again.migrationInfo(); m.Created || m.DimensionChanged {
+		t.Errorf("reopen with dimension 0: %+v", m)
+	}
+	if err := again.Index(ctx, pgTestDocs("t", "more", 2)); err != nil {
+		t.Fatalf("index after opening with the recorded dimension: %v", err)
+	}
+	if got, err := again.Retrieve(ctx, ai.DocumentFromText("old chunk 1", nil), 1); err != nil || len(got) != 1 {
+		t.Errorf("retrieve after opening with the recorded dimension: %v, %v", pgTestTexts(got), err)
+	}
+	again.Close()
+
+	other := pgTestOpen(t, dsn, name, newTestEmbedder(32), 0)
+	if err := other.Index(ctx, pgTestDocs("u", "new", 1)); !errors.Is(err, ErrDimensionMismatch) {
+		t.Errorf("an embedder of another dimension on a store opened with dimension 0: %v, want ErrDimensionMismatch", err)
+	}
+	if n := pgTestCount(t, other); n != 5 {
+		t.Errorf("the store holds %d chunks, want 5", n)
 	}
 }
 

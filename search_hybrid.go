@@ -465,7 +465,7 @@ func searchLacking(s Searcher) []string {
 	if _, ok := searchCapability[documentSearcher](s); !ok {
 		out = append(out, "passage search")
 	}
-	if _, ok := searchCapability[indexRecorder](s); !ok {
+	if _, ok := searchCapability[indexInfoReader](s); !ok {
 		out = append(out, "index record")
 	}
 	return out
@@ -524,7 +524,7 @@ func searchFusion(ctx context.Context, s Searcher, given *FusionOptions) (Fusion
 // defaults of the recorded embedder, else of the store's own embedder
 // (FusionDefaults), else the textbook fusion.
 func indexFusion(ctx context.Context, s Searcher) (FusionOptions, error) {
-	if r, ok := searchCapability[indexRecorder](s); ok {
+	if r, ok := searchCapability[indexInfoReader](s); ok {
 		info, found, err := r.IndexInfo(ctx)
 		if err != nil {
 			return FusionOptions{}, err

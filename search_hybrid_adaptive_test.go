@@ -323,7 +323,7 @@ func TestIndexFusionRecordedDefaults(t *testing.T) {
 	} {
 		s := searchTestStore(t, "sqlite", NewLocalEmbedder(64), 64)
 		f := c.recorded
-		if _, _, err := s.(indexRecorder).RecordIndexInfo(ctx, IndexInfo{Embedder: localEmbedderName(64), Dim: 64, Fusion: &f}, true); err != nil {
+		if _, _, err := s.(indexRecorder).recordIndexInfo(ctx, IndexInfo{Embedder: localEmbedderName(64), Dim: 64, Fusion: &f}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := indexFusion(ctx, s)

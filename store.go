@@ -50,10 +50,11 @@ var (
 	// when it is returned.
 	ErrEmptyDocument = errors.New("document has no text")
 
-	// ErrIndexUnrecorded is returned (wrapped) by RecordIndexInfo with
-	// requireEmpty when the store holds chunks but no record: its embedder is
-	// unknown, so vectors of another embedder must not be mixed in.
-	ErrIndexUnrecorded = errors.New("index holds chunks but no record of the embedder that built them")
+	// ErrIndexUnrecorded is returned (wrapped) by NewPgvecStoreWithOptions
+	// with embedding dimension 0 (the dimension the store records) for a
+	// store that does not exist: it records none, and a new store needs
+	// one.
+	ErrIndexUnrecorded = errors.New("index has no record")
 
 	// ErrUnknownLanguage is wrapped by the error of a store asked for a keyword
 	// language it has no stemmer for (SQLiteOptions.KeywordLanguage,

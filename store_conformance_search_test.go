@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -199,23 +198,18 @@ func TestStoreConformanceIndexInfo(t *testing.T) {
 			if _, found, err := r.IndexInfo(ctx); err != nil || found {
 				t.Fatalf("new store: found %v, %v", found, err)
 			}
-			// The built-in embedder's defaults apply before anything is recorded.
-			if err := s.Index(ctx, searchTestCorpus()[:5]); err != nil {
-				t.Fatal(err)
-			}
-			if _, rep, err := searchReported(ctx, s, "kayak", nil); err != nil || rep.Fusion != FusionDefaults(localEmbedderName(64)) {
-				t.Fatalf("unrecorded: fusion %+v, %v", rep.Fusion, err)
-			}
-			if _, _, err := r.RecordIndexInfo(ctx, IndexInfo{Embedder: "x", Dim: 64}, true); !errors.Is(err, ErrIndexUnrecorded) {
-				t.Fatalf("record on a store with chunks: %v", err)
-			}
+			// A record made before the first write is the one kept: the
+			// write records only when there is none.
 			fo := FusionOptions{RRFK: 7, VectorWeight: 0.5, TextWeight: 1, HyDEWeight: 0.25}
 			info := IndexInfo{Embedder: "ollama/nomic-embed-text", Dim: 64, Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Fusion: &fo}
-			cur, existed, err := r.RecordIndexInfo(ctx, info, false)
+			cur, existed, err := r.recordIndexInfo(ctx, info)
 			if err != nil || existed || cur.Embedder != info.Embedder {
 				t.Fatalf("record: %+v, %v, %v", cur, existed, err)
 			}
-			cur, existed, err = r.RecordIndexInfo(ctx, IndexInfo{Embedder: "other", Dim: 8}, false)
+			if err := s.Index(ctx, searchTestCorpus()[:5]); err != nil {
+				t.Fatal(err)
+			}
+			cur, existed, err = r.recordIndexInfo(ctx, IndexInfo{Embedder: "other", Dim: 8})
 			if err != nil || !existed || cur.Embedder != info.Embedder || cur.Dim != 64 || !cur.Created.Equal(info.Created) || *cur.Fusion != fo {
 				t.Fatalf("second record: %+v, %v, %v", cur, existed, err)
 			}

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
@@ -292,7 +294,7 @@ type storeMethods interface {
 	Bulk(ctx context.Context, fn func(VectorStore) error) error
 	Reembed(ctx context.Context, progress func(done, total int)) (int, error)
 	IndexInfo(ctx context.Context) (IndexInfo, bool, error)
-	RecordIndexInfo(ctx context.Context, info IndexInfo, requireEmpty bool) (IndexInfo, bool, error)
+	recordIndexInfo(ctx context.Context, info IndexInfo) (IndexInfo, bool, error)
 	Close() error
 }
 
@@ -404,4 +406,92 @@ func TestBatchEndsWithItsRun(t *testing.T) {
 			t.Error("a write through an ended Batch changed the store")
 		}
 	})
+}
+
+// namedEmbedder is a testEmbedder whose name can change between writes.
+type namedEmbedder struct {
+	*testEmbedder
+	name atomic.Pointer[string]
+}
+
+func (e *namedEmbedder) Name() string { return *e.name.Load() }
+
+// TestStoreConformanceRecordsAtFirstWrite: a new store has no IndexInfo; a
+// write that adds nothing records nothing; the first write that adds
+// chunks (IndexSource of one document) records the write's embedder, the
+// vectors' dimension and the embedder's fusion defaults; a later write
+// whose embedder has another name keeps that record. A write through a
+// Bulk run's writer records as well.
+func TestStoreConformanceRecordsAtFirstWrite(t *testing.T) {
+	for _, name := range []string{"localvec", "sqlite", "pgvector"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			emb := &namedEmbedder{testEmbedder: newTestEmbedder(64)}
+			first, other := "test/first-embedder", "test/other-embedder"
+			emb.name.Store(&first)
+			s := searchTestStore(t, name, emb, 64)
+			r := s.(indexRecorder)
+			if info, found, err := r.IndexInfo(ctx); err != nil || found {
+				t.Fatalf("new store: %+v, found %v, %v", info, found, err)
+			}
+			// Nothing to add and nothing to delete: no record.
+			if _, _, err := s.(sourceReplacer).replaceSource(ctx, replaceScope{sources: []string{"none"}}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if info, found, err := r.IndexInfo(ctx); err != nil || found {
+				t.Fatalf("after a write that added nothing: %+v, found %v, %v", info, found, err)
+			}
+			before := time.Now().UTC().Truncate(time.Second)
+			src := &ingestTestSource{url: "u:one", texts: []string{"one document about kayaks on the river"}}
+			if n, _, err := IndexSource(ctx, s, src, 500, 50, nil); err != nil || n != 1 {
+				t.Fatalf("IndexSource: %d, %v", n, err)
+			}
+			want := FusionDefaults(first)
+			info, found, err := r.IndexInfo(ctx)
+			if err != nil || !found || info.Embedder != first || info.Dim != 64 || info.Fusion == nil || *info.Fusion != want ||
+				info.Created.Before(before) || info.Created.After(time.Now()) {
+				t.Fatalf("after the first write: %+v (fusion %v), found %v, %v; want %s, dim 64, fusion %+v", info, info.Fusion, found, err, first, want)
+			}
+			emb.name.Store(&other)
+			src2 := &ingestTestSource{url: "u:two", texts: []string{"another document about the harbour"}}
+			if _, _, err := IndexSource(ctx, s, src2, 500, 50, nil); err != nil {
+				t.Fatal(err)
+			}
+			// The record as stored, not as cached.
+			forgetIndexInfo(t, s)
+			got, found, err := r.IndexInfo(ctx)
+			if err != nil || !found || got.Embedder != first || got.Dim != 64 || !got.Created.Equal(info.Created) {
+				t.Fatalf("after a write with another embedder: %+v, found %v, %v", got, found, err)
+			}
+
+			bulk := searchTestStore(t, name, emb, 64)
+			err = bulk.(storeMethods).Bulk(ctx, func(w VectorStore) error {
+				_, _, err := IndexSource(ctx, w, src, 500, 50, nil)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			forgetIndexInfo(t, bulk)
+			if got, found, err := bulk.(indexRecorder).IndexInfo(ctx); err != nil || !found || got.Embedder != other || got.Dim != 64 {
+				t.Fatalf("after a Bulk run: %+v, found %v, %v", got, found, err)
+			}
+		})
+	}
+}
+
+// forgetIndexInfo clears s's cached IndexInfo, so that the next IndexInfo
+// reads the store.
+func forgetIndexInfo(t *testing.T, s Searcher) {
+	t.Helper()
+	switch s := s.(type) {
+	case *SQLiteStore:
+		s.info.p.Store(nil)
+	case *LocalvecStore:
+		s.info.p.Store(nil)
+	case *PgvecStore:
+		s.info.p.Store(nil)
+	default:
+		t.Fatalf("forgetIndexInfo: %T", s)
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
@@ -25,9 +24,6 @@ func TestLocalvecStoreReembed(t *testing.T) {
 	}
 	docs := append(pgTestDocs("a", "alpha", 70), pgTestDocs("b", "beta", 50)...)
 	if err := s16.Index(ctx, docs); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s16.RecordIndexInfo(ctx, IndexInfo{Embedder: "test/bow-embedder", Dim: 16, Created: time.Now()}, false); err != nil {
 		t.Fatal(err)
 	}
 	s16.Close()

@@ -130,7 +130,7 @@ func BenchmarkScale(b *testing.B) {
 					b.Fatal(err)
 				}
 				f := FusionDefaults(emb.Name())
-				if _, _, err := s.RecordIndexInfo(b.Context(), IndexInfo{Embedder: emb.Name(), Dim: scaleDim, Fusion: &f}, true); err != nil {
+				if _, _, err := s.recordIndexInfo(b.Context(), IndexInfo{Embedder: emb.Name(), Dim: scaleDim, Fusion: &f}); err != nil {
 					b.Fatal(err)
 				}
 				start := time.Now()

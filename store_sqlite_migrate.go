@@ -15,7 +15,9 @@ import (
 // how many chunks it added. Chunks already present (same chunk ID) are
 // skipped, so importing twice adds nothing. The vectors must have the
 // store's dimension (else an error wrapping ErrDimensionMismatch). A
-// missing file is an error wrapping fs.ErrNotExist.
+// missing file is an error wrapping fs.ErrNotExist. The import records no
+// IndexInfo (the file does not say which embedder made its vectors); the
+// store's next write that adds chunks records its embedder.
 func (s *SQLiteStore) ImportLocalvec(ctx context.Context, path string) (int, error) {
 	if err := s.checkOpen("import localvec"); err != nil {
 		return 0, err

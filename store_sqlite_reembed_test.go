@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/firebase/genkit/go/ai"
 )
@@ -24,9 +23,6 @@ func TestSQLiteStoreReembed(t *testing.T) {
 	}
 	docs := append(pgTestDocs("a", "alpha", 70), pgTestDocs("b", "beta", 50)...)
 	if err := s16.Index(ctx, docs); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s16.RecordIndexInfo(ctx, IndexInfo{Embedder: "test/bow-embedder", Dim: 16, Created: time.Now()}, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s16.retrieveDoc(ctx, ai.DocumentFromText("alpha", nil), 1); err != nil {

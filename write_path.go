@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/firebase/genkit/go/ai"
 )
@@ -14,7 +16,9 @@ import (
 // batches with progress). A store's writeBackend answers only what the
 // store alone knows and applies the plan atomically in its own way: one
 // file write (LocalvecStore), one SQLite transaction, one PostgreSQL
-// transaction under advisory locks, or a Bulk run's batch.
+// transaction under advisory locks, or a Bulk run's batch. A write that
+// adds chunks to a store with no IndexInfo record then records one
+// (recordFirstWrite): the store records its embedder itself.
 
 // writeRows is a store's prepared rows (documents with their chunk IDs),
 // read and filled by the write path by index.
@@ -91,6 +95,12 @@ type writeBackend interface {
 	// number of rows written and chunks deleted; a held plan is handed to
 	// the store's Bulk run (errBatchEnded when none is in progress).
 	applyWrite(ctx context.Context, p *writePlan) (written, deleted int, err error)
+	// IndexInfo returns the store's record (cached once found).
+	IndexInfo(ctx context.Context) (info IndexInfo, found bool, err error)
+	// recordWritten records info unless the store has a record, as
+	// indexRecorder's recordIndexInfo does, with the locks
+	// the store's writeDocs runs under held.
+	recordWritten(ctx context.Context, info IndexInfo) error
 }
 
 // empty reports whether the scope names no URL and no source.
@@ -118,7 +128,41 @@ func writeDocs(ctx context.Context, b writeBackend, mode writeMode, scope replac
 	if err := ctx.Err(); err != nil {
 		return 0, 0, err
 	}
-	return b.applyWrite(ctx, p)
+	dim := 0
+	if len(p.add) > 0 {
+		dim = len(p.rows.rowVec(p.add[0]))
+	}
+	if written, deleted, err = b.applyWrite(ctx, p); err != nil {
+		return 0, 0, err
+	}
+	if len(p.add) > 0 {
+		if err := recordFirstWrite(ctx, b, dim); err != nil {
+			return written, deleted, err
+		}
+	}
+	return written, deleted, nil
+}
+
+// recordFirstWrite records the store's IndexInfo after a write that added
+// chunks of dimension dim (applied, or handed to a Bulk run) when the store
+// has no record yet: the write's embedder, dim, now and the fusion the
+// embedder implies. Once a record exists it costs a look at the store's
+// cache. The store records only if no record exists, in one step across
+// processes, so the first writer's record stands.
+func recordFirstWrite(ctx context.Context, b writeBackend, dim int) error {
+	if _, found, err := b.IndexInfo(ctx); err != nil || found {
+		if err != nil {
+			return fmt.Errorf("the write was applied, but reading the index record failed: %w", err)
+		}
+		return nil
+	}
+	name := b.writeEmbedder().Name()
+	f := FusionDefaults(name)
+	info := IndexInfo{Embedder: name, Dim: dim, Created: time.Now().UTC().Truncate(time.Second), Fusion: &f}
+	if err := b.recordWritten(ctx, info); err != nil {
+		return fmt.Errorf("the write was applied, but recording the index record failed: %w", err)
+	}
+	return nil
 }
 
 // planWrite prepares docs and sorts the rows into added and kept, and

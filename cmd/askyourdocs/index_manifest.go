@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	askyourdocs "github.com/dbis-ilm/askyourdocs"
 )
 
@@ -68,68 +66,73 @@ func (s *sqliteStore) dropLegacyManifest(context.Context) error {
 	return nil
 }
 
-// checkManifest compares the embedder the store records (IndexInfo) with
-// the configured one, first moving a record an earlier version kept
-// beside the store into it. For the local embedder the dimension is known;
-// for a model the recorded dimension is trusted unless EMBEDDING_DIM says
-// otherwise (the provider then rejects vectors of another length). A
-// write records the embedder, with the fusion it implies, in an empty
-// store, in one step across processes.
+// checkManifest compares the embedder the store records (IndexInfo), or
+// else the record an earlier version kept beside the store
+// (legacyManifest), with the configured one. For the local embedder the
+// dimension is known; for a model the recorded dimension is trusted unless
+// EMBEDDING_DIM says otherwise (the provider then rejects vectors of
+// another length). The store records the embedder itself at its first
+// write that adds chunks; a write into a store that holds chunks but no
+// record (an index built by another program, whose embedder is unknown) is
+// refused here, before it. A legacy record is dropped once the store has
+// its own (here, or when the backend closes after the write).
 func (b *backend) checkManifest(ctx context.Context, dim int, write bool) error {
 	info, found, err := b.store.IndexInfo(ctx)
 	if err != nil {
 		return err
 	}
-	if !found {
-		if m, ok, err := b.store.legacyManifest(ctx); err != nil {
+	m, legacy, err := b.store.legacyManifest(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case found && legacy:
+		if err := b.store.dropLegacyManifest(ctx); err != nil {
 			return err
-		} else if ok {
-			fusion := askyourdocs.FusionDefaults(m.Embedder)
-			if info, _, err = b.store.RecordIndexInfo(ctx, askyourdocs.IndexInfo{Embedder: m.Embedder, Dim: m.Dim, Created: m.Created, Fusion: &fusion}, false); err != nil {
-				return err
-			}
-			if err := b.store.dropLegacyManifest(ctx); err != nil {
-				return err
-			}
-			found = true
 		}
+	case legacy:
+		info, found = askyourdocs.IndexInfo{Embedder: m.Embedder, Dim: m.Dim, Created: m.Created}, true
+		b.legacyPending = true
 	}
 	if found {
 		return b.matchManifest(info, dim)
 	}
-	if !write {
-		return nil
-	}
-	if dim == 0 {
-		if dim, err = probeDim(ctx, b.emb); err != nil {
+	if write {
+		n, err := b.store.chunkCount(ctx)
+		if err != nil {
 			return err
 		}
+		if n > 0 {
+			// Mixing vectors of another embedder would give garbage.
+			// Refuse rather than guess.
+			return fmt.Errorf("%w: %s holds chunks but no record of the embedder that built them; index into another --data directory",
+				errEmbedderMismatch, b.store.describe())
+		}
 	}
-	fusion := askyourdocs.FusionDefaults(b.manifest.Embedder)
-	want := askyourdocs.IndexInfo{Embedder: b.manifest.Embedder, Dim: dim, Created: time.Now().UTC().Truncate(time.Second), Fusion: &fusion}
-	// Another process may be checking at the same moment: RecordIndexInfo
-	// checks and records in one step; a record it made first is checked.
-	info, existed, err := b.store.RecordIndexInfo(ctx, want, true)
-	if errors.Is(err, askyourdocs.ErrIndexUnrecorded) {
-		// An index built by another program: its embedder is unknown, so
-		// mixing vectors would give garbage. Refuse rather than guess.
-		return fmt.Errorf("%w: %s holds chunks but no record of the embedder that built them; index into another --data directory",
-			errEmbedderMismatch, b.store.describe())
-	}
-	if err != nil {
-		return err
-	}
-	if existed {
-		return b.matchManifest(info, dim)
-	}
-	b.manifest = indexManifest{Embedder: info.Embedder, Dim: info.Dim, Created: info.Created}
+	// A new index: the store will record the embedder's own name.
+	b.manifest = indexManifest{Embedder: b.emb.Name(), Dim: dim}
 	return nil
 }
 
+// dropMigratedManifest drops the legacy record checkManifest went by once
+// the store records its embedder itself (a write added chunks).
+func (b *backend) dropMigratedManifest(ctx context.Context) error {
+	if !b.legacyPending || b.store == nil {
+		return nil
+	}
+	if _, found, err := b.store.IndexInfo(ctx); err != nil || !found {
+		return err
+	}
+	b.legacyPending = false
+	return b.store.dropLegacyManifest(ctx)
+}
+
 // matchManifest checks a recorded embedder against the configured one and
-// adopts the record.
+// adopts the record. A record names the model as the user configured it
+// (earlier versions recorded that) or as the embedder names itself (the
+// store records that, e.g. with the provider's prefix).
 func (b *backend) matchManifest(info askyourdocs.IndexInfo, dim int) error {
-	if info.Embedder != b.manifest.Embedder || (dim > 0 && info.Dim != dim) {
+	if (info.Embedder != b.manifest.Embedder && info.Embedder != b.emb.Name()) || (dim > 0 && info.Dim != dim) {
 		return fmt.Errorf("%w: %s has vectors of %s (dim %d), but this run embeds with %s%s; "+
 			"set EMBEDDING_MODEL/EMBEDDING_DIM to match, or index into another --data directory",
 			errEmbedderMismatch, b.store.describe(), info.Embedder, info.Dim, b.manifest.Embedder, dimSuffix(dim))
@@ -143,45 +146,4 @@ func dimSuffix(dim int) string {
 		return ""
 	}
 	return fmt.Sprintf(" (dim %d)", dim)
-}
-
-// pgRecordedEmbedder reads the embedder recorded for the store called name
-// before NewPgvecStore touches the schema: the store's own record, else the
-// table an earlier version of the CLI kept; nil when nothing is recorded.
-func pgRecordedEmbedder(ctx context.Context, dsn, name string) (*indexManifest, error) {
-	info, found, err := askyourdocs.ReadPgvecIndexInfo(ctx, dsn, name)
-	if err != nil {
-		return nil, err
-	}
-	if found {
-		return &indexManifest{Embedder: info.Embedder, Dim: info.Dim, Created: info.Created}, nil
-	}
-	return pgLegacyManifest(ctx, dsn, name)
-}
-
-// pgLegacyManifest reads the record of the table askyourdocs_cli_index an
-// earlier version of the CLI kept, with a connection of its own; nil when
-// there is none.
-func pgLegacyManifest(ctx context.Context, dsn, name string) (*indexManifest, error) {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
-	}
-	defer conn.Close(context.Background())
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", pgManifestTable).Scan(&exists); err != nil {
-		return nil, fmt.Errorf("look for %s: %w", pgManifestTable, err)
-	}
-	if !exists {
-		return nil, nil
-	}
-	var m indexManifest
-	err = conn.QueryRow(ctx, "SELECT embedder, dim, created FROM "+pgManifestTable+" WHERE store = $1", name).Scan(&m.Embedder, &m.Dim, &m.Created)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", pgManifestTable, err)
-	}
-	return &m, nil
 }

@@ -117,6 +117,9 @@ type backend struct {
 	store    cliStore
 	emb      *countingEmbedder
 	manifest indexManifest // the embedder in use (name and dim)
+	// legacyPending: the embedder check went by an earlier version's
+	// record (legacyManifest), to drop once the store records its own.
+	legacyPending bool
 
 	llm        ai.Model
 	llmSpec    string
@@ -166,11 +169,12 @@ func (r *replicaState) get() (bool, string) {
 	return r.usable, r.reason
 }
 
-// Close releases the store and restores logging.
+// Close drops an earlier version's record the store has replaced with its
+// own (a write recorded it), releases the store and restores logging.
 func (b *backend) Close() error {
 	var err error
 	if b.store != nil {
-		err = b.store.Close()
+		err = errors.Join(b.dropMigratedManifest(context.Background()), b.store.Close())
 	}
 	if b.logCloser != nil {
 		b.logCloser.Close()
@@ -295,27 +299,6 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 		return nil, fmt.Errorf("%w: --pg-read (ASKYOURDOCS_READ_DSN) names a read replica of --pg's database: give --pg (or ASKYOURDOCS_DSN) too", errUsage)
 	}
 	if dsn != "" {
-		// The recorded embedder is checked, and its dimension taken, before
-		// the store is opened: NewPgvecStore needs the dimension (a model's
-		// is otherwise probed) and creates a missing store's tables.
-		recorded, err := pgRecordedEmbedder(ctx, dsn, cf.name)
-		if err != nil {
-			return nil, err
-		}
-		if recorded != nil {
-			if recorded.Embedder != b.manifest.Embedder || (dim > 0 && recorded.Dim != dim) {
-				return nil, fmt.Errorf("%w: the PostgreSQL store %q has vectors of %s (dim %d), but this run embeds with %s%s; "+
-					"set EMBEDDING_MODEL/EMBEDDING_DIM to match, or use another --name",
-					errEmbedderMismatch, cf.name, recorded.Embedder, recorded.Dim, b.manifest.Embedder, dimSuffix(dim))
-			}
-			dim = recorded.Dim
-		}
-		if dim == 0 {
-			// A PgvecStore needs the dimension up front: ask the model once.
-			if dim, err = probeDim(ctx, b.emb); err != nil {
-				return nil, err
-			}
-		}
 		// The keyword language as the embedded store has it: the one
 		// --keyword-language names, else the recorded one, a new store's
 		// following its documents, so that a search ranks alike whichever
@@ -325,7 +308,17 @@ func (a *cliApp) open(ctx context.Context, cf *commonFlags, opts openOptions) (*
 			b.replica = &replicaState{out: a.stderr}
 			po.ReadDSN, po.OnReplicaChange = readDSN, b.replica.set
 		}
+		// Dimension 0 (a model, EMBEDDING_DIM unset) opens the store with
+		// the dimension it records; a store that does not exist yet needs
+		// the model's: ask the model once. The embedder check follows
+		// (checkManifest).
 		ps, err := askyourdocs.NewPgvecStoreWithOptions(ctx, b.g, cf.name, b.emb, dsn, dim, po)
+		if dim == 0 && errors.Is(err, askyourdocs.ErrIndexUnrecorded) {
+			if dim, err = probeDim(ctx, b.emb); err != nil {
+				return nil, err
+			}
+			ps, err = askyourdocs.NewPgvecStoreWithOptions(ctx, b.g, cf.name, b.emb, dsn, dim, po)
+		}
 		if err != nil {
 			return nil, err
 		}

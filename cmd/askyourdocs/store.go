@@ -13,16 +13,16 @@ const storeName = "askyourdocs"
 
 // cliStore is what the commands need from a store: the engine's read
 // interface (askyourdocs.Searcher, which Search runs on) and the record of
-// its embedder (the stores' IndexInfo and RecordIndexInfo), plus the CLI's bookkeeping.
+// its embedder (the stores' IndexInfo, which a store records at its first
+// write), plus the CLI's bookkeeping.
 type cliStore interface {
 	askyourdocs.Searcher
 	IndexInfo(ctx context.Context) (info askyourdocs.IndexInfo, found bool, err error)
-	RecordIndexInfo(ctx context.Context, info askyourdocs.IndexInfo, requireEmpty bool) (askyourdocs.IndexInfo, bool, error)
 	chunkCount(ctx context.Context) (int, error)
 	describe() string
 	// legacyManifest returns the embedder record an earlier version kept
 	// beside the store (ok false when there is none), and drop removes it
-	// once the store records it itself.
+	// once the store has a record of its own.
 	legacyManifest(ctx context.Context) (m indexManifest, ok bool, err error)
 	dropLegacyManifest(ctx context.Context) error
 	// bulk runs fn as one indexing run, whose writes go through w: a

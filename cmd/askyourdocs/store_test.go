@@ -78,9 +78,23 @@ func TestCLIExportAndMigrateJSONIndex(t *testing.T) {
 	if r := runCLI(t, work, nil, "sources", "--data", old); strings.Contains(r.stderr, "migrated") {
 		t.Errorf("migrated twice:\n%s", r)
 	}
-	// The manifest file moved into the database.
+	// The import records no embedder: the manifest file stands for the
+	// record, and is checked like one, until the store records its own.
+	if _, err := os.Stat(filepath.Join(old, manifestFile)); err != nil {
+		t.Errorf("the legacy manifest file went before the store had a record: %v", err)
+	}
+	r = runCLI(t, work, []string{"EMBEDDING_DIM=256"}, "search", "--data", old, "snow")
+	if r.code != exitError || !strings.Contains(r.stderr, "index was built with another embedder") {
+		t.Errorf("another embedder than the legacy manifest's:\n%s", r)
+	}
+	// The first write that adds chunks records the embedder in the store,
+	// and the manifest file goes.
+	writeHTML(t, filepath.Join(docs, "c.html"), "Charlie", "charlie forest text about trees")
+	if r := runCLI(t, work, nil, "index", "--data", old, "docs"); r.code != 0 {
+		t.Fatalf("index into the migrated directory:\n%s", r)
+	}
 	if _, err := os.Stat(filepath.Join(old, manifestFile)); err == nil {
-		t.Errorf("the legacy manifest file is still there after the migration")
+		t.Errorf("the legacy manifest file is still there after the store recorded its embedder")
 	}
 	moved, err := askyourdocs.NewSQLiteStore(t.Context(), nil, askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim), sqlitePath(old, storeName), nil)
 	if err != nil {
@@ -88,11 +102,47 @@ func TestCLIExportAndMigrateJSONIndex(t *testing.T) {
 	}
 	info, found, err := moved.IndexInfo(t.Context())
 	moved.Close()
-	if err != nil || !found || info.Embedder != askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim).Name() || info.Created.Year() != 2025 {
+	if err != nil || !found || info.Embedder != askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim).Name() || info.Dim != cliLocalEmbedderDim {
 		t.Errorf("record after the migration: %+v, found %v, %v", info, found, err)
 	}
 	if r := runCLI(t, work, nil, "export", "--data", data); r.code != exitUsage {
 		t.Errorf("export without --genkit:\n%s", r)
+	}
+
+	// An index another program built (chunks imported, no record and no
+	// manifest file): searching works, writing into it is refused before
+	// anything is written, and nothing is recorded.
+	foreign := filepath.Join(work, "foreign")
+	if err := os.MkdirAll(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := askyourdocs.NewSQLiteStore(t.Context(), nil, askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim), sqlitePath(foreign, storeName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := fs.ImportLocalvec(t.Context(), jsonIndexPath(old, storeName)); err != nil || n == 0 {
+		t.Fatalf("import: %d, %v", n, err)
+	}
+	fs.Close()
+	if r := runCLI(t, work, nil, "search", "--data", foreign, "snow"); r.code != 0 || !strings.Contains(r.stdout, "b.html") {
+		t.Errorf("search in an unrecorded index:\n%s", r)
+	}
+	before := cliSources(t, work, foreign)
+	r = runCLI(t, work, nil, "index", "--data", foreign, "docs")
+	if r.code != exitError || !strings.Contains(r.stderr, "holds chunks but no record of the embedder") {
+		t.Errorf("index into an unrecorded index:\n%s", r)
+	}
+	if got := cliSources(t, work, foreign); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Errorf("the refused index run changed the sources: %v, want %v", got, before)
+	}
+	fs, err = askyourdocs.NewSQLiteStore(t.Context(), nil, askyourdocs.NewLocalEmbedder(cliLocalEmbedderDim), sqlitePath(foreign, storeName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, found, err = fs.IndexInfo(t.Context())
+	fs.Close()
+	if err != nil || found {
+		t.Errorf("the refused run recorded an embedder: found %v, %v", found, err)
 	}
 }
 
