@@ -58,12 +58,18 @@ type AnswerOptions struct {
 	// already sanitised (a line that may hold a link is held back until
 	// it ends). An extractive answer is not streamed.
 	OnText func(string)
-	// Sanitize configures the answer sanitiser (SanitizeAnswerWithOptions); nil means
-	// its defaults.
-	Sanitize *SanitizeOptions
+	// Labels are the words Answer puts into text: the marker left where
+	// the sanitiser (SanitizeAnswerWithOptions) removed a link. Empty
+	// fields are German (GermanLabels); use EnglishLabels for English.
+	Labels ConversationLabels
 	// QuoteCols is the longest quote of the best passage in an extractive
 	// answer, in terminal columns (a CJK character two); <= 0 means 320.
 	QuoteCols int
+}
+
+// sanitize returns the sanitiser's options: the answer's labels.
+func (o *AnswerOptions) sanitize() *ConversationOptions {
+	return &ConversationOptions{Labels: o.Labels}
 }
 
 // AnswerResult is Answer's answer.
@@ -188,7 +194,7 @@ func Answer(ctx context.Context, s Searcher, question string, opts *AnswerOption
 	var used []string
 	for i := range out.Citations {
 		c := &out.Citations[i]
-		c.Excerpt = generatedQuote(*c, text, used, o.Sanitize)
+		c.Excerpt = generatedQuote(*c, text, used, o.sanitize())
 		used = append(used, c.Excerpt)
 	}
 	return out, nil
@@ -296,7 +302,7 @@ func (r *AnswerResult) extractive(question string, o AnswerOptions) {
 			covered[k] = covered[k] || hit[k] || in
 		}
 		c.Section = quotedSection(c, heading)
-		c.Excerpt = SanitizeAnswerWithOptions(q, allowed, o.Sanitize)
+		c.Excerpt = SanitizeAnswerWithOptions(q, allowed, o.sanitize())
 		kept = append(kept, c)
 	}
 	if first >= 0 {
@@ -363,7 +369,7 @@ func generateAnswer(ctx context.Context, o AnswerOptions, question string, cits 
 	}
 	var sw *sanitizingWriter
 	if o.OnText != nil {
-		sw = &sanitizingWriter{allowed: allowed, opts: o.Sanitize, emit: o.OnText}
+		sw = &sanitizingWriter{allowed: allowed, opts: o.sanitize(), emit: o.OnText}
 		gen = append(gen, ai.WithStreaming(func(_ context.Context, c *ai.ModelResponseChunk) error {
 			sw.write(c.Text())
 			return nil
@@ -376,7 +382,7 @@ func generateAnswer(ctx context.Context, o AnswerOptions, question string, cits 
 	if sw != nil {
 		sw.flush()
 	}
-	return strings.TrimSpace(SanitizeAnswerWithOptions(resp.Text(), allowed, o.Sanitize)), false, nil
+	return strings.TrimSpace(SanitizeAnswerWithOptions(resp.Text(), allowed, o.sanitize())), false, nil
 }
 
 // generatedQuote is the quote of a generated answer's citation: the
@@ -385,7 +391,7 @@ func generateAnswer(ctx context.Context, o AnswerOptions, question string, cits 
 // units for it when that sentence is a heading or a fragment; a quote that
 // repeats one of used (overlapping passages of one section) is taken from
 // the passage's other sentences.
-func generatedQuote(h SearchHit, answer string, used []string, so *SanitizeOptions) string {
+func generatedQuote(h SearchHit, answer string, used []string, so *ConversationOptions) string {
 	allowed := citedURLs([]SearchHit{h})
 	terms := quoteTerms(answer)
 	pick := func(text string) string {
@@ -531,7 +537,7 @@ func noMatchText(question string, missing []string, closest bool) string {
 // link or image is held back until its line ends, then sanitised whole.
 type sanitizingWriter struct {
 	allowed []string
-	opts    *SanitizeOptions
+	opts    *ConversationOptions
 	emit    func(string)
 	buf     strings.Builder
 	started bool

@@ -11,8 +11,8 @@ func quoteFor(passage, question string, headings []string, maxCols int) string {
 	return q
 }
 
-// englishSanitize is the English removed-link marker.
-var englishSanitize = &SanitizeOptions{RemovedLinkMarker: EnglishRemovedLinkMarker}
+// englishSanitize has the English removed-link marker.
+var englishSanitize = &ConversationOptions{Labels: EnglishLabels}
 
 // citeQuote is generatedQuote for a passage.
 func citeQuote(passage, answer string, used []string) string {

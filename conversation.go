@@ -17,20 +17,27 @@ type QATurn struct {
 	Answer   string `json:"answer"`
 }
 
-// ConversationLabels are the words the multi-turn helpers put into text:
-// FormatHistory's speaker labels and ConfidenceLabel's three levels.
+// ConversationLabels are the words the library puts into text for the
+// reader: FormatHistory's speaker labels, ConfidenceLabel's three levels
+// and the marker SanitizeAnswerWithOptions (and Answer) leaves where it
+// removed a link.
 type ConversationLabels struct {
 	User, Assistant   string
 	High, Medium, Low string
+	RemovedLink       string
 }
 
 // The built-in label sets for ConversationOptions.Labels; GermanLabels is
 // the default.
 var (
-	// GermanLabels: "Nutzer"/"Assistent", "hoch"/"mittel"/"niedrig".
-	GermanLabels = ConversationLabels{User: "Nutzer", Assistant: "Assistent", High: "hoch", Medium: "mittel", Low: "niedrig"}
-	// EnglishLabels: "User"/"Assistant", "high"/"medium"/"low".
-	EnglishLabels = ConversationLabels{User: "User", Assistant: "Assistant", High: "high", Medium: "medium", Low: "low"}
+	// GermanLabels: "Nutzer"/"Assistent", "hoch"/"mittel"/"niedrig",
+	// "[Link entfernt]".
+	GermanLabels = ConversationLabels{User: "Nutzer", Assistant: "Assistent", High: "hoch", Medium: "mittel", Low: "niedrig",
+		RemovedLink: removedLinkMarker}
+	// EnglishLabels: "User"/"Assistant", "high"/"medium"/"low",
+	// "[link removed]" (EnglishRemovedLinkMarker).
+	EnglishLabels = ConversationLabels{User: "User", Assistant: "Assistant", High: "high", Medium: "medium", Low: "low",
+		RemovedLink: EnglishRemovedLinkMarker}
 )
 
 // LabelOption changes the labels FormatHistory, CondenseFollowUpWith and
@@ -39,12 +46,15 @@ var (
 // Deprecated: use ConversationOptions.Labels.
 type LabelOption func(*ConversationLabels)
 
-// ConversationOptions configure the multi-turn helpers that take them
-// (CondenseFollowUpWithOptions, FormatHistoryWithOptions, TrimHistoryWithOptions, ConfidenceLabelWithOptions). A nil pointer or
-// a zero field means the default; the struct is not retained.
+// ConversationOptions configure the helpers that take them: the multi-turn
+// ones (CondenseFollowUpWithOptions, FormatHistoryWithOptions,
+// TrimHistoryWithOptions, ConfidenceLabelWithOptions) and the answer
+// sanitiser (SanitizeAnswerWithOptions). A nil pointer or a zero field
+// means the default; the struct is not retained.
 type ConversationOptions struct {
-	// Labels are the words put into text: speaker and confidence labels.
-	// Empty fields are German (GermanLabels); use EnglishLabels for English.
+	// Labels are the words put into text: speaker and confidence labels,
+	// the removed-link marker. Empty fields are German (GermanLabels); use
+	// EnglishLabels for English.
 	Labels ConversationLabels
 	// MaxTurns is the most turns TrimHistoryWithOptions keeps: 0 means 6,
 	// a negative value no limit.
@@ -71,6 +81,7 @@ func mergeLabels(l *ConversationLabels, custom ConversationLabels) {
 	}{
 		{&l.User, custom.User}, {&l.Assistant, custom.Assistant},
 		{&l.High, custom.High}, {&l.Medium, custom.Medium}, {&l.Low, custom.Low},
+		{&l.RemovedLink, custom.RemovedLink},
 	} {
 		if f.src != "" {
 			*f.dst = f.src

@@ -112,11 +112,38 @@ func TestCleanAnswerMarker(t *testing.T) {
 	if got, want := SanitizeAnswerWithOptions(answer, allowed, nil), SanitizeAnswer(answer, allowed); got != want {
 		t.Errorf("SanitizeAnswerWithOptions(nil) = %q, want SanitizeAnswer's %q", got, want)
 	}
-	got := SanitizeAnswerWithOptions(answer, allowed, &SanitizeOptions{RemovedLinkMarker: EnglishRemovedLinkMarker})
-	if !strings.Contains(got, EnglishRemovedLinkMarker) || strings.Contains(got, "evil") || !strings.Contains(got, "https://docs.example/a") {
-		t.Errorf("SanitizeAnswerWithOptions(English marker) = %q", got)
+	got := SanitizeAnswerWithOptions(answer, allowed, &ConversationOptions{Labels: EnglishLabels})
+	if !strings.Contains(got, "[link removed]") || strings.Contains(got, "evil") || !strings.Contains(got, "https://docs.example/a") {
+		t.Errorf("SanitizeAnswerWithOptions(English labels) = %q", got)
 	}
 	if old := SanitizeAnswerWith(answer, allowed, WithRemovedLinkMarker(EnglishRemovedLinkMarker)); old != got {
 		t.Errorf("SanitizeAnswerWith = %q, SanitizeAnswerWithOptions = %q", old, got)
+	}
+	if old := CleanAnswer(answer, allowed, &SanitizeOptions{RemovedLinkMarker: EnglishRemovedLinkMarker}); old != got {
+		t.Errorf("CleanAnswer = %q, SanitizeAnswerWithOptions = %q", old, got)
+	}
+	// A label set of the app's own: its marker, the other fields German.
+	own := SanitizeAnswerWithOptions(answer, allowed, &ConversationOptions{Labels: ConversationLabels{RemovedLink: "[lien supprimé]"}})
+	if !strings.Contains(own, "[lien supprimé]") || strings.Contains(own, "[Link entfernt]") {
+		t.Errorf("SanitizeAnswerWithOptions(own marker) = %q", own)
+	}
+}
+
+// TestAnswerLabelsRemovedLink: Answer's removed-link marker is its
+// Labels.RemovedLink, German by default.
+func TestAnswerLabelsRemovedLink(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    AnswerOptions
+		want string
+	}{
+		{"default", AnswerOptions{}, "[Link entfernt]"},
+		{"english labels", AnswerOptions{Labels: EnglishLabels}, "[link removed]"},
+		{"own marker", AnswerOptions{Labels: ConversationLabels{RemovedLink: "[x]"}}, "[x]"},
+	} {
+		got := SanitizeAnswerWithOptions("see https://evil.example/x", nil, c.o.sanitize())
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want the marker %q", c.name, got, c.want)
+		}
 	}
 }

@@ -20,7 +20,7 @@ const (
 	ContextCloseTag = "</context>"
 
 	// EnglishRemovedLinkMarker is the removed-link marker for English pages
-	// (SanitizeOptions.RemovedLinkMarker); the default is German,
+	// (EnglishLabels.RemovedLink); the default is German,
 	// "[Link entfernt]".
 	EnglishRemovedLinkMarker = "[link removed]"
 )

@@ -7,7 +7,7 @@ import (
 )
 
 // removedLinkMarker replaces a link or URL that SanitizeAnswerWithOptions
-// drops unless SanitizeOptions names another marker.
+// drops unless the labels name another marker (GermanLabels.RemovedLink).
 const removedLinkMarker = "[Link entfernt]"
 
 // SanitizeAnswerWithOptions returns a model's answer with what could leak data or
@@ -17,7 +17,8 @@ const removedLinkMarker = "[Link entfernt]"
 // docs/compat.md), raw HTML (tags and comments are removed, the
 // text between tags is kept; script and style elements go whole), and every
 // link or bare URL that is not allowed. A link keeps its text followed by
-// o.RemovedLinkMarker (nil or "": "[Link entfernt]"; the text goes too when
+// o.Labels.RemovedLink (nil or "": "[Link entfernt]", EnglishLabels' is
+// "[link removed]"; the text goes too when
 // it is itself a URL); a bare URL or autolink becomes the marker alone.
 // Reference definitions of dropped
 // targets are removed.
@@ -33,12 +34,8 @@ const removedLinkMarker = "[Link entfernt]"
 // neither images nor links until the answer is done, then replace what was
 // shown with the sanitized text. Code spans and blocks are treated like
 // prose (their URLs and tags are removed too).
-func SanitizeAnswerWithOptions(answer string, allowedURLs []string, o *SanitizeOptions) string {
-	marker := removedLinkMarker
-	if o != nil && o.RemovedLinkMarker != "" {
-		marker = o.RemovedLinkMarker
-	}
-	out, _ := sanitizeAnswerLoop(answer, allowedURLs, false, marker)
+func SanitizeAnswerWithOptions(answer string, allowedURLs []string, o *ConversationOptions) string {
+	out, _ := sanitizeAnswerLoop(answer, allowedURLs, false, o.labels().RemovedLink)
 	return out
 }
 
@@ -46,8 +43,8 @@ func SanitizeAnswerWithOptions(answer string, allowedURLs []string, o *SanitizeO
 // "[Link entfernt]" for removed links.
 //
 // Deprecated: Use SanitizeAnswerWithOptions(answer, allowedURLs, nil), the
-// same function (SanitizeOptions.RemovedLinkMarker sets another marker, as
-// EnglishRemovedLinkMarker).
+// same function (ConversationOptions.Labels.RemovedLink sets another
+// marker: &ConversationOptions{Labels: EnglishLabels} the English one).
 func SanitizeAnswer(answer string, allowedURLs []string) string {
 	return SanitizeAnswerWithOptions(answer, allowedURLs, nil)
 }

@@ -2,17 +2,30 @@ package engine
 
 // SanitizeOptions configure SanitizeAnswerWithOptions. A nil pointer or a zero field
 // means the default; the struct is not retained.
+//
+// Deprecated: Use ConversationOptions, whose Labels.RemovedLink is the
+// marker (EnglishLabels has the English one), with
+// SanitizeAnswerWithOptions and AnswerOptions.Labels.
 type SanitizeOptions struct {
 	// RemovedLinkMarker replaces a removed link or URL; "" means
 	// "[Link entfernt]".
 	RemovedLinkMarker string
 }
 
-// CleanAnswer is SanitizeAnswerWithOptions.
+// conversation returns the ConversationOptions with o's marker.
+func (o *SanitizeOptions) conversation() *ConversationOptions {
+	if o == nil {
+		return nil
+	}
+	return &ConversationOptions{Labels: ConversationLabels{RemovedLink: o.RemovedLinkMarker}}
+}
+
+// CleanAnswer is SanitizeAnswerWithOptions with o's marker.
 //
-// Deprecated: Use SanitizeAnswerWithOptions (the same function).
+// Deprecated: Use SanitizeAnswerWithOptions (the same function) with
+// &ConversationOptions{Labels: ConversationLabels{RemovedLink: marker}}.
 func CleanAnswer(answer string, allowedURLs []string, o *SanitizeOptions) string {
-	return SanitizeAnswerWithOptions(answer, allowedURLs, o)
+	return SanitizeAnswerWithOptions(answer, allowedURLs, o.conversation())
 }
 
 // SanitizeOption configures SanitizeAnswerWith.
@@ -25,7 +38,7 @@ type sanitizeConfig struct{ marker string }
 // WithRemovedLinkMarker sets the text that replaces a removed link or URL
 // (default "[Link entfernt]"); an empty marker keeps the default.
 //
-// Deprecated: use SanitizeOptions.RemovedLinkMarker.
+// Deprecated: use ConversationOptions.Labels.RemovedLink.
 func WithRemovedLinkMarker(marker string) SanitizeOption {
 	return func(c *sanitizeConfig) {
 		if marker != "" {
@@ -45,5 +58,5 @@ func SanitizeAnswerWith(answer string, allowedURLs []string, opts ...SanitizeOpt
 			o(&c)
 		}
 	}
-	return SanitizeAnswerWithOptions(answer, allowedURLs, &SanitizeOptions{RemovedLinkMarker: c.marker})
+	return SanitizeAnswerWithOptions(answer, allowedURLs, &ConversationOptions{Labels: ConversationLabels{RemovedLink: c.marker}})
 }

@@ -54,8 +54,7 @@ func (b *backend) answer(ctx context.Context, question string, o retrieveOptions
 	if err != nil {
 		return nil, err
 	}
-	ao := &askyourdocs.AnswerOptions{Search: so, Passages: passages, OnText: onText,
-		Sanitize: &askyourdocs.SanitizeOptions{RemovedLinkMarker: askyourdocs.EnglishRemovedLinkMarker}}
+	ao := &askyourdocs.AnswerOptions{Search: so, Passages: passages, OnText: onText, Labels: askyourdocs.EnglishLabels}
 	if b.llm != nil {
 		ao.Genkit, ao.Model, ao.Config = b.g, b.llm, b.genCfg
 	}
@@ -229,7 +228,8 @@ func confColor(st style, label string) string {
 }
 
 // sanitizeAnswer is the engine's SanitizeAnswerWithOptions with the English
-// removed-link marker: the CLI, serve and MCP speak English.
+// labels (the removed-link marker "[link removed]"): the CLI, serve and
+// MCP speak English.
 func sanitizeAnswer(answer string, allowed []string) string {
-	return askyourdocs.SanitizeAnswerWithOptions(answer, allowed, &askyourdocs.SanitizeOptions{RemovedLinkMarker: askyourdocs.EnglishRemovedLinkMarker})
+	return askyourdocs.SanitizeAnswerWithOptions(answer, allowed, &askyourdocs.ConversationOptions{Labels: askyourdocs.EnglishLabels})
 }
