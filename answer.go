@@ -37,7 +37,8 @@ const (
 // AnswerOptions configure Answer. A nil *AnswerOptions, and zero fields,
 // mean the defaults: no model (the extractive answer), Search's defaults.
 type AnswerOptions struct {
-	// Search configures the retrieval (nil: Search's defaults).
+	// Search configures the retrieval (nil: Search's defaults); its
+	// Genkit, when nil, is Genkit below.
 	Search *SearchOptions
 	// Genkit and Model generate the answer from the passages with Config
 	// as the model config; a nil Model gives the extractive answer (quotes
@@ -146,7 +147,17 @@ func Answer(ctx context.Context, s Searcher, question string, opts *AnswerOption
 	if o.QuoteCols <= 0 {
 		o.QuoteCols = defaultQuoteCols
 	}
-	found, err := Search(ctx, s, question, o.Search)
+	so := o.Search
+	if o.Genkit != nil && (so == nil || so.Genkit == nil) {
+		// The model steps' built-in prompts live in the answer's Genkit.
+		c := SearchOptions{}
+		if so != nil {
+			c = *so
+		}
+		c.Genkit = o.Genkit
+		so = &c
+	}
+	found, err := Search(ctx, s, question, so)
 	if err != nil {
 		return nil, fmt.Errorf("answer: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core/tracing"
+	"github.com/firebase/genkit/go/genkit"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -42,9 +43,9 @@ const (
 )
 
 // SearchModel is a model step of Search (HyDE or rerank): the prompt to
-// execute, the model to run it with (nil: the prompt's own) and the model
-// config (nil: none). DefineHyDEPrompt and DefineRerankPrompt define the
-// built-in prompts.
+// execute (nil: the built-in one, taken from SearchOptions.Genkit), the
+// model to run it with (nil: the prompt's own) and the model config (nil:
+// none).
 type SearchModel struct {
 	Prompt ai.Prompt
 	Model  ai.Model
@@ -75,6 +76,15 @@ type SearchOptions struct {
 	Rerank *SearchModel
 	// RerankOptions configure the rerank calls.
 	RerankOptions RerankOptions
+	// Genkit holds the built-in prompts of the model steps whose Prompt
+	// is nil: "askyourdocs-hyde" (a 3-5 sentence documentation passage
+	// answering the question, in its language) and "askyourdocs-rerank"
+	// (one 0-10 score per passage, the passages marked as quoted
+	// material). Search defines them in Genkit at first use, once; a
+	// prompt of that name the app defined first is used instead. A step
+	// with a nil Prompt and no Genkit is an error. Answer passes
+	// AnswerOptions.Genkit when this is nil.
+	Genkit *genkit.Genkit
 	// ReleaseNotesWeight multiplies the score of a hit from a
 	// release-notes page (its page title reads "Release notes",
 	// "Changelog", "What's new in", ...) unless the question asks about
@@ -298,6 +308,20 @@ func searchSettle(s Searcher, question string, opts *SearchOptions) (SearchOptio
 	}
 	if o.ReleaseNotesWeight == 0 {
 		o.ReleaseNotesWeight = defaultReleaseNotesWeight
+	}
+	for _, step := range []struct {
+		m          **SearchModel
+		name, text string
+	}{{&o.HyDE, hydePromptName, hydePromptText}, {&o.Rerank, rerankPromptName, rerankPromptText}} {
+		if *step.m == nil || (*step.m).Prompt != nil {
+			continue
+		}
+		if o.Genkit == nil {
+			return o, fmt.Errorf("search: %s step without a prompt: set its Prompt or SearchOptions.Genkit (the built-in prompt)", step.name)
+		}
+		m := **step.m // the caller's SearchModel stays as it was
+		m.Prompt = builtinPrompt(o.Genkit, step.name, step.text)
+		*step.m = &m
 	}
 	return o, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/firebase/genkit/go/ai"
@@ -52,9 +53,11 @@ func TestSearchSpans(t *testing.T) {
 		}
 		return &ai.ModelResponse{Message: ai.NewModelTextMessage(text)}, nil
 	})
+	// The built-in prompts come from g (the steps name no Prompt).
 	hits, rep, err := searchReported(ctx, s, "kayak rental price", &SearchOptions{
-		HyDE:   &SearchModel{Prompt: DefineHyDEPrompt(g), Model: model},
-		Rerank: &SearchModel{Prompt: DefineRerankPrompt(g), Model: model},
+		Genkit: g,
+		HyDE:   &SearchModel{Model: model},
+		Rerank: &SearchModel{Model: model},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -121,5 +124,70 @@ func TestSearchConfidence(t *testing.T) {
 	}
 	if hits[0].Confidence > confidenceAbsentCap || !strings.Contains(hits[0].ConfidenceBasis, "submarine") {
 		t.Errorf("absent word: confidence %d (%s)", hits[0].Confidence, hits[0].ConfidenceBasis)
+	}
+}
+
+// TestSearchBuiltinPrompts: a model step without a Prompt takes the
+// built-in one from SearchOptions.Genkit, defined there once even when
+// many searches start at the same moment; a prompt of that name the app
+// defined first is used instead; no Prompt and no Genkit is an error that
+// names the step, and the caller's SearchModel is left as it was.
+func TestSearchBuiltinPrompts(t *testing.T) {
+	ctx := t.Context()
+	s := sqliteTestStore(t, filepath.Join(t.TempDir(), "docs.db"), NewLocalEmbedder(256))
+	if err := IndexInBatches(ctx, s, searchTestCorpus(), nil); err != nil {
+		t.Fatal(err)
+	}
+	g := genkit.Init(ctx)
+	var prompts sync.Map // the texts the model was asked
+	model := genkit.DefineModel(g, "test/builtin-prompt-model", nil, func(ctx context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		prompts.Store(req.Messages[len(req.Messages)-1].Text(), true)
+		return &ai.ModelResponse{Message: ai.NewModelTextMessage("A kayak rental costs a price per day.")}, nil
+	})
+	hyde := &SearchModel{Model: model}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			_, err := Search(ctx, s, "kayak rental price", &SearchOptions{Genkit: g, HyDE: hyde})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hyde.Prompt != nil {
+		t.Error("Search set the caller's SearchModel.Prompt")
+	}
+	asked := false
+	prompts.Range(func(k, _ any) bool {
+		asked = asked || strings.Contains(k.(string), "Write a short passage") && strings.Contains(k.(string), "kayak rental price")
+		return true
+	})
+	if !asked {
+		t.Error("the model was not asked the built-in HyDE prompt")
+	}
+
+	// An app's own prompt of the built-in name wins.
+	g2 := genkit.Init(ctx)
+	genkit.DefinePrompt(g2, "askyourdocs-hyde", ai.WithPrompt("OWN HYDE {{question}}"))
+	model2 := genkit.DefineModel(g2, "test/own-prompt-model", nil, func(ctx context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		prompts.Store(req.Messages[len(req.Messages)-1].Text(), true)
+		return &ai.ModelResponse{Message: ai.NewModelTextMessage("passage")}, nil
+	})
+	if _, err := Search(ctx, s, "boathouse", &SearchOptions{Genkit: g2, HyDE: &SearchModel{Model: model2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := prompts.Load("OWN HYDE boathouse"); !ok {
+		t.Error("the app's own askyourdocs-hyde prompt was not used")
+	}
+
+	_, err := Search(ctx, s, "kayak", &SearchOptions{Rerank: &SearchModel{Model: model}})
+	if err == nil || !strings.Contains(err.Error(), "askyourdocs-rerank") {
+		t.Errorf("rerank without Prompt or Genkit: %v, want an error naming the step", err)
 	}
 }

@@ -76,7 +76,7 @@ func TestSearchThirdPartySearcher(t *testing.T) {
 	model := genkit.DefineModel(g, "test/wrap-hyde", nil, func(ctx context.Context, req *ai.ModelRequest, _ ai.ModelStreamCallback) (*ai.ModelResponse, error) {
 		return &ai.ModelResponse{Message: ai.NewModelTextMessage("The museum opens its doors in the morning and the ferry leaves at noon.")}, nil
 	})
-	hyde := &engine.SearchModel{Prompt: engine.DefineHyDEPrompt(g), Model: model}
+	hyde := &engine.SearchModel{Model: model} // the built-in prompt, from SearchOptions.Genkit
 	questions := []string{"what do I need to know about this and where can I ask about it", "kayak rental", "what are the opening hours of the museum and when can I go there", "library card", "how do I get to the ferry in winter"}
 
 	for name, s := range stores {
@@ -91,12 +91,12 @@ func TestSearchThirdPartySearcher(t *testing.T) {
 			weak := false
 			for _, q := range questions {
 				for _, h := range []*engine.SearchModel{nil, hyde} {
-					wantRes, err := engine.Search(ctx, s, q, &engine.SearchOptions{HyDE: h})
+					wantRes, err := engine.Search(ctx, s, q, &engine.SearchOptions{HyDE: h, Genkit: g})
 					if err != nil {
 						t.Fatal(err)
 					}
 					w := unwrapping{&loggingSearcher{Searcher: s}}
-					gotRes, err := engine.Search(ctx, w, q, &engine.SearchOptions{HyDE: h})
+					gotRes, err := engine.Search(ctx, w, q, &engine.SearchOptions{HyDE: h, Genkit: g})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -112,7 +112,7 @@ func TestSearchThirdPartySearcher(t *testing.T) {
 						t.Errorf("%q: the store's report: fusion %+v, lacking %v", q, want.Fusion, want.Lacking)
 					}
 					weak = weak || want.KeywordWeak
-					plainRes, err := engine.Search(ctx, &loggingSearcher{Searcher: s}, q, &engine.SearchOptions{HyDE: h})
+					plainRes, err := engine.Search(ctx, &loggingSearcher{Searcher: s}, q, &engine.SearchOptions{HyDE: h, Genkit: g})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -111,7 +111,7 @@ type retrieval struct {
 // rerank with RERANK_MODEL, the fusion the index records unless a flag
 // set it.
 func (b *backend) searchOptions(o retrieveOptions) (*askyourdocs.SearchOptions, error) {
-	so := &askyourdocs.SearchOptions{K: o.top, Depth: max(o.depth, o.top), Fusion: o.fusion(),
+	so := &askyourdocs.SearchOptions{K: o.top, Depth: max(o.depth, o.top), Fusion: o.fusion(), Genkit: b.g,
 		RerankOptions: askyourdocs.RerankOptions{BatchSize: 8, Parallel: 2, DefaultScore: 5}}
 	switch o.mode {
 	case modeVector:
@@ -124,10 +124,10 @@ func (b *backend) searchOptions(o retrieveOptions) (*askyourdocs.SearchOptions, 
 		return nil, withHint(fmt.Errorf("%w: unknown --mode %q", errUsage, o.mode), "--mode is vector, keyword or fusion")
 	}
 	if o.hyde && b.llm != nil && o.mode == modeFusion {
-		so.HyDE = &askyourdocs.SearchModel{Prompt: askyourdocs.DefineHyDEPrompt(b.g), Model: b.llm, Config: b.genCfg}
+		so.HyDE = &askyourdocs.SearchModel{Model: b.llm, Config: b.genCfg}
 	}
 	if o.rerank && b.rerank != nil {
-		so.Rerank = &askyourdocs.SearchModel{Prompt: askyourdocs.DefineRerankPrompt(b.g), Model: b.rerank, Config: b.rerankCfg}
+		so.Rerank = &askyourdocs.SearchModel{Model: b.rerank, Config: b.rerankCfg}
 	}
 	return so, nil
 }
