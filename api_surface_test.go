@@ -14,11 +14,11 @@ import (
 
 // maxAPISurface is the most top-level declarations of the package (as
 // `go doc -all .` lists them: funcs, methods, types, const and var blocks)
-// not marked Deprecated. Issue 25 asks for 240; docs/api-style.md,
+// not marked Deprecated. Issue 25 asked for 240, reached in issue 38; docs/api-style.md,
 // "Surface size", has the counts so far and says what the rest is. The
 // limit is a ratchet at the current count: lower it as declarations are
 // retired, never raise it.
-const maxAPISurface = 249
+const maxAPISurface = 240
 
 // TestAPISurfaceSize keeps the exported surface small enough to hold in
 // one's head: at most maxAPISurface declarations not marked Deprecated.
