@@ -26,7 +26,12 @@ var builtinPromptMu sync.Mutex
 
 // builtinPrompt returns g's prompt name, defining it with text when g has
 // none (an app's own prompt of that name, defined first, is used as it is).
+// Once defined, a search only looks it up (Genkit's registry is safe for
+// concurrent use); the lock is taken to define it.
 func builtinPrompt(g *genkit.Genkit, name, text string) ai.Prompt {
+	if p := genkit.LookupPrompt(g, name); p != nil {
+		return p
+	}
 	builtinPromptMu.Lock()
 	defer builtinPromptMu.Unlock()
 	if p := genkit.LookupPrompt(g, name); p != nil {
